@@ -1,0 +1,53 @@
+//! Memory models as named relations and axioms, and the judge that turns the consistent
+//! executions of a program into final states and a verdict.
+
+mod verdict;
+
+pub use verdict::{FinalState, Incomplete, Observation, Outcome, Verdict};
+
+use scopecheck_ir::Program;
+
+/// The models scopecheck knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ModelKind {
+    /// The PTX memory consistency model (sm_70 and later).
+    Ptx,
+}
+
+impl ModelKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Ptx => "ptx",
+        }
+    }
+}
+
+/// Default bound on how often one backward branch may be taken in one execution.
+pub const DEFAULT_UNROLL: u32 = 2;
+
+/// How to check a program.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    pub model: ModelKind,
+    /// How often one backward branch may be taken before the path is cut.
+    pub unroll: u32,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions { model: ModelKind::Ptx, unroll: DEFAULT_UNROLL }
+    }
+}
+
+/// An error in the test found while exploring it (not a parse error, not a bug in scopecheck).
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum CheckError {
+    #[error("{0}")]
+    Program(String),
+}
+
+/// Explores every execution of `program` the chosen model allows and judges the condition.
+pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
+    let _ = (program, opts);
+    Err(CheckError::Program("not built yet".into()))
+}
