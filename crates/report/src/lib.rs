@@ -1,1 +1,235 @@
-//! Reports.
+//! Reports: a verdict as herd7-shaped text for people, and as one JSON object (one NDJSON line)
+//! for tools.
+//!
+//! The text follows herd7's layout line by line so that people who read herd7 output, and the
+//! scripts they wrote for it, can read ours:
+//!
+//! ```text
+//! Test MP+rel.cta+acq.gpu Allowed
+//! States 4
+//! P1:r0=0; P1:r1=0;
+//! P1:r0=0; P1:r1=7;
+//! P1:r0=1; P1:r1=0;
+//! P1:r0=1; P1:r1=7;
+//! Ok
+//! Witnesses
+//! Positive: 1 Negative: 3
+//! Condition exists (P1:r0=1 /\ P1:r1=0)
+//! Observation MP+rel.cta+acq.gpu Sometimes 1 3
+//! Time MP+rel.cta+acq.gpu 0.00
+//! Executions 4
+//! ```
+//!
+//! Two departures from herd7: an incomplete exploration adds a line `Incomplete: <reason>` after
+//! the result (which is then `Unknown` when the executions found do not settle the condition), and
+//! `Executions N` closes the block in place of herd7's `Hash=` line.
+//!
+//! The JSON shape is documented field by field in `docs/json.md`; fields are only ever added.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Term};
+use scopecheck_model::{FinalState, Observation, Outcome, Verdict};
+use serde_json::{json, Map, Value};
+
+/// herd7's word for what a condition asks: `Allowed` for `exists`, `Required` for `~exists` and
+/// `forall`.
+pub fn test_kind(quantifier: Quantifier) -> &'static str {
+    match quantifier {
+        Quantifier::Exists => "Allowed",
+        Quantifier::NotExists | Quantifier::Forall => "Required",
+    }
+}
+
+/// The result line: `Ok`, `No` or `Unknown`.
+pub fn outcome_text(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Ok => "Ok",
+        Outcome::No => "No",
+        Outcome::Unknown => "Unknown",
+    }
+}
+
+/// The observation word: `Sometimes`, `Never` or `Always`.
+pub fn observation_text(observation: Observation) -> &'static str {
+    match observation {
+        Observation::Sometimes => "Sometimes",
+        Observation::Never => "Never",
+        Observation::Always => "Always",
+    }
+}
+
+/// The quantifier as the JSON `condition` field writes it.
+pub fn quantifier_json(quantifier: Quantifier) -> &'static str {
+    match quantifier {
+        Quantifier::Exists => "exists",
+        Quantifier::NotExists => "not_exists",
+        Quantifier::Forall => "forall",
+    }
+}
+
+/// Renders a verdict as herd7-shaped text, ending in a newline. `time` is printed in seconds
+/// with two decimals, as herd7 does.
+pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
+    let name = &program.name;
+    let mut out = String::new();
+    // `write!` into a String cannot fail.
+    let _ = writeln!(out, "Test {name} {}", test_kind(verdict.quantifier));
+    let _ = writeln!(out, "States {}", verdict.states.len());
+    for state in &verdict.states {
+        let _ = writeln!(out, "{}", state_text(program, state));
+    }
+    let _ = writeln!(out, "{}", outcome_text(verdict.outcome));
+    if let Some(incomplete) = &verdict.incomplete {
+        let _ = writeln!(out, "Incomplete: {}", incomplete.reason);
+    }
+    let _ = writeln!(out, "Witnesses");
+    let _ = writeln!(
+        out,
+        "Positive: {} Negative: {}",
+        verdict.positive, verdict.negative
+    );
+    let _ = writeln!(out, "Condition {}", condition_text(program));
+    let _ = writeln!(
+        out,
+        "Observation {name} {} {} {}",
+        observation_text(verdict.observation),
+        verdict.positive,
+        verdict.negative
+    );
+    let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
+    let _ = writeln!(out, "Executions {}", verdict.executions);
+    out
+}
+
+/// One final state as herd7 prints it: `P1:r0=1; x=2;`.
+pub fn state_text(program: &Program, state: &FinalState) -> String {
+    let cells: Vec<String> = state
+        .values
+        .iter()
+        .map(|(o, v)| format!("{}={v};", program.observable_name(*o)))
+        .collect();
+    cells.join(" ")
+}
+
+/// The program's final condition printed back: `exists (P1:r0=1 /\ P1:r1=0)`, `~exists (...)`,
+/// `forall (...)`. The result parses back to the same condition.
+pub fn condition_text(program: &Program) -> String {
+    let quantifier = match program.condition.quantifier {
+        Quantifier::Exists => "exists",
+        Quantifier::NotExists => "~exists",
+        Quantifier::Forall => "forall",
+    };
+    format!(
+        "{quantifier} ({})",
+        prop_text(program, &program.condition.prop)
+    )
+}
+
+/// A proposition with the fewest parentheses that keep its structure: `~` binds tighter than
+/// `/\`, which binds tighter than `\/`.
+pub fn prop_text(program: &Program, prop: &Prop) -> String {
+    let mut out = String::new();
+    write_prop(program, prop, Prec::Or, &mut out);
+    out
+}
+
+/// Binding strength of a proposition's top connective, weakest first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Or,
+    And,
+    Atom,
+}
+
+fn write_prop(program: &Program, prop: &Prop, context: Prec, out: &mut String) {
+    let own = match prop {
+        Prop::Or(..) => Prec::Or,
+        Prop::And(..) => Prec::And,
+        Prop::True | Prop::False | Prop::Cmp(..) | Prop::Not(_) => Prec::Atom,
+    };
+    let parens = own < context;
+    if parens {
+        out.push('(');
+    }
+    match prop {
+        Prop::True => out.push_str("true"),
+        Prop::False => out.push_str("false"),
+        Prop::Cmp(a, op, b) => {
+            out.push_str(&term_text(program, a));
+            out.push_str(match op {
+                CmpOp::Eq => "=",
+                CmpOp::Ne => "!=",
+            });
+            out.push_str(&term_text(program, b));
+        }
+        Prop::Not(p) => {
+            // Always parenthesised: `~(x=1)` reads unambiguously, `~x=1` does not.
+            out.push_str("~(");
+            write_prop(program, p, Prec::Or, out);
+            out.push(')');
+        }
+        Prop::And(a, b) => {
+            write_prop(program, a, Prec::And, out);
+            out.push_str(" /\\ ");
+            write_prop(program, b, Prec::And, out);
+        }
+        Prop::Or(a, b) => {
+            write_prop(program, a, Prec::Or, out);
+            out.push_str(" \\/ ");
+            write_prop(program, b, Prec::Or, out);
+        }
+    }
+    if parens {
+        out.push(')');
+    }
+}
+
+fn term_text(program: &Program, term: &Term) -> String {
+    match term {
+        Term::Observable(o) => program.observable_name(*o),
+        Term::Const(c) => c.to_string(),
+    }
+}
+
+/// The verdict as one JSON object (one NDJSON line); see `docs/json.md`. `file` is the path the
+/// test was read from, as the user gave it or as found under a directory they gave.
+pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) -> Value {
+    let states: Vec<Value> = verdict
+        .states
+        .iter()
+        .map(|s| {
+            let values: Map<String, Value> = s
+                .values
+                .iter()
+                .map(|(o, v)| (program.observable_name(*o), Value::from(*v)))
+                .collect();
+            json!({ "values": values, "satisfies": s.satisfies })
+        })
+        .collect();
+    json!({
+        "name": program.name,
+        "file": file,
+        "model": verdict.model,
+        "condition": quantifier_json(verdict.quantifier),
+        "result": outcome_text(verdict.outcome),
+        "observation": observation_text(verdict.observation),
+        "states": states,
+        "positive": verdict.positive,
+        "negative": verdict.negative,
+        "executions": verdict.executions,
+        "complete": verdict.is_complete(),
+        "incomplete_reason": verdict.incomplete.as_ref().map(|i| i.reason.as_str()),
+        "time_ms": time.as_secs_f64() * 1000.0,
+    })
+}
+
+/// An error line for a file that could not be read, parsed or checked. `line` and `column` are
+/// 1-based; 0 means the error has no position.
+pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
+    json!({ "file": file, "error": message, "line": line, "column": column })
+}
+
+#[cfg(test)]
+mod tests;
