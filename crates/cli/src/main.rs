@@ -1,1 +1,60 @@
-fn main() {}
+//! `scopecheck`: checks GPU litmus tests against scoped memory models.
+//!
+//! A thin layer over the library crates: argument parsing here, one module per subcommand
+//! (`check`, `bench`), how inputs are found (`inputs`) and how errors are shown (`render`).
+//!
+//! Exit status: 0 when every file was checked (whatever the verdicts), 1 when some file could not
+//! be read, parsed or checked, 2 for bad usage.
+
+mod bench;
+mod check;
+mod inputs;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use scopecheck_model::ModelKind;
+
+#[derive(Parser)]
+#[command(name = "scopecheck", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Explores every execution of each litmus test and reports its final states and verdict.
+    Check(check::CheckArgs),
+    /// Measures how fast tests are checked (single thread).
+    Bench(bench::BenchArgs),
+}
+
+/// The `--model` choices.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Model {
+    /// The PTX memory consistency model (sm_70 and later).
+    Ptx,
+}
+
+impl From<Model> for ModelKind {
+    fn from(m: Model) -> ModelKind {
+        match m {
+            Model::Ptx => ModelKind::Ptx,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let all_checked = match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    if all_checked {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,155 @@
+//! `scopecheck bench`: how fast tests are checked. Every test is parsed once, then checked
+//! repeatedly on this one thread; the report gives each test's median time and the totals.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use scopecheck_model::{CheckOptions, DEFAULT_UNROLL};
+
+use crate::check::{check_guarded, read_and_parse};
+use crate::inputs;
+use crate::Model;
+
+/// Default least number of checks of each test.
+pub const DEFAULT_ITERS: u32 = 5;
+
+/// Each test is checked again until this much time has been spent on it (and at least
+/// `--iters` times).
+pub const MIN_TIME_PER_TEST: Duration = Duration::from_millis(200);
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// The memory model to check against.
+    #[arg(long, value_enum, default_value_t = Model::Ptx)]
+    model: Model,
+    /// How often one backward branch may be taken in one execution.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
+    unroll: u32,
+    /// Check each test at least this many times (and for at least 0.2 s).
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_ITERS)]
+    iters: u32,
+    /// Litmus files, or directories to search recursively for *.litmus files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// One test's measurements.
+struct Sample {
+    file: String,
+    median: Duration,
+    checks: u64,
+    executions_per_check: u64,
+}
+
+/// Runs `bench`; returns whether every file was parsed and checked.
+pub fn run(args: &BenchArgs) -> bool {
+    let opts = CheckOptions {
+        model: args.model.into(),
+        unroll: args.unroll,
+    };
+    let mut all_checked = true;
+    let mut parsed = Vec::new();
+    for input in inputs::collect(&args.paths) {
+        match read_and_parse(&input) {
+            Ok((source, program)) => parsed.push((input.file, source, program)),
+            Err(f) => {
+                f.eprint();
+                all_checked = false;
+            }
+        }
+    }
+
+    let mut samples = Vec::new();
+    let (mut total_checks, mut total_executions, mut total_time) = (0u64, 0u64, Duration::ZERO);
+    println!(
+        "{:>12} {:>8} {:>12}  test",
+        "median ms", "checks", "executions"
+    );
+    'tests: for (file, source, program) in &parsed {
+        let mut times = Vec::new();
+        let mut executions = 0;
+        let mut spent = Duration::ZERO;
+        while times.len() < args.iters as usize || spent < MIN_TIME_PER_TEST {
+            let start = Instant::now();
+            let verdict = match check_guarded(file, source, program, &opts) {
+                Ok(v) => v,
+                Err(f) => {
+                    f.eprint();
+                    all_checked = false;
+                    continue 'tests;
+                }
+            };
+            let time = start.elapsed();
+            spent += time;
+            times.push(time);
+            executions = verdict.executions;
+        }
+        times.sort();
+        let sample = Sample {
+            file: file.clone(),
+            median: times[times.len() / 2],
+            checks: times.len() as u64,
+            executions_per_check: executions,
+        };
+        println!(
+            "{:>12.3} {:>8} {:>12}  {}",
+            ms(sample.median),
+            sample.checks,
+            sample.executions_per_check,
+            sample.file
+        );
+        total_checks += sample.checks;
+        total_executions += sample.checks * sample.executions_per_check;
+        total_time += spent;
+        samples.push(sample);
+    }
+
+    let mut medians: Vec<Duration> = samples.iter().map(|s| s.median).collect();
+    medians.sort();
+    let secs = total_time.as_secs_f64().max(f64::MIN_POSITIVE);
+    println!();
+    println!(
+        "tests {}  checks {total_checks}  time {:.3} s",
+        samples.len(),
+        total_time.as_secs_f64()
+    );
+    println!("tests/second {:.1}", total_checks as f64 / secs);
+    println!("executions/second {:.1}", total_executions as f64 / secs);
+    println!(
+        "median per-test ms {:.3}",
+        percentile(&medians, 50).map_or(0.0, ms)
+    );
+    println!(
+        "p90 per-test ms {:.3}",
+        percentile(&medians, 90).map_or(0.0, ms)
+    );
+    all_checked
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The nearest-rank `p`-th percentile of sorted durations.
+fn percentile(sorted: &[Duration], p: usize) -> Option<Duration> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    Some(sorted[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let d: Vec<Duration> = (1..=10).map(Duration::from_millis).collect();
+        assert_eq!(percentile(&d, 50), Some(Duration::from_millis(5)));
+        assert_eq!(percentile(&d, 90), Some(Duration::from_millis(9)));
+        assert_eq!(percentile(&d[..1], 90), Some(Duration::from_millis(1)));
+        assert_eq!(percentile(&[], 50), None);
+    }
+}

@@ -1,0 +1,143 @@
+//! `scopecheck check`: read, parse, check and report each file; files are checked in parallel
+//! and reported in input order as soon as every earlier file has been.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use rayon::prelude::*;
+use scopecheck_ir::Program;
+use scopecheck_model::{CheckOptions, Verdict, DEFAULT_UNROLL};
+
+use crate::inputs::{self, Input};
+use crate::render::Failure;
+use crate::Model;
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The memory model to check against.
+    #[arg(long, value_enum, default_value_t = Model::Ptx)]
+    model: Model,
+    /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// How often one backward branch may be taken in one execution.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
+    unroll: u32,
+    /// Litmus files, or directories to search recursively for *.litmus files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// A file checked: the test, its verdict, and how long checking took.
+pub struct Checked {
+    pub program: Program,
+    pub verdict: Verdict,
+    pub time: Duration,
+}
+
+/// Runs `check`; returns whether every file was checked.
+pub fn run(args: &CheckArgs) -> bool {
+    let inputs = inputs::collect(&args.paths);
+    let opts = CheckOptions {
+        model: args.model.into(),
+        unroll: args.unroll,
+    };
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        let (inputs, opts) = (&inputs, &opts);
+        s.spawn(move || {
+            inputs
+                .par_iter()
+                .enumerate()
+                .for_each_with(tx, |tx, (i, input)| {
+                    // The receiver lives until every result is in.
+                    let _ = tx.send((i, check_file(input, opts)));
+                });
+        });
+        // Results arrive in any order; print each once all before it are printed.
+        let mut pending = BTreeMap::new();
+        let mut next = 0;
+        let mut all_checked = true;
+        for (i, result) in rx {
+            pending.insert(i, result);
+            while let Some(result) = pending.remove(&next) {
+                all_checked &= print(&inputs[next], &result, args.json);
+                next += 1;
+            }
+        }
+        all_checked
+    })
+}
+
+/// Reads, parses and checks one file.
+pub fn check_file(input: &Input, opts: &CheckOptions) -> Result<Checked, Box<Failure>> {
+    let (source, program) = read_and_parse(input)?;
+    let start = Instant::now();
+    let verdict = check_guarded(&input.file, &source, &program, opts)?;
+    Ok(Checked {
+        program,
+        verdict,
+        time: start.elapsed(),
+    })
+}
+
+/// Reads and parses one file.
+pub fn read_and_parse(input: &Input) -> Result<(String, Program), Box<Failure>> {
+    if let Some(problem) = &input.problem {
+        return Err(Failure::io(&input.file, problem.clone()));
+    }
+    let source = std::fs::read_to_string(&input.path)
+        .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
+    match scopecheck_litmus::parse(&source) {
+        Ok(program) => Ok((source, program)),
+        Err(e) => Err(Failure::parse(&input.file, source, &e)),
+    }
+}
+
+/// Checks a parsed program; a panic inside the checker becomes an internal-error failure for
+/// this file instead of ending the whole run.
+pub fn check_guarded(
+    file: &str,
+    source: &str,
+    program: &Program,
+    opts: &CheckOptions,
+) -> Result<Verdict, Box<Failure>> {
+    match catch_unwind(AssertUnwindSafe(|| scopecheck_model::check(program, opts))) {
+        Ok(Ok(verdict)) => Ok(verdict),
+        Ok(Err(e)) => Err(Failure::check(file, source.to_string(), program, &e)),
+        Err(_) => Err(Failure::internal(file, source.to_string())),
+    }
+}
+
+/// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
+/// returns whether the file was checked.
+fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool) -> bool {
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (`| head`) is not an error worth reporting; keep going quietly.
+    match (result, json) {
+        (Ok(c), false) => {
+            let _ = writeln!(
+                out,
+                "{}",
+                scopecheck_report::text(&c.program, &c.verdict, c.time)
+            );
+        }
+        (Ok(c), true) => {
+            let line = scopecheck_report::json(&input.file, &c.program, &c.verdict, c.time);
+            let _ = writeln!(out, "{line}");
+        }
+        (Err(f), false) => {
+            let _ = out.flush();
+            f.eprint();
+        }
+        (Err(f), true) => {
+            let _ = writeln!(out, "{}", f.json());
+        }
+    }
+    result.is_ok()
+}

@@ -1,0 +1,155 @@
+//! Why a file could not be checked, shown with `miette` (text mode) or as a JSON error line.
+
+use std::fmt;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use scopecheck_ir::{Program, Span};
+use scopecheck_litmus::ParseError;
+use scopecheck_model::CheckError;
+
+/// Something that stopped one file from being checked.
+#[derive(Debug)]
+pub struct Failure {
+    pub file: String,
+    pub message: String,
+    /// The file's text, when it was read.
+    source: Option<String>,
+    /// Where in `source`, with the label to put there.
+    at: Option<(Span, &'static str)>,
+    help: Option<String>,
+}
+
+impl Failure {
+    /// A file that could not be found, read or listed.
+    pub fn io(file: &str, message: String) -> Box<Failure> {
+        Box::new(Failure {
+            file: file.into(),
+            message,
+            source: None,
+            at: None,
+            help: None,
+        })
+    }
+
+    /// A parse error: the span it points at, and what would have been accepted there.
+    pub fn parse(file: &str, source: String, err: &ParseError) -> Box<Failure> {
+        let help = match err.expected.as_slice() {
+            [] => None,
+            [one] => Some(format!("expected {one}")),
+            many => Some(format!("expected one of: {}", many.join(", "))),
+        };
+        Box::new(Failure {
+            file: file.into(),
+            message: err.message.clone(),
+            source: Some(source),
+            at: Some((err.span, "here")),
+            help,
+        })
+    }
+
+    /// An error found while exploring a parsed test. It carries no position: the label goes on
+    /// the test's header line.
+    pub fn check(file: &str, source: String, program: &Program, err: &CheckError) -> Box<Failure> {
+        let at = source.find(&program.name).map(|offset| {
+            let span = Span {
+                offset,
+                len: program.name.len(),
+                line: 0,
+                column: 0,
+            };
+            (span, "in this test")
+        });
+        Box::new(Failure {
+            file: file.into(),
+            message: err.to_string(),
+            source: Some(source),
+            at,
+            help: None,
+        })
+    }
+
+    /// A panic inside scopecheck: a bug, not a problem with the test.
+    pub fn internal(file: &str, source: String) -> Box<Failure> {
+        Box::new(Failure {
+            file: file.into(),
+            message: "internal error: scopecheck panicked while checking this test".into(),
+            source: Some(source),
+            at: None,
+            help: Some("this is a bug in scopecheck, not in the test; please report it".into()),
+        })
+    }
+
+    /// The NDJSON error object; line and column are 0 when the failure has no position.
+    pub fn json(&self) -> serde_json::Value {
+        let (line, column) = match self.at {
+            Some((span, _)) if span.line > 0 => (span.line, span.column),
+            _ => (0, 0),
+        };
+        scopecheck_report::json_error(&self.file, line, column, &self.message)
+    }
+
+    /// Prints the failure to stderr with miette: the file name, the source line, a label at
+    /// the error and the help.
+    pub fn eprint(&self) {
+        let label = self.label();
+        // Without a label miette shows no source, and so no file name: put it in the message.
+        let message = match label {
+            Some(_) => self.message.clone(),
+            None => format!("{}: {}", self.file, self.message),
+        };
+        let diag = Diag {
+            message,
+            src: NamedSource::new(&self.file, self.source.clone().unwrap_or_default()),
+            label,
+            help: self.help.clone(),
+        };
+        eprintln!("{:?}", miette::Report::new(diag));
+    }
+
+    fn label(&self) -> Option<LabeledSpan> {
+        let source = self.source.as_deref()?;
+        let (span, text) = self.at?;
+        let mut start = span.offset.min(source.len());
+        while !source.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (start + span.len).min(source.len());
+        while !source.is_char_boundary(end) {
+            end -= 1;
+        }
+        Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
+    }
+}
+
+/// The miette view of a [`Failure`].
+#[derive(Debug)]
+struct Diag {
+    message: String,
+    src: NamedSource<String>,
+    label: Option<LabeledSpan>,
+    help: Option<String>,
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag {}
+
+impl Diagnostic for Diag {
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.label.as_ref().map(|_| &self.src as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.label
+            .clone()
+            .map(|l| Box::new(std::iter::once(l)) as _)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as _)
+    }
+}

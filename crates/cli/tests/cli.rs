@@ -1,0 +1,150 @@
+//! The `scopecheck` binary end to end: exit codes, file discovery, error lines. These tests
+//! use only inputs that fail the same way whatever the parser and model do, so they pin the
+//! command-line layer alone.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scopecheck(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(args)
+        .output()
+        .expect("run scopecheck")
+}
+
+fn stdout_lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Text no litmus parser accepts.
+const GARBAGE: &str = "this is not a litmus test\n";
+
+#[test]
+fn bad_usage_exits_2() {
+    assert_eq!(scopecheck(&[]).status.code(), Some(2));
+    assert_eq!(scopecheck(&["check"]).status.code(), Some(2));
+    assert_eq!(
+        scopecheck(&["check", "--model", "c11", "x.litmus"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        scopecheck(&["check", "--unroll", "-1", "x.litmus"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn missing_file_is_an_error_line_and_exit_1() {
+    let out = scopecheck(&["check", "--json", "no/such/file.litmus"]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines = stdout_lines(&out);
+    assert_eq!(lines.len(), 1);
+    let keys: Vec<&str> = lines[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(keys, ["file", "error", "line", "column"]);
+    assert_eq!(lines[0]["file"], "no/such/file.litmus");
+    assert_eq!(lines[0]["line"], 0);
+}
+
+#[test]
+fn directory_without_tests_is_an_error() {
+    let dir = scratch("empty");
+    std::fs::write(dir.join("notes.txt"), "not a test").unwrap();
+    let out = scopecheck(&["check", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no .litmus file found"), "{err}");
+}
+
+#[test]
+fn directories_are_searched_recursively_in_sorted_order() {
+    let dir = scratch("tree");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for f in ["b.litmus", "a.litmus", "sub/c.litmus", "z.txt"] {
+        std::fs::write(dir.join(f), GARBAGE).unwrap();
+    }
+    let single = dir.join("b.litmus");
+    let out = scopecheck(&[
+        "check",
+        "--json",
+        dir.to_str().unwrap(),
+        single.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let files: Vec<String> = stdout_lines(&out)
+        .iter()
+        .map(|l| l["file"].as_str().unwrap().to_string())
+        .collect();
+    let d = dir.display();
+    assert_eq!(
+        files,
+        [
+            format!("{d}/a.litmus"),
+            format!("{d}/b.litmus"),
+            format!("{d}/sub/c.litmus"),
+            format!("{d}/b.litmus"),
+        ]
+    );
+}
+
+#[test]
+fn parse_error_goes_to_stderr_with_the_file_name_and_the_run_continues() {
+    let dir = scratch("parse-error");
+    let bad = dir.join("bad.litmus");
+    std::fs::write(&bad, GARBAGE).unwrap();
+    let out = scopecheck(&["check", bad.to_str().unwrap(), "no/such/file.litmus"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.litmus"), "{err}");
+    assert!(err.contains("no/such/file.litmus"), "{err}");
+}
+
+#[test]
+fn bench_reports_errors_and_totals() {
+    let out = scopecheck(&["bench", "--iters", "1", "no/such/file.litmus"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tests/second"), "{text}");
+    assert!(text.contains("executions/second"), "{text}");
+}
+
+/// The README's example command.
+#[test]
+#[ignore = "needs the PTX parser, the PTX model and examples/ptx/MP+fence.sc.cta.litmus, \
+            being written alongside this crate"]
+fn checks_the_readme_example() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = root.join("examples/ptx/MP+fence.sc.cta.litmus");
+    let out = scopecheck(&["check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("Test MP+fence.sc.cta "), "{text}");
+    assert!(text.contains("\nObservation MP+fence.sc.cta "), "{text}");
+    let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout_lines(&out)[0]["name"], "MP+fence.sc.cta");
+}
