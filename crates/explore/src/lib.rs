@@ -1,1 +1,301 @@
-//! Explorer.
+//! The explorer: enumerates the candidate executions of a program and asks a memory model which
+//! of them are consistent.
+//!
+//! 1. `trace`: every path of every thread, reads returning every value the program could write.
+//! 2. Combinations of one path per thread whose read values some write could provide.
+//! 3. `graph`: the execution graph of a combination; every reads-from choice.
+//! 4. The [`Model`] enumerates its own per-execution orders (coherence, and whatever else it
+//!    quantifies over) with the help of `orders`, and hands back the coherence order of each
+//!    consistent execution.
+//!
+//! The explorer knows program semantics (paths, values, barriers) and nothing of any model.
+
+pub mod graph;
+pub mod orders;
+pub mod relation;
+pub mod trace;
+
+use scopecheck_ir::{LocId, Program, ThreadId, Value};
+
+pub use graph::{Event, Graph, NotAnExecution};
+pub use relation::{EventSet, Relation};
+pub use trace::{EventKind, PathEnd, Trace, TraceLimit};
+
+/// A memory model, as the explorer sees it.
+pub trait Model: Sync {
+    /// The name used in reports (`ptx`).
+    fn name(&self) -> &'static str;
+
+    /// Whether `read` may read from `write` at all, judged from the graph before reads-from is
+    /// chosen. A cheap filter; it must never exclude a pair some consistent execution uses.
+    fn may_read_from(&self, g: &Graph, read: usize, write: usize) -> bool {
+        let _ = (g, read, write);
+        true
+    }
+
+    /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
+    /// reads-from is chosen; counts each rejected candidate under the axiom that rejected it.
+    fn executions(&self, g: &Graph, rejected: &mut Rejections, accept: &mut dyn FnMut(&Relation));
+}
+
+/// How many candidates each axiom rejected.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rejections {
+    pub by_axiom: Vec<(&'static str, u64)>,
+}
+
+impl Rejections {
+    pub fn add(&mut self, axiom: &'static str) {
+        match self.by_axiom.iter_mut().find(|(a, _)| *a == axiom) {
+            Some((_, n)) => *n += 1,
+            None => self.by_axiom.push((axiom, 1)),
+        }
+    }
+}
+
+/// A loop whose unroll bound cut a feasible path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutLoop {
+    pub thread: ThreadId,
+    /// The backward branch's instruction index.
+    pub instr: usize,
+}
+
+/// A fault some consistent execution reaches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub thread: ThreadId,
+    pub instr: usize,
+    pub message: String,
+}
+
+/// What the exploration saw besides the consistent executions it reported.
+#[derive(Clone, Debug, Default)]
+pub struct Exploration {
+    pub rejected: Rejections,
+    /// Candidate graphs (paths and reads-from chosen) handed to the model.
+    pub candidates: u64,
+    /// Loops the unroll bound cut in some consistent execution prefix: the exploration is
+    /// incomplete when this is not empty.
+    pub cut: Vec<CutLoop>,
+    /// Faults reached by consistent executions.
+    pub faults: Vec<Fault>,
+    /// Combinations of paths where a barrier never completes.
+    pub blocked: u64,
+}
+
+/// Options of the exploration.
+#[derive(Clone, Debug)]
+pub struct ExploreOptions {
+    /// How often one backward branch may be taken per path.
+    pub unroll: u32,
+}
+
+/// The read and written `(location, value)` pairs of a path.
+struct PathValues {
+    reads: Vec<(LocId, Value)>,
+    writes: Vec<(LocId, Value)>,
+}
+
+fn path_values(t: &Trace) -> PathValues {
+    let mut v = PathValues {
+        reads: vec![],
+        writes: vec![],
+    };
+    for e in &t.events {
+        match e.kind {
+            EventKind::Read { loc, value, .. } => v.reads.push((loc, value)),
+            EventKind::Write { loc, value, .. } => v.writes.push((loc, value)),
+            _ => {}
+        }
+    }
+    v.reads.sort_unstable();
+    v.reads.dedup();
+    v.writes.sort_unstable();
+    v.writes.dedup();
+    v
+}
+
+/// Explores every execution of `program` under `model`. `on_execution` receives each consistent
+/// execution of paths that all finished: its graph, the path of each thread, and its coherence
+/// order.
+pub fn explore<'p>(
+    program: &'p Program,
+    model: &dyn Model,
+    opts: &ExploreOptions,
+    on_execution: &mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
+) -> Result<Exploration, TraceLimit> {
+    let paths = trace::enumerate_paths(program, opts.unroll)?;
+    let values: Vec<Vec<PathValues>> = paths
+        .per_thread
+        .iter()
+        .map(|ts| ts.iter().map(path_values).collect())
+        .collect();
+    // available[t]: values the initial state and threads t.. could write.
+    let nt = program.threads.len();
+    let mut available: Vec<Vec<(LocId, Value)>> = vec![vec![]; nt + 1];
+    available[nt] = program
+        .locations
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (LocId(i as u32), l.init))
+        .collect();
+    for t in (0..nt).rev() {
+        let mut a = available[t + 1].clone();
+        for pv in &values[t] {
+            a.extend_from_slice(&pv.writes);
+        }
+        a.sort_unstable();
+        a.dedup();
+        available[t] = a;
+    }
+    let mut run = Run {
+        program,
+        model,
+        paths: &paths.per_thread,
+        values: &values,
+        available: &available,
+        chosen: Vec::with_capacity(nt),
+        written: Vec::new(),
+        out: Exploration::default(),
+        on_execution,
+    };
+    run.choose(0);
+    Ok(run.out)
+}
+
+struct Run<'a, 'p> {
+    program: &'p Program,
+    model: &'a dyn Model,
+    paths: &'a [Vec<Trace>],
+    values: &'a [Vec<PathValues>],
+    available: &'a [Vec<(LocId, Value)>],
+    chosen: Vec<usize>,
+    /// Values written by the chosen paths, with multiplicity (popped on backtrack).
+    written: Vec<(LocId, Value)>,
+    out: Exploration,
+    on_execution: &'a mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
+}
+
+impl<'p> Run<'_, 'p> {
+    /// Chooses a path for thread `t`, pruning paths that read a value nothing can write.
+    fn choose(&mut self, t: usize) {
+        if t == self.paths.len() {
+            self.combination();
+            return;
+        }
+        for (i, pv) in self.values[t].iter().enumerate() {
+            let feasible = pv.reads.iter().all(|rv| {
+                pv.writes.contains(rv)
+                    || self.written.contains(rv)
+                    || self.available[t + 1].binary_search(rv).is_ok()
+            });
+            if !feasible {
+                continue;
+            }
+            // Earlier threads' reads may only now become unsatisfiable; the final check below
+            // settles them against the full set of writes.
+            let mark = self.written.len();
+            self.written.extend_from_slice(&pv.writes);
+            self.chosen.push(i);
+            self.choose(t + 1);
+            self.chosen.pop();
+            self.written.truncate(mark);
+        }
+    }
+
+    fn combination(&mut self) {
+        let paths: Vec<&Trace> = self
+            .chosen
+            .iter()
+            .enumerate()
+            .map(|(t, &i)| &self.paths[t][i])
+            .collect();
+        let g = match Graph::new(self.program, &paths) {
+            Ok(g) => g,
+            Err(NotAnExecution::BarrierBlocks) => {
+                self.out.blocked += 1;
+                return;
+            }
+            Err(NotAnExecution::WrongReduction) => return,
+        };
+        let reads: Vec<usize> = g.reads.iter().collect();
+        let mut candidates: Vec<Vec<usize>> = Vec::with_capacity(reads.len());
+        for &r in &reads {
+            let (loc, value) = (g.events[r].kind.loc(), g.events[r].kind.value());
+            let c: Vec<usize> = g
+                .writes
+                .iter()
+                .filter(|&w| {
+                    g.events[w].kind.loc() == loc
+                        && g.events[w].kind.value() == value
+                        && !g.rmw.contains(r, w)
+                        && self.model.may_read_from(&g, r, w)
+                })
+                .collect();
+            if c.is_empty() {
+                return;
+            }
+            candidates.push(c);
+        }
+        let mut g = g;
+        self.reads_from(&mut g, &reads, &candidates, 0, &paths);
+    }
+
+    fn reads_from(
+        &mut self,
+        g: &mut Graph<'p>,
+        reads: &[usize],
+        candidates: &[Vec<usize>],
+        k: usize,
+        paths: &[&Trace],
+    ) {
+        if k < reads.len() {
+            for &w in &candidates[k] {
+                g.rf[reads[k]] = Some(w);
+                self.reads_from(g, reads, candidates, k + 1, paths);
+            }
+            return;
+        }
+        self.out.candidates += 1;
+        let unfinished: Vec<usize> = (0..paths.len())
+            .filter(|&t| paths[t].end != PathEnd::Finished)
+            .collect();
+        let out = &mut self.out;
+        let on_execution = &mut self.on_execution;
+        let mut feasible = false;
+        self.model.executions(g, &mut out.rejected, &mut |co| {
+            if unfinished.is_empty() {
+                on_execution(g, paths, co)
+            } else {
+                feasible = true
+            }
+        });
+        // A consistent prefix that stops at a cut loop or a fault is a real execution's prefix.
+        for &t in unfinished.iter().filter(|_| feasible) {
+            let thread = ThreadId(t as u32);
+            match &paths[t].end {
+                PathEnd::Cut { instr } => {
+                    let c = CutLoop {
+                        thread,
+                        instr: *instr,
+                    };
+                    if !out.cut.contains(&c) {
+                        out.cut.push(c);
+                    }
+                }
+                PathEnd::Fault { instr, message } => {
+                    let f = Fault {
+                        thread,
+                        instr: *instr,
+                        message: message.clone(),
+                    };
+                    if !out.faults.contains(&f) {
+                        out.faults.push(f);
+                    }
+                }
+                PathEnd::Finished => {}
+            }
+        }
+    }
+}

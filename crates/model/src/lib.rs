@@ -1,6 +1,8 @@
 //! Memory models as named relations and axioms, and the judge that turns the consistent
 //! executions of a program into final states and a verdict.
 
+mod judge;
+pub mod ptx;
 mod verdict;
 
 pub use verdict::{FinalState, Incomplete, Observation, Outcome, Verdict};
@@ -35,7 +37,10 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { model: ModelKind::Ptx, unroll: DEFAULT_UNROLL }
+        CheckOptions {
+            model: ModelKind::Ptx,
+            unroll: DEFAULT_UNROLL,
+        }
     }
 }
 
@@ -48,6 +53,7 @@ pub enum CheckError {
 
 /// Explores every execution of `program` the chosen model allows and judges the condition.
 pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
-    let _ = (program, opts);
-    Err(CheckError::Program("not built yet".into()))
+    match opts.model {
+        ModelKind::Ptx => judge::judge(program, &ptx::Ptx, opts),
+    }
 }

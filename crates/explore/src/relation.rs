@@ -1,0 +1,310 @@
+//! Binary relations over the events of one execution graph, as rows of `u64` bit sets.
+//!
+//! Graphs are small (tens of events), so a dense bit matrix makes composition, closure and
+//! cycle checks a handful of word operations per row.
+
+use std::fmt;
+
+/// A set of event indices.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct EventSet {
+    words: Vec<u64>,
+}
+
+fn words_for(n: usize) -> usize {
+    n.div_ceil(64).max(1)
+}
+
+impl EventSet {
+    pub fn new(n: usize) -> Self {
+        EventSet {
+            words: vec![0; words_for(n)],
+        }
+    }
+
+    pub fn insert(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn contains(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        iter_bits(&self.words)
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(wi, &w)| {
+        let mut w = w;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(wi * 64 + b)
+        })
+    })
+}
+
+/// A binary relation on `n` events: row `i` holds the set of `j` with `(i, j)` in the relation.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Relation {
+    n: usize,
+    stride: usize,
+    bits: Vec<u64>,
+}
+
+impl Relation {
+    pub fn new(n: usize) -> Self {
+        let stride = words_for(n);
+        Relation {
+            n,
+            stride,
+            bits: vec![0; n * stride],
+        }
+    }
+
+    /// The relation holding exactly the pairs `f` accepts.
+    pub fn from_fn(n: usize, mut f: impl FnMut(usize, usize) -> bool) -> Self {
+        let mut r = Relation::new(n);
+        for i in 0..n {
+            for j in 0..n {
+                if f(i, j) {
+                    r.insert(i, j);
+                }
+            }
+        }
+        r
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|w| *w == 0)
+    }
+
+    pub fn insert(&mut self, i: usize, j: usize) {
+        self.bits[i * self.stride + j / 64] |= 1 << (j % 64);
+    }
+
+    pub fn contains(&self, i: usize, j: usize) -> bool {
+        self.bits[i * self.stride + j / 64] >> (j % 64) & 1 == 1
+    }
+
+    pub fn row(&self, i: usize) -> &[u64] {
+        &self.bits[i * self.stride..(i + 1) * self.stride]
+    }
+
+    fn row_mut(&mut self, i: usize) -> &mut [u64] {
+        &mut self.bits[i * self.stride..(i + 1) * self.stride]
+    }
+
+    /// The successors of `i`.
+    pub fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        iter_bits(self.row(i))
+    }
+
+    /// Whether `i` has any successor in `set`.
+    pub fn row_meets(&self, i: usize, set: &EventSet) -> bool {
+        self.row(i).iter().zip(set.words()).any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether `i` has any successor.
+    pub fn row_is_empty(&self, i: usize) -> bool {
+        self.row(i).iter().all(|w| *w == 0)
+    }
+
+    /// All pairs.
+    pub fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.n).flat_map(move |i| self.successors(i).map(move |j| (i, j)))
+    }
+
+    pub fn union_with(&mut self, other: &Relation) {
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+    }
+
+    pub fn union(&self, other: &Relation) -> Relation {
+        let mut r = self.clone();
+        r.union_with(other);
+        r
+    }
+
+    pub fn intersect_with(&mut self, other: &Relation) {
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a &= b;
+        }
+    }
+
+    pub fn intersect(&self, other: &Relation) -> Relation {
+        let mut r = self.clone();
+        r.intersect_with(other);
+        r
+    }
+
+    /// Relational composition `self ; other`.
+    pub fn compose(&self, other: &Relation) -> Relation {
+        let mut r = Relation::new(self.n);
+        let s = self.stride;
+        for i in 0..self.n {
+            for k in iter_bits(self.row(i)) {
+                for w in 0..s {
+                    r.bits[i * s + w] |= other.bits[k * s + w];
+                }
+            }
+        }
+        r
+    }
+
+    pub fn inverse(&self) -> Relation {
+        let mut r = Relation::new(self.n);
+        for (i, j) in self.pairs() {
+            r.insert(j, i);
+        }
+        r
+    }
+
+    /// Keeps only the pairs whose source is in `domain` and whose target is in `range`.
+    pub fn restrict(&self, domain: &EventSet, range: &EventSet) -> Relation {
+        let mut r = self.clone();
+        for i in 0..self.n {
+            let row = r.row_mut(i);
+            if !domain.contains(i) {
+                row.iter_mut().for_each(|w| *w = 0);
+            } else {
+                for (a, b) in row.iter_mut().zip(range.words()) {
+                    *a &= b;
+                }
+            }
+        }
+        r
+    }
+
+    /// Transitive closure, in place (Warshall's algorithm on bit rows).
+    pub fn close(&mut self) {
+        let s = self.stride;
+        for k in 0..self.n {
+            let (kw, kb) = (k / 64, 1u64 << (k % 64));
+            for i in 0..self.n {
+                if self.bits[i * s + kw] & kb != 0 && i != k {
+                    for w in 0..s {
+                        let v = self.bits[k * s + w];
+                        self.bits[i * s + w] |= v;
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn closure(&self) -> Relation {
+        let mut r = self.clone();
+        r.close();
+        r
+    }
+
+    /// Whether no event is related to itself.
+    pub fn is_irreflexive(&self) -> bool {
+        (0..self.n).all(|i| !self.contains(i, i))
+    }
+
+    /// Whether the relation has no cycle.
+    pub fn is_acyclic(&self) -> bool {
+        self.closure().is_irreflexive()
+    }
+
+    /// Adds `(a, b)` to a transitively closed relation and keeps it closed: every event that
+    /// reaches `a` (and `a`) now reaches `b` and everything `b` reaches. Returns false, leaving
+    /// the relation cyclic, when the new pair closes a cycle.
+    pub fn insert_closed(&mut self, a: usize, b: usize) -> bool {
+        let mut succ = self.row(b).to_vec();
+        succ[b / 64] |= 1 << (b % 64);
+        for i in 0..self.n {
+            if i == a || self.contains(i, a) {
+                for (x, y) in self.row_mut(i).iter_mut().zip(&succ) {
+                    *x |= y;
+                }
+            }
+        }
+        !self.contains(a, a)
+    }
+}
+
+impl fmt::Debug for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.pairs()).finish()
+    }
+}
+
+impl fmt::Debug for EventSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closure_and_cycles() {
+        // 0 -> 1 -> 2 is acyclic; adding 2 -> 0 closes a cycle.
+        let mut r = Relation::new(3);
+        r.insert(0, 1);
+        r.insert(1, 2);
+        let c = r.closure();
+        assert!(c.contains(0, 2));
+        assert!(c.is_irreflexive());
+        r.insert(2, 0);
+        assert!(!r.is_acyclic());
+    }
+
+    #[test]
+    fn closure_across_word_boundaries() {
+        // A chain through indices on both sides of 64 must close into one reachability row.
+        let n = 130;
+        let mut r = Relation::new(n);
+        for i in 0..n - 1 {
+            r.insert(i, i + 1);
+        }
+        let c = r.closure();
+        assert!(c.contains(0, 129));
+        assert!(!c.contains(129, 0));
+        assert!(c.is_irreflexive());
+    }
+
+    #[test]
+    fn insert_closed_keeps_transitivity_and_detects_cycles() {
+        let mut r = Relation::new(4);
+        assert!(r.insert_closed(0, 1));
+        assert!(r.insert_closed(2, 3));
+        assert!(r.insert_closed(1, 2));
+        assert!(r.contains(0, 3));
+        assert_eq!(r, r.closure());
+        assert!(!r.insert_closed(3, 0));
+    }
+
+    #[test]
+    fn compose_and_inverse() {
+        let mut a = Relation::new(3);
+        a.insert(0, 1);
+        let mut b = Relation::new(3);
+        b.insert(1, 2);
+        let c = a.compose(&b);
+        assert_eq!(c.pairs().collect::<Vec<_>>(), vec![(0, 2)]);
+        assert_eq!(c.inverse().pairs().collect::<Vec<_>>(), vec![(2, 0)]);
+    }
+}

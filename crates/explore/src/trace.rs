@@ -1,0 +1,513 @@
+//! Thread-local paths.
+//!
+//! A thread's behaviour depends on the values its reads return. We enumerate each thread's paths
+//! with every read returning every value some write could store to that location (the *value
+//! domain*); which of these guesses a write really provides is settled later, when reads-from is
+//! chosen. The domain is computed as a fixpoint: start from initial values, run every thread,
+//! add every value written, repeat until nothing new appears.
+
+use scopecheck_ir::{
+    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, InstrKind, LocId, Operand, Order,
+    Program, RegId, RmwKind, Scope, Thread, ThreadId, Value,
+};
+
+/// Most distinct values one location may take before exploration gives up as incomplete.
+pub const MAX_VALUES_PER_LOCATION: usize = 64;
+/// Most paths one thread may have before exploration gives up as incomplete.
+pub const MAX_PATHS_PER_THREAD: usize = 200_000;
+/// Most rounds of the value-domain fixpoint.
+pub const MAX_DOMAIN_ROUNDS: usize = 32;
+
+/// What an event does. One exhaustive list, matched by every model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// The initial write of a location: before every other write to it, in no thread.
+    Init {
+        loc: LocId,
+        value: Value,
+    },
+    Read {
+        loc: LocId,
+        value: Value,
+        order: Order,
+        scope: Scope,
+    },
+    Write {
+        loc: LocId,
+        value: Value,
+        order: Order,
+        scope: Scope,
+    },
+    Fence {
+        order: FenceOrder,
+        scope: Scope,
+    },
+    /// Arrival at CTA barrier `barrier`; `pred` is the predicate a `bar.red` contributes.
+    Arrive {
+        barrier: u32,
+        count: Option<u32>,
+        pred: Option<Value>,
+    },
+    /// Waiting at CTA barrier `barrier` until every participant arrived; `red` is the reduction
+    /// a `bar.red` receives (a guess, checked when the barrier is matched).
+    Wait {
+        barrier: u32,
+        red: Option<(BarrierRedOp, Value)>,
+    },
+}
+
+impl EventKind {
+    pub fn loc(&self) -> Option<LocId> {
+        match *self {
+            EventKind::Init { loc, .. }
+            | EventKind::Read { loc, .. }
+            | EventKind::Write { loc, .. } => Some(loc),
+            EventKind::Fence { .. } | EventKind::Arrive { .. } | EventKind::Wait { .. } => None,
+        }
+    }
+
+    pub fn value(&self) -> Option<Value> {
+        match *self {
+            EventKind::Init { value, .. }
+            | EventKind::Read { value, .. }
+            | EventKind::Write { value, .. } => Some(value),
+            EventKind::Fence { .. } | EventKind::Arrive { .. } | EventKind::Wait { .. } => None,
+        }
+    }
+
+    pub fn is_read(&self) -> bool {
+        matches!(self, EventKind::Read { .. })
+    }
+
+    /// Writes, the initial writes included.
+    pub fn is_write(&self) -> bool {
+        matches!(self, EventKind::Write { .. } | EventKind::Init { .. })
+    }
+
+    pub fn is_memory(&self) -> bool {
+        self.loc().is_some()
+    }
+}
+
+/// One event of a path, with the path-local indices of the reads it depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// Index of the instruction in the thread's code.
+    pub instr: usize,
+    pub kind: EventKind,
+    /// Reads (path-local event indices) whose values flowed into this event's data or address,
+    /// or into a branch that decided whether it happens.
+    pub deps: Vec<u32>,
+}
+
+/// How a path ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathEnd {
+    /// The thread ran to the end of its code.
+    Finished,
+    /// A backward branch at instruction `instr` would be taken more often than the unroll bound.
+    Cut { instr: usize },
+    /// The test did something undefined at instruction `instr`.
+    Fault { instr: usize, message: String },
+}
+
+/// One path of one thread, with every read's value fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub events: Vec<TraceEvent>,
+    /// `(read, write)` path-local indices of each RMW's two halves.
+    pub rmw: Vec<(u32, u32)>,
+    /// Final register values.
+    pub regs: Vec<Value>,
+    pub end: PathEnd,
+}
+
+/// Why path enumeration could not finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceLimit {
+    TooManyValues { loc: LocId },
+    TooManyPaths { thread: ThreadId },
+    DomainDiverges,
+}
+
+/// The values each location may hold, as sorted lists.
+pub type Domain = Vec<Vec<Value>>;
+
+/// The paths of every thread.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    pub per_thread: Vec<Vec<Trace>>,
+    pub domain: Domain,
+}
+
+/// Enumerates every path of every thread of `program`, taking each backward branch at most
+/// `unroll` times per path.
+pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLimit> {
+    let mut domain: Domain = program.locations.iter().map(|l| vec![l.init]).collect();
+    for _ in 0..MAX_DOMAIN_ROUNDS {
+        let mut per_thread = Vec::with_capacity(program.threads.len());
+        for (t, thread) in program.threads.iter().enumerate() {
+            per_thread.push(thread_paths(
+                program,
+                ThreadId(t as u32),
+                thread,
+                &domain,
+                unroll,
+            )?);
+        }
+        let mut next = domain.clone();
+        for trace in per_thread.iter().flatten() {
+            for e in &trace.events {
+                if let EventKind::Write { loc, value, .. } = e.kind {
+                    let vals = &mut next[loc.0 as usize];
+                    if let Err(pos) = vals.binary_search(&value) {
+                        vals.insert(pos, value);
+                        if vals.len() > MAX_VALUES_PER_LOCATION {
+                            return Err(TraceLimit::TooManyValues { loc });
+                        }
+                    }
+                }
+            }
+        }
+        if next == domain {
+            return Ok(Paths { per_thread, domain });
+        }
+        domain = next;
+    }
+    Err(TraceLimit::DomainDiverges)
+}
+
+#[derive(Clone)]
+struct State {
+    pc: usize,
+    regs: Vec<Value>,
+    /// For each register, the reads its value was computed from.
+    reg_deps: Vec<Vec<u32>>,
+    /// Reads that decided a branch taken so far: every later event depends on them.
+    ctrl: Vec<u32>,
+    events: Vec<TraceEvent>,
+    rmw: Vec<(u32, u32)>,
+    /// Times each backward branch (by instruction index) was taken.
+    taken: Vec<u32>,
+}
+
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+impl State {
+    fn operand(&self, o: Operand) -> Value {
+        match o {
+            Operand::Reg(r) => self.regs[r.0 as usize],
+            Operand::Imm(v) => v,
+        }
+    }
+
+    fn operand_deps(&self, o: Operand) -> &[u32] {
+        match o {
+            Operand::Reg(r) => &self.reg_deps[r.0 as usize],
+            Operand::Imm(_) => &[],
+        }
+    }
+
+    fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
+        self.regs[r.0 as usize] = v;
+        self.reg_deps[r.0 as usize] = deps;
+    }
+
+    fn push(&mut self, instr: usize, kind: EventKind, deps: &[u32]) -> u32 {
+        let deps = union(deps, &self.ctrl);
+        self.events.push(TraceEvent { instr, kind, deps });
+        (self.events.len() - 1) as u32
+    }
+
+    /// The location an address names, or a fault when its offset is not zero.
+    fn address(&self, a: Address) -> Result<(LocId, Vec<u32>), String> {
+        match a.offset {
+            None => Ok((a.loc, vec![])),
+            Some(r) => {
+                let off = self.regs[r.0 as usize];
+                if off == 0 {
+                    Ok((a.loc, self.reg_deps[r.0 as usize].clone()))
+                } else {
+                    Err(format!("address offset {off} leaves the location"))
+                }
+            }
+        }
+    }
+}
+
+fn thread_paths(
+    program: &Program,
+    tid: ThreadId,
+    thread: &Thread,
+    domain: &Domain,
+    unroll: u32,
+) -> Result<Vec<Trace>, TraceLimit> {
+    let mut regs = vec![0; thread.registers.len()];
+    for (r, v) in &thread.init_regs {
+        regs[r.0 as usize] = *v;
+    }
+    let start = State {
+        pc: 0,
+        reg_deps: vec![vec![]; regs.len()],
+        regs,
+        ctrl: vec![],
+        events: vec![],
+        rmw: vec![],
+        taken: vec![0; thread.code.len()],
+    };
+    let cta_size = program
+        .threads
+        .iter()
+        .filter(|t| t.placement.same_cta(&thread.placement) || std::ptr::eq(*t, thread))
+        .count() as Value;
+    let mut out = Vec::new();
+    let mut stack = vec![start];
+    while let Some(mut s) = stack.pop() {
+        let end = run(thread, &mut s, domain, unroll, cta_size, &mut stack);
+        if let Some(end) = end {
+            out.push(Trace {
+                events: s.events,
+                rmw: s.rmw,
+                regs: s.regs,
+                end,
+            });
+            if out.len() > MAX_PATHS_PER_THREAD {
+                return Err(TraceLimit::TooManyPaths { thread: tid });
+            }
+        }
+    }
+    // Depth-first order pops the last choice first; reverse for a stable, source-like order.
+    out.reverse();
+    Ok(out)
+}
+
+/// Runs `s` forward until the path ends (returning how) or branches on a guessed value
+/// (pushing every alternative but the first onto `stack` and continuing with the first).
+fn run(
+    thread: &Thread,
+    s: &mut State,
+    domain: &Domain,
+    unroll: u32,
+    cta_size: Value,
+    stack: &mut Vec<State>,
+) -> Option<PathEnd> {
+    // Every guess forks the state; the fork continues from the instruction after the guess.
+    let mut fork = |s: &mut State, values: &[Value], apply: &dyn Fn(&mut State, Value)| {
+        for v in values.iter().skip(1).rev() {
+            let mut alt = s.clone();
+            apply(&mut alt, *v);
+            stack.push(alt);
+        }
+        apply(s, values[0]);
+    };
+    loop {
+        let pc = s.pc;
+        let Some(instr) = thread.code.get(pc) else {
+            return Some(PathEnd::Finished);
+        };
+        s.pc += 1;
+        match instr.kind {
+            InstrKind::Load {
+                dst,
+                addr,
+                order,
+                scope,
+            } => {
+                let (loc, adeps) = match s.address(addr) {
+                    Ok(x) => x,
+                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+                };
+                fork(s, &domain[loc.0 as usize], &|s, v| {
+                    let r = s.push(
+                        pc,
+                        EventKind::Read {
+                            loc,
+                            value: v,
+                            order,
+                            scope,
+                        },
+                        &adeps,
+                    );
+                    s.set(dst, v, vec![r]);
+                });
+            }
+            InstrKind::Store {
+                addr,
+                value,
+                order,
+                scope,
+            } => {
+                let (loc, adeps) = match s.address(addr) {
+                    Ok(x) => x,
+                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+                };
+                let v = s.operand(value);
+                let deps = union(&adeps, s.operand_deps(value));
+                s.push(
+                    pc,
+                    EventKind::Write {
+                        loc,
+                        value: v,
+                        order,
+                        scope,
+                    },
+                    &deps,
+                );
+            }
+            InstrKind::Rmw {
+                dst,
+                addr,
+                kind,
+                order,
+                scope,
+            } => {
+                let (loc, adeps) = match s.address(addr) {
+                    Ok(x) => x,
+                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+                };
+                fork(s, &domain[loc.0 as usize], &|s, old| {
+                    let r = s.push(
+                        pc,
+                        EventKind::Read {
+                            loc,
+                            value: old,
+                            order,
+                            scope,
+                        },
+                        &adeps,
+                    );
+                    let written = match kind {
+                        RmwKind::Op(op, v) => Some((
+                            op.apply(old, s.operand(v)),
+                            union(&adeps, s.operand_deps(v)),
+                        )),
+                        RmwKind::Cas { expected, new } => (old == s.operand(expected)).then(|| {
+                            let d = union(s.operand_deps(expected), s.operand_deps(new));
+                            (s.operand(new), union(&adeps, &d))
+                        }),
+                    };
+                    if let Some((value, deps)) = written {
+                        let w = s.push(
+                            pc,
+                            EventKind::Write {
+                                loc,
+                                value,
+                                order,
+                                scope,
+                            },
+                            &deps,
+                        );
+                        s.rmw.push((r, w));
+                    }
+                    if let Some(d) = dst {
+                        s.set(d, old, vec![r]);
+                    }
+                });
+            }
+            InstrKind::Fence { order, scope } => {
+                s.push(pc, EventKind::Fence { order, scope }, &[]);
+            }
+            InstrKind::Barrier { id, kind, count } => match kind {
+                BarrierKind::Arrive => {
+                    s.push(
+                        pc,
+                        EventKind::Arrive {
+                            barrier: id,
+                            count,
+                            pred: None,
+                        },
+                        &[],
+                    );
+                }
+                BarrierKind::Sync => {
+                    s.push(
+                        pc,
+                        EventKind::Arrive {
+                            barrier: id,
+                            count,
+                            pred: None,
+                        },
+                        &[],
+                    );
+                    s.push(
+                        pc,
+                        EventKind::Wait {
+                            barrier: id,
+                            red: None,
+                        },
+                        &[],
+                    );
+                }
+                BarrierKind::Red { op, dst, pred } => {
+                    let p = s.operand(pred);
+                    let pdeps = s.operand_deps(pred).to_vec();
+                    s.push(
+                        pc,
+                        EventKind::Arrive {
+                            barrier: id,
+                            count,
+                            pred: Some(p),
+                        },
+                        &pdeps,
+                    );
+                    let results: Vec<Value> = match op {
+                        BarrierRedOp::Popc => (0..=cta_size).collect(),
+                        BarrierRedOp::And | BarrierRedOp::Or => vec![0, 1],
+                    };
+                    fork(s, &results, &|s, v| {
+                        s.push(
+                            pc,
+                            EventKind::Wait {
+                                barrier: id,
+                                red: Some((op, v)),
+                            },
+                            &[],
+                        );
+                        s.set(dst, v, vec![]);
+                    });
+                }
+            },
+            InstrKind::Mov { dst, src } => {
+                let v = s.operand(src);
+                let d = s.operand_deps(src).to_vec();
+                s.set(dst, v, d);
+            }
+            InstrKind::Binary { dst, op, a, b } => {
+                let v = op.apply(s.operand(a), s.operand(b));
+                let d = union(s.operand_deps(a), s.operand_deps(b));
+                s.set(dst, v, d);
+            }
+            InstrKind::Branch { cond, target } => {
+                let (taken, deps) = match cond {
+                    BranchCond::Always => (true, vec![]),
+                    BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
+                        let eq = s.operand(a) == s.operand(b);
+                        let taken = if matches!(cond, BranchCond::Eq(..)) {
+                            eq
+                        } else {
+                            !eq
+                        };
+                        (taken, union(s.operand_deps(a), s.operand_deps(b)))
+                    }
+                };
+                // Control dependency: everything after a conditional branch depends on what
+                // decided it, whichever way it went.
+                s.ctrl = union(&s.ctrl, &deps);
+                if taken {
+                    if target <= pc {
+                        if s.taken[pc] >= unroll {
+                            return Some(PathEnd::Cut { instr: pc });
+                        }
+                        s.taken[pc] += 1;
+                    }
+                    s.pc = target;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The judge: turns the consistent executions of a program into final states and a verdict.
+
+use std::collections::BTreeMap;
+
+use scopecheck_explore::{explore, ExploreOptions, Graph, Model, Relation, Trace, TraceLimit};
+use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
+
+use crate::{CheckError, CheckOptions, FinalState, Incomplete, Observation, Outcome, Verdict};
+
+/// The values each observable can end with in one execution. A register has one; a location
+/// has one per coherence-maximal write (a later observer may read any write no other write
+/// follows in coherence).
+fn final_values(
+    program: &Program,
+    g: &Graph,
+    paths: &[&Trace],
+    co: &Relation,
+    observables: &[Observable],
+) -> Vec<Vec<Value>> {
+    observables
+        .iter()
+        .map(|o| match *o {
+            Observable::Reg(t, r) => vec![paths[t.0 as usize].regs[r.0 as usize]],
+            Observable::Loc(l) => {
+                let mut vals: Vec<Value> = g
+                    .writes
+                    .iter()
+                    .filter(|&w| g.events[w].kind.loc() == Some(l) && co.row_is_empty(w))
+                    .filter_map(|w| g.events[w].kind.value())
+                    .collect();
+                vals.sort_unstable();
+                vals.dedup();
+                if vals.is_empty() {
+                    vals.push(program.location(l).init);
+                }
+                vals
+            }
+        })
+        .collect()
+}
+
+/// Every combination of one value per observable.
+fn for_each_state(choices: &[Vec<Value>], visit: &mut dyn FnMut(&[Value])) {
+    fn go(choices: &[Vec<Value>], acc: &mut Vec<Value>, visit: &mut dyn FnMut(&[Value])) {
+        match choices.split_first() {
+            None => visit(acc),
+            Some((first, rest)) => {
+                for v in first {
+                    acc.push(*v);
+                    go(rest, acc, visit);
+                    acc.pop();
+                }
+            }
+        }
+    }
+    go(choices, &mut Vec::with_capacity(choices.len()), visit);
+}
+
+fn describe_instr(program: &Program, thread: ThreadId, instr: usize) -> String {
+    let th = program.thread(thread);
+    let i = &th.code[instr];
+    format!("{} line {} (`{}`)", th.name, i.span.line, i.text)
+}
+
+/// Explores `program` under `model` and judges its condition.
+pub fn judge(
+    program: &Program,
+    model: &dyn Model,
+    opts: &CheckOptions,
+) -> Result<Verdict, CheckError> {
+    let observables = program.observables();
+    let prop = &program.condition.prop;
+    let mut states: BTreeMap<Vec<Value>, bool> = BTreeMap::new();
+    let (mut positive, mut negative, mut executions) = (0u64, 0u64, 0u64);
+    let result = explore(
+        program,
+        model,
+        &ExploreOptions {
+            unroll: opts.unroll,
+        },
+        &mut |g, paths, co| {
+            executions += 1;
+            let choices = final_values(program, g, paths, co, &observables);
+            for_each_state(&choices, &mut |vals| {
+                let satisfies = prop.eval(&|o| {
+                    let k = observables
+                        .iter()
+                        .position(|x| *x == o)
+                        .expect("observable of the condition");
+                    vals[k]
+                });
+                if satisfies {
+                    positive += 1;
+                } else {
+                    negative += 1;
+                }
+                states.insert(vals.to_vec(), satisfies);
+            });
+        },
+    );
+    let mut incomplete = None;
+    let mut rejected = Vec::new();
+    match result {
+        Err(limit) => {
+            let reason = match limit {
+                TraceLimit::TooManyValues { loc } => format!(
+                    "location {} takes more than {} values",
+                    program.location(loc).name,
+                    scopecheck_explore::trace::MAX_VALUES_PER_LOCATION
+                ),
+                TraceLimit::TooManyPaths { thread } => format!(
+                    "thread {} has more than {} paths",
+                    program.thread(thread).name,
+                    scopecheck_explore::trace::MAX_PATHS_PER_THREAD
+                ),
+                TraceLimit::DomainDiverges => "the values written do not settle".to_string(),
+            };
+            incomplete = Some(Incomplete { reason });
+        }
+        Ok(exploration) => {
+            if let Some(f) = exploration.faults.first() {
+                return Err(CheckError::Program(format!(
+                    "{}: {}",
+                    describe_instr(program, f.thread, f.instr),
+                    f.message
+                )));
+            }
+            if !exploration.cut.is_empty() {
+                let loops: Vec<String> = exploration
+                    .cut
+                    .iter()
+                    .map(|c| describe_instr(program, c.thread, c.instr))
+                    .collect();
+                incomplete = Some(Incomplete {
+                    reason: format!(
+                        "the loop at {} was cut at --unroll {}",
+                        loops.join(", "),
+                        opts.unroll
+                    ),
+                });
+            }
+            rejected = exploration.rejected.by_axiom;
+        }
+    }
+    let q = program.condition.quantifier;
+    let complete = incomplete.is_none();
+    let outcome = match q {
+        Quantifier::Exists if positive > 0 => Outcome::Ok,
+        Quantifier::NotExists | Quantifier::Forall
+            if (q == Quantifier::NotExists && positive > 0)
+                || (q == Quantifier::Forall && negative > 0) =>
+        {
+            Outcome::No
+        }
+        _ if !complete => Outcome::Unknown,
+        Quantifier::Exists => Outcome::No,
+        Quantifier::NotExists | Quantifier::Forall => Outcome::Ok,
+    };
+    let observation = if positive == 0 {
+        Observation::Never
+    } else if negative == 0 {
+        Observation::Always
+    } else {
+        Observation::Sometimes
+    };
+    let states = states
+        .into_iter()
+        .map(|(vals, satisfies)| FinalState {
+            values: observables.iter().copied().zip(vals).collect(),
+            satisfies,
+        })
+        .collect();
+    Ok(Verdict {
+        model: model.name(),
+        quantifier: q,
+        states,
+        outcome,
+        observation,
+        positive,
+        negative,
+        executions,
+        rejected,
+        incomplete,
+    })
+}

@@ -1,0 +1,110 @@
+//! The PTX memory consistency model (sm_70 and later), as in the PTX ISA manual's chapter
+//! "Memory Consistency Model" and its formalisation by Lustig, Sahasrabuddhe and Giroux
+//! (ASPLOS 2019). `docs/ptx-model.md` gives the whole model in one page.
+//!
+//! Per execution (paths and reads-from fixed by the explorer) the model quantifies over the
+//! Fence-SC order and the coherence order, and accepts each coherence order for which some
+//! Fence-SC order satisfies every axiom. Coherence is partial: only morally strong or
+//! causality-ordered writes are related, and we build the least such order, since every axiom
+//! only gets harder to satisfy with more coherence edges.
+
+pub mod axioms;
+pub mod causality;
+pub mod observation;
+pub mod strength;
+pub mod synchronization;
+
+use scopecheck_explore::orders::for_each_order;
+use scopecheck_explore::{Graph, Model, Rejections, Relation};
+
+use axioms::*;
+
+/// The PTX model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ptx;
+
+impl Model for Ptx {
+    fn name(&self) -> &'static str {
+        "ptx"
+    }
+
+    /// A read never reads a write of its own thread that comes later in program order: program
+    /// order and reads-from between them would close an SC-per-location cycle.
+    fn may_read_from(&self, g: &Graph, read: usize, write: usize) -> bool {
+        !g.po.contains(read, write)
+    }
+
+    fn executions(&self, g: &Graph, rejected: &mut Rejections, accept: &mut dyn FnMut(&Relation)) {
+        let rf = g.rf_relation();
+        if !no_thin_air(g, &rf) {
+            return rejected.add(NO_THIN_AIR);
+        }
+        let ms = strength::morally_strong(g);
+        // Morally strong reads-from and program order alone already decide some cycles.
+        if !sc_per_location(g, &ms, &rf) {
+            return rejected.add(SC_PER_LOCATION);
+        }
+        let obs = observation::observation(g, &rf, &ms);
+        let sync = synchronization::release_acquire_sync(g, &obs, &ms);
+        let (sc_pairs, sc_forced) = synchronization::fence_sc_pairs(g, &ms);
+        let write_pairs = coherence_pairs(g, &ms);
+
+        let mut found: Vec<Relation> = Vec::new();
+        for_each_order(&sc_forced, &sc_pairs, &mut |sc| {
+            let base = causality::base_causality(g, &[&sync, sc]);
+            let cause = causality::causality(&base, &obs);
+            if !fence_sc(&cause) {
+                return rejected.add(FENCE_SC);
+            }
+            if !causality_rf(&rf, &cause) {
+                return rejected.add(CAUSALITY);
+            }
+            let forced = coherence_forced(g, &cause);
+            let mut any = false;
+            for_each_order(&forced, &write_pairs, &mut |co| {
+                any = true;
+                let fr = g.fr_relation(co);
+                let verdict = if !atomicity(g, &ms, co, &fr) {
+                    Err(ATOMICITY)
+                } else if !sc_per_location(g, &ms, &rf.union(co).union(&fr)) {
+                    Err(SC_PER_LOCATION)
+                } else if !causality_fr(&fr, &cause) {
+                    Err(CAUSALITY)
+                } else {
+                    Ok(())
+                };
+                match verdict {
+                    Err(axiom) => rejected.add(axiom),
+                    // Different Fence-SC orders may allow the same coherence order: one execution.
+                    Ok(()) if !found.contains(co) => found.push(co.clone()),
+                    Ok(()) => {}
+                }
+            });
+            if !any {
+                rejected.add(COHERENCE);
+            }
+        });
+        for co in &found {
+            accept(co);
+        }
+    }
+}
+
+/// Pairs of writes to one location (initial writes aside) that coherence must relate: the
+/// morally strong ones.
+fn coherence_pairs(g: &Graph, ms: &Relation) -> Vec<(usize, usize)> {
+    let writes: Vec<usize> = g
+        .writes
+        .iter()
+        .filter(|&w| g.events[w].thread.is_some())
+        .collect();
+    let mut pairs = Vec::new();
+    for (k, &a) in writes.iter().enumerate() {
+        for &b in &writes[k + 1..] {
+            if ms.contains(a, b) {
+                pairs.push((a, b));
+            }
+        }
+    }
+    pairs
+}
