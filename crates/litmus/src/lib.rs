@@ -1,6 +1,18 @@
 //! Litmus test parsers producing scopecheck IR.
 //!
-//! The PTX dialect is described in `docs/litmus-ptx.md`.
+//! The PTX dialect is described in `docs/litmus-ptx.md`. The parser is hand-written: a lexer
+//! ([`lexer`]) turns the text after the header line into tokens with exact spans, and a
+//! recursive-descent parser builds the [`Program`]: [`ptx`] reads the sections (header, initial
+//! state, placement row, instruction table), [`instr`] reads one instruction, and [`condition`]
+//! reads the `locations` line and the final condition.
+//!
+//! Every error carries the span of the offending token and what would have been accepted there;
+//! no input makes the parser panic.
+
+mod condition;
+mod instr;
+mod lexer;
+mod ptx;
 
 use scopecheck_ir::{Program, Span};
 
@@ -15,9 +27,55 @@ pub struct ParseError {
     pub expected: Vec<String>,
 }
 
+impl ParseError {
+    pub(crate) fn new(span: Span, message: impl Into<String>) -> Self {
+        ParseError {
+            message: message.into(),
+            span,
+            expected: Vec::new(),
+        }
+    }
+
+    /// Adds the list of what would have been accepted.
+    pub(crate) fn expecting<S: ToString>(mut self, expected: &[S]) -> Self {
+        self.expected = expected.iter().map(|s| s.to_string()).collect();
+        self
+    }
+}
+
+/// The architectures whose tests the header may name and that we read.
+const ACCEPTED_ARCHES: &[&str] = &["PTX"];
+
 /// Parses a litmus test, choosing the dialect from its first word (`PTX`; `C`, `CUDA` and
 /// `OPENCL` are reported as not supported yet).
 pub fn parse(source: &str) -> Result<Program, ParseError> {
-    let _ = source;
-    Err(ParseError { message: "not built yet".into(), span: Span::default(), expected: vec![] })
+    let mut lexer = lexer::Lexer::new(source);
+    lexer.skip_trivia()?;
+    let (word, span) = lexer.header_word();
+    match word.as_str() {
+        "PTX" => ptx::parse(lexer),
+        "C" | "CUDA" | "OPENCL" => Err(ParseError::new(
+            span,
+            format!(
+                "C litmus dialect not supported yet (header `{word}`); only PTX tests are accepted"
+            ),
+        )
+        .expecting(ACCEPTED_ARCHES)),
+        "" => Err(ParseError::new(
+            lexer.here_token_span(),
+            "expected a litmus header such as `PTX NAME` at the start of the test",
+        )
+        .expecting(ACCEPTED_ARCHES)),
+        _ => Err(ParseError::new(
+            span,
+            format!(
+                "unknown architecture `{word}`; expected PTX (C, CUDA and OPENCL tests are \
+                 recognised but not supported yet)"
+            ),
+        )
+        .expecting(ACCEPTED_ARCHES)),
+    }
 }
+
+#[cfg(test)]
+mod tests;

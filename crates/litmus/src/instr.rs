@@ -1,0 +1,866 @@
+//! One instruction of the PTX table: opcode, qualifiers, operands.
+//!
+//! The opcode token carries its qualifiers (`ld.acquire.gpu`); they are split here with their
+//! exact columns and classified one by one (semantics, scope, RMW operation, ignored type or
+//! state space), so that an error can name the one qualifier at fault. Qualifiers may come in
+//! any order; each kind at most once.
+
+use crate::lexer::Tok;
+use crate::ptx::{register_name, Parser};
+use crate::ParseError;
+use scopecheck_ir::{
+    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, Operand, Order,
+    RegId, RmwKind, RmwOp, Scope, Span,
+};
+
+/// One `.qualifier` of an opcode, without its dot; its span includes the dot.
+struct Qual {
+    name: String,
+    span: Span,
+}
+
+/// Splits `ld.acquire.gpu` into the opcode and its qualifiers. Words are ASCII (the lexer
+/// guarantees it), so byte positions inside the word are columns.
+fn split_opcode(word: &str, span: Span) -> (String, Span, Vec<Qual>) {
+    let mut parts = word.split('.');
+    let op = parts.next().unwrap_or("").to_string();
+    let op_span = Span {
+        len: op.len(),
+        ..span
+    };
+    let mut quals = Vec::new();
+    let mut at = op.len();
+    for part in parts {
+        let width = part.len() + 1;
+        quals.push(Qual {
+            name: part.to_string(),
+            span: Span {
+                offset: span.offset + at,
+                len: width,
+                line: span.line,
+                column: span.column.saturating_add(at as u32),
+            },
+        });
+        at += width;
+    }
+    (op, op_span, quals)
+}
+
+/// The semantics qualifiers of memory operations and fences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sem {
+    Weak,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    Sc,
+    Volatile,
+}
+
+impl Sem {
+    const ALL: [Sem; 7] = [
+        Sem::Weak,
+        Sem::Relaxed,
+        Sem::Acquire,
+        Sem::Release,
+        Sem::AcqRel,
+        Sem::Sc,
+        Sem::Volatile,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Sem::Weak => "weak",
+            Sem::Relaxed => "relaxed",
+            Sem::Acquire => "acquire",
+            Sem::Release => "release",
+            Sem::AcqRel => "acq_rel",
+            Sem::Sc => "sc",
+            Sem::Volatile => "volatile",
+        }
+    }
+
+    fn order(self) -> Order {
+        match self {
+            Sem::Weak => Order::Weak,
+            Sem::Relaxed | Sem::Volatile => Order::Relaxed,
+            Sem::Acquire => Order::Acquire,
+            Sem::Release => Order::Release,
+            Sem::AcqRel => Order::AcqRel,
+            Sem::Sc => Order::SeqCst,
+        }
+    }
+}
+
+fn parse_sem(s: &str) -> Option<Sem> {
+    Sem::ALL.into_iter().find(|m| m.name() == s)
+}
+
+const SCOPES: [(&str, Scope); 4] = [
+    ("cta", Scope::Cta),
+    ("cluster", Scope::Cluster),
+    ("gpu", Scope::Gpu),
+    ("sys", Scope::Sys),
+];
+
+fn parse_scope(s: &str) -> Option<Scope> {
+    SCOPES.iter().find(|(n, _)| *n == s).map(|(_, sc)| *sc)
+}
+
+const SCOPE_LIST: &str = ".cta, .cluster, .gpu, .sys";
+
+fn scope_expected() -> Vec<String> {
+    SCOPES.iter().map(|(n, _)| format!(".{n}")).collect()
+}
+
+/// Type suffixes, accepted and ignored: values are untyped integers here.
+const TYPES: [&str; 7] = ["u32", "s32", "b32", "u64", "s64", "b64", "pred"];
+/// The one state space accepted (and ignored) on an instruction; a location's space comes from
+/// the initial state.
+const SPACE: &str = "global";
+
+const RMW_OPS: [(&str, RmwOp); 10] = [
+    ("add", RmwOp::Add),
+    ("sub", RmwOp::Sub),
+    ("inc", RmwOp::Inc),
+    ("dec", RmwOp::Dec),
+    ("exch", RmwOp::Exch),
+    ("and", RmwOp::And),
+    ("or", RmwOp::Or),
+    ("xor", RmwOp::Xor),
+    ("min", RmwOp::Min),
+    ("max", RmwOp::Max),
+];
+
+#[derive(Clone, Copy)]
+enum RmwSel {
+    Op(RmwOp),
+    Cas,
+}
+
+fn parse_rmw(s: &str) -> Option<RmwSel> {
+    if s == "cas" {
+        return Some(RmwSel::Cas);
+    }
+    RMW_OPS
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|(_, op)| RmwSel::Op(*op))
+}
+
+/// What qualifiers an opcode accepts (besides types and `.global`, always accepted).
+struct Accepts {
+    sems: &'static [Sem],
+    scope: bool,
+    ops: bool,
+    cas: bool,
+    /// Further words accepted and ignored (`.uni` on branches).
+    ignored: &'static [&'static str],
+}
+
+const PLAIN: Accepts = Accepts {
+    sems: &[],
+    scope: false,
+    ops: false,
+    cas: false,
+    ignored: &[],
+};
+
+impl Accepts {
+    /// Every qualifier accepted, for error messages.
+    fn list(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.sems.iter().map(|s| format!(".{}", s.name())).collect();
+        if self.scope {
+            out.extend(scope_expected());
+        }
+        if self.ops {
+            out.extend(RMW_OPS.iter().map(|(n, _)| format!(".{n}")));
+        }
+        if self.cas {
+            out.push(".cas".to_string());
+        }
+        out.extend(self.ignored.iter().map(|w| format!(".{w}")));
+        out.extend(TYPES.iter().map(|t| format!(".{t}")));
+        out.push(format!(".{SPACE}"));
+        out
+    }
+}
+
+/// The classified qualifiers of one instruction.
+#[derive(Default)]
+struct Quals {
+    sem: Option<(Sem, Span)>,
+    scope: Option<(Scope, Span)>,
+    rmw: Option<(RmwSel, Span)>,
+}
+
+/// Records `value` in `slot`, failing on a second qualifier of the same kind.
+fn set_once<T: Copy>(
+    slot: &mut Option<(T, Span)>,
+    value: T,
+    q: &Qual,
+    previous: &mut Vec<(String, usize)>,
+    kind: usize,
+) -> Result<(), ParseError> {
+    if let Some((name, _)) = previous.iter().find(|(_, k)| *k == kind) {
+        return Err(if *name == q.name {
+            ParseError::new(q.span, format!("duplicate qualifier `.{}`", q.name))
+        } else {
+            ParseError::new(
+                q.span,
+                format!("conflicting qualifiers `.{name}` and `.{}`", q.name),
+            )
+        });
+    }
+    previous.push((q.name.clone(), kind));
+    *slot = Some((value, q.span));
+    Ok(())
+}
+
+fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseError> {
+    // Kinds, for duplicate and conflict detection.
+    const SEM: usize = 0;
+    const SCOPE: usize = 1;
+    const OP: usize = 2;
+    const TYPE: usize = 3;
+    const GLOBAL: usize = 4;
+    let mut out = Quals::default();
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut ignored: Option<((), Span)> = None;
+    let not_allowed = |q: &Qual| {
+        ParseError::new(
+            q.span,
+            format!(
+                "qualifier `.{}` is not allowed on `{opcode}`; expected one of {}",
+                q.name,
+                acc.list().join(", ")
+            ),
+        )
+        .expecting(&acc.list())
+    };
+    for (i, q) in quals.iter().enumerate() {
+        let name = q.name.as_str();
+        if let Some(sem) = parse_sem(name) {
+            if !acc.sems.contains(&sem) {
+                return Err(not_allowed(q));
+            }
+            set_once(&mut out.sem, sem, q, &mut seen, SEM)?;
+        } else if let Some(scope) = parse_scope(name) {
+            if !acc.scope {
+                return Err(not_allowed(q));
+            }
+            set_once(&mut out.scope, scope, q, &mut seen, SCOPE)?;
+        } else if let Some(op) = parse_rmw(name) {
+            let ok = match op {
+                RmwSel::Cas => acc.cas,
+                RmwSel::Op(_) => acc.ops,
+            };
+            if !ok {
+                return Err(not_allowed(q));
+            }
+            set_once(&mut out.rmw, op, q, &mut seen, OP)?;
+        } else if TYPES.contains(&name) {
+            set_once(&mut ignored, (), q, &mut seen, TYPE)?;
+        } else if name == SPACE {
+            set_once(&mut ignored, (), q, &mut seen, GLOBAL)?;
+        } else if acc.ignored.contains(&name) {
+            if seen.iter().any(|(n, _)| n == name) {
+                return Err(ParseError::new(
+                    q.span,
+                    format!("duplicate qualifier `.{name}`"),
+                ));
+            }
+            seen.push((name.to_string(), 5 + i));
+        } else {
+            // Guess what the unknown word was meant to be, to name it in the message.
+            let later_op = quals
+                .get(i + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .any(|l| parse_rmw(&l.name).is_some());
+            let after_sem = i > 0
+                && quals
+                    .get(i - 1)
+                    .and_then(|p| parse_sem(&p.name))
+                    .is_some_and(|s| !matches!(s, Sem::Weak | Sem::Volatile));
+            if acc.ops && out.rmw.is_none() && !later_op {
+                let mut ops: Vec<String> = RMW_OPS.iter().map(|(n, _)| format!(".{n}")).collect();
+                if acc.cas {
+                    ops.push(".cas".to_string());
+                }
+                return Err(ParseError::new(
+                    q.span,
+                    format!(
+                        "unknown operation `.{name}` on `{opcode}`; expected one of {}",
+                        ops.join(", ")
+                    ),
+                )
+                .expecting(&ops));
+            }
+            if acc.scope && out.scope.is_none() && after_sem {
+                return Err(ParseError::new(
+                    q.span,
+                    format!("unknown scope `.{name}`; expected one of {SCOPE_LIST}"),
+                )
+                .expecting(&scope_expected()));
+            }
+            return Err(ParseError::new(
+                q.span,
+                format!(
+                    "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
+                    acc.list().join(", ")
+                ),
+            )
+            .expecting(&acc.list()));
+        }
+    }
+    Ok(out)
+}
+
+/// Opcodes, for the unknown-instruction message.
+const OPCODES: [&str; 19] = [
+    "ld", "st", "atom", "red", "fence", "membar", "bar", "barrier", "mov", "add", "sub", "mul",
+    "and", "or", "xor", "beq", "bne", "bra", "goto",
+];
+
+/// A parsed instruction and, for a branch, the label to resolve into its target.
+pub(crate) type Parsed = (InstrKind, Option<(String, Span)>);
+
+impl Parser<'_> {
+    /// Parses one instruction of thread `t`, from its opcode to its last operand.
+    pub(crate) fn instruction(&mut self, t: usize) -> Result<Parsed, ParseError> {
+        let tok = self.peek().clone();
+        let Tok::Word(word) = &tok.tok else {
+            return Err(self.error_expected(
+                "an instruction, a label `L:`, `|` or `;`",
+                &["an instruction", "a label", "`|`", "`;`"],
+            ));
+        };
+        let (op, op_span, quals) = split_opcode(word, tok.span);
+        let kind = match op.as_str() {
+            "suld" | "sust" | "sured" | "tex" | "tld4" => {
+                return Err(ParseError::new(
+                    op_span,
+                    format!("`{op}` is a proxy operation (texture/surface): not supported yet"),
+                ))
+            }
+            "fence" | "membar" if quals.iter().any(|q| q.name == "proxy") => {
+                let span = Span {
+                    len: tok.span.len,
+                    ..op_span
+                };
+                return Err(ParseError::new(
+                    span,
+                    format!("proxy fence `{word}` is not supported yet"),
+                ));
+            }
+            _ if !OPCODES.contains(&op.as_str()) => {
+                return Err(ParseError::new(
+                    op_span,
+                    format!(
+                        "unknown instruction `{op}`; expected one of {}",
+                        OPCODES.join(", ")
+                    ),
+                )
+                .expecting(&OPCODES))
+            }
+            _ => op.clone(),
+        };
+        self.bump();
+        match kind.as_str() {
+            "ld" => self.load(t, &quals),
+            "st" => self.store(t, &quals),
+            "atom" => self.rmw(t, true, op_span, &quals),
+            "red" => self.rmw(t, false, op_span, &quals),
+            "fence" => self.fence(op_span, &quals),
+            "membar" => self.membar(op_span, &quals),
+            "bar" | "barrier" => self.barrier(t, &kind, op_span, &quals),
+            "mov" => {
+                classify(&kind, &quals, &PLAIN)?;
+                let dst = self.dst(t)?;
+                self.comma("the source operand")?;
+                let src = self.value(t)?;
+                Ok((InstrKind::Mov { dst, src }, None))
+            }
+            "beq" | "bne" | "bra" | "goto" => self.branch(t, &kind, &quals),
+            _ => {
+                let op = match kind.as_str() {
+                    "add" => BinOp::Add,
+                    "sub" => BinOp::Sub,
+                    "mul" => BinOp::Mul,
+                    "and" => BinOp::And,
+                    "or" => BinOp::Or,
+                    _ => BinOp::Xor,
+                };
+                classify(&kind, &quals, &PLAIN)?;
+                let dst = self.dst(t)?;
+                self.comma("the first source operand")?;
+                let a = self.value(t)?;
+                self.comma("the second source operand")?;
+                let b = self.value(t)?;
+                Ok((InstrKind::Binary { dst, op, a, b }, None))
+            }
+        }
+    }
+
+    fn load(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, ParseError> {
+        let acc = Accepts {
+            sems: &[Sem::Weak, Sem::Relaxed, Sem::Acquire, Sem::Volatile],
+            scope: true,
+            ..PLAIN
+        };
+        let q = classify("ld", quals, &acc)?;
+        let (order, scope) = access_order("ld", &q)?;
+        let dst = self.dst(t)?;
+        self.comma("the address")?;
+        let addr = self.address(t)?;
+        Ok((
+            InstrKind::Load {
+                dst,
+                addr,
+                order,
+                scope,
+            },
+            None,
+        ))
+    }
+
+    fn store(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, ParseError> {
+        let acc = Accepts {
+            sems: &[Sem::Weak, Sem::Relaxed, Sem::Release, Sem::Volatile],
+            scope: true,
+            ..PLAIN
+        };
+        let q = classify("st", quals, &acc)?;
+        let (order, scope) = access_order("st", &q)?;
+        let addr = self.address(t)?;
+        self.comma("the value to store")?;
+        let value = self.value(t)?;
+        Ok((
+            InstrKind::Store {
+                addr,
+                value,
+                order,
+                scope,
+            },
+            None,
+        ))
+    }
+
+    /// `atom` (with a destination) or `red` (without).
+    fn rmw(
+        &mut self,
+        t: usize,
+        is_atom: bool,
+        op_span: Span,
+        quals: &[Qual],
+    ) -> Result<Parsed, ParseError> {
+        let opcode = if is_atom { "atom" } else { "red" };
+        let acc = Accepts {
+            sems: &[Sem::Relaxed, Sem::Acquire, Sem::Release, Sem::AcqRel],
+            scope: true,
+            ops: true,
+            cas: is_atom,
+            ignored: &[],
+        };
+        let q = classify(opcode, quals, &acc)?;
+        let order = q.sem.map_or(Order::Relaxed, |(s, _)| s.order());
+        let scope = q.scope.map_or(Scope::Gpu, |(s, _)| s);
+        let Some((sel, _)) = q.rmw else {
+            let mut ops: Vec<String> = RMW_OPS.iter().map(|(n, _)| format!(".{n}")).collect();
+            if is_atom {
+                ops.push(".cas".to_string());
+            }
+            return Err(ParseError::new(
+                op_span,
+                format!(
+                    "`{opcode}` needs an operation; expected one of {}",
+                    ops.join(", ")
+                ),
+            )
+            .expecting(&ops));
+        };
+        let dst = if is_atom {
+            let d = self.dst(t)?;
+            self.comma("the address")?;
+            Some(d)
+        } else {
+            None
+        };
+        let addr = self.address(t)?;
+        let kind = match sel {
+            RmwSel::Op(op) => {
+                self.comma("the operand")?;
+                RmwKind::Op(op, self.value(t)?)
+            }
+            RmwSel::Cas => {
+                self.comma("the expected value")?;
+                let expected = self.value(t)?;
+                self.comma("the new value")?;
+                let new = self.value(t)?;
+                RmwKind::Cas { expected, new }
+            }
+        };
+        Ok((
+            InstrKind::Rmw {
+                dst,
+                addr,
+                kind,
+                order,
+                scope,
+            },
+            None,
+        ))
+    }
+
+    fn fence(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
+        let acc = Accepts {
+            sems: &[Sem::Sc, Sem::AcqRel],
+            scope: true,
+            ..PLAIN
+        };
+        let q = classify("fence", quals, &acc)?;
+        // PTX's default fence semantics is acq_rel.
+        let order = match q.sem {
+            Some((Sem::Sc, _)) => FenceOrder::Sc,
+            _ => FenceOrder::AcqRel,
+        };
+        let Some((scope, _)) = q.scope else {
+            let span = q.sem.map_or(op_span, |(_, s)| s);
+            return Err(ParseError::new(
+                span,
+                format!("`fence` needs a scope; expected one of {SCOPE_LIST}"),
+            )
+            .expecting(&scope_expected()));
+        };
+        Ok((InstrKind::Fence { order, scope }, None))
+    }
+
+    fn membar(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
+        const LEVELS: [&str; 3] = [".cta", ".gl", ".sys"];
+        let mut level: Option<(Scope, &Qual)> = None;
+        for q in quals {
+            let scope = match q.name.as_str() {
+                "cta" => Scope::Cta,
+                "gl" => Scope::Gpu,
+                "sys" => Scope::Sys,
+                other => {
+                    return Err(ParseError::new(
+                        q.span,
+                        format!("unknown membar level `.{other}`; expected one of .cta, .gl, .sys"),
+                    )
+                    .expecting(&LEVELS))
+                }
+            };
+            if let Some((_, first)) = level {
+                return Err(ParseError::new(
+                    q.span,
+                    if first.name == q.name {
+                        format!("duplicate qualifier `.{}`", q.name)
+                    } else {
+                        format!("conflicting qualifiers `.{}` and `.{}`", first.name, q.name)
+                    },
+                ));
+            }
+            level = Some((scope, q));
+        }
+        match level {
+            Some((scope, _)) => Ok((
+                InstrKind::Fence {
+                    order: FenceOrder::Sc,
+                    scope,
+                },
+                None,
+            )),
+            None => Err(ParseError::new(
+                op_span,
+                "`membar` needs a level; expected one of .cta, .gl, .sys",
+            )
+            .expecting(&LEVELS)),
+        }
+    }
+
+    /// `bar{.cta}.sync N {, count}`, `bar{.cta}.arrive N, count`,
+    /// `bar{.cta}.red.OP.type r, N, {count,} p` (and the same with `barrier`).
+    fn barrier(
+        &mut self,
+        t: usize,
+        opcode: &str,
+        op_span: Span,
+        quals: &[Qual],
+    ) -> Result<Parsed, ParseError> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mode {
+            Sync,
+            Arrive,
+            Red,
+        }
+        let accepted = [
+            ".cta", ".sync", ".arrive", ".red", ".popc", ".and", ".or", ".aligned", ".u32", ".pred",
+        ];
+        let mut mode: Option<(Mode, Span)> = None;
+        let mut red_op: Option<(BarrierRedOp, Span)> = None;
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        let mut flag: Option<((), Span)> = None;
+        for (i, q) in quals.iter().enumerate() {
+            match q.name.as_str() {
+                "sync" => set_once(&mut mode, Mode::Sync, q, &mut seen, 0)?,
+                "arrive" => set_once(&mut mode, Mode::Arrive, q, &mut seen, 0)?,
+                "red" => set_once(&mut mode, Mode::Red, q, &mut seen, 0)?,
+                "popc" => set_once(&mut red_op, BarrierRedOp::Popc, q, &mut seen, 1)?,
+                "and" => set_once(&mut red_op, BarrierRedOp::And, q, &mut seen, 1)?,
+                "or" => set_once(&mut red_op, BarrierRedOp::Or, q, &mut seen, 1)?,
+                // `.cta` is the only barrier scope, `.aligned` a promise about convergence:
+                // both change nothing here.
+                "cta" => set_once(&mut flag, (), q, &mut seen, 2)?,
+                "aligned" => set_once(&mut flag, (), q, &mut seen, 3)?,
+                name if TYPES.contains(&name) => set_once(&mut flag, (), q, &mut seen, 4 + i)?,
+                name => {
+                    return Err(ParseError::new(
+                        q.span,
+                        format!(
+                            "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
+                            accepted.join(", ")
+                        ),
+                    )
+                    .expecting(&accepted))
+                }
+            }
+        }
+        let Some((mode, _)) = mode else {
+            return Err(ParseError::new(
+                op_span,
+                format!("`{opcode}` needs .sync, .arrive or .red"),
+            )
+            .expecting(&[".sync", ".arrive", ".red"]));
+        };
+        if let (Some((_, span)), false) = (red_op, mode == Mode::Red) {
+            return Err(ParseError::new(
+                span,
+                "a reduction operation is only allowed on a `.red` barrier",
+            ));
+        }
+        match mode {
+            Mode::Sync => {
+                let id = self.barrier_id()?;
+                let count = if self.eat(&Tok::Comma).is_some() {
+                    Some(self.thread_count()?)
+                } else {
+                    None
+                };
+                Ok((
+                    InstrKind::Barrier {
+                        id,
+                        kind: BarrierKind::Sync,
+                        count,
+                    },
+                    None,
+                ))
+            }
+            Mode::Arrive => {
+                let id = self.barrier_id()?;
+                self.comma("the thread count (required for `arrive`)")?;
+                let count = Some(self.thread_count()?);
+                Ok((
+                    InstrKind::Barrier {
+                        id,
+                        kind: BarrierKind::Arrive,
+                        count,
+                    },
+                    None,
+                ))
+            }
+            Mode::Red => {
+                let Some((op, _)) = red_op else {
+                    return Err(ParseError::new(
+                        op_span,
+                        format!(
+                            "`{opcode}.red` needs an operation; expected one of .popc, .and, .or"
+                        ),
+                    )
+                    .expecting(&[".popc", ".and", ".or"]));
+                };
+                let dst = self.dst(t)?;
+                self.comma("the barrier number")?;
+                let id = self.barrier_id()?;
+                self.comma("the predicate (or a thread count then the predicate)")?;
+                // `r, N, p` or `r, N, count, p`: a second comma means the first was the count.
+                let count = if matches!(self.peek().tok, Tok::Int(_))
+                    && self.peek_at(1).tok == Tok::Comma
+                {
+                    let c = self.thread_count()?;
+                    self.comma("the predicate")?;
+                    Some(c)
+                } else {
+                    None
+                };
+                let pred = self.value(t)?;
+                Ok((
+                    InstrKind::Barrier {
+                        id,
+                        kind: BarrierKind::Red { op, dst, pred },
+                        count,
+                    },
+                    None,
+                ))
+            }
+        }
+    }
+
+    fn branch(&mut self, t: usize, opcode: &str, quals: &[Qual]) -> Result<Parsed, ParseError> {
+        classify(
+            opcode,
+            quals,
+            &Accepts {
+                ignored: &["uni"],
+                ..PLAIN
+            },
+        )?;
+        let cond = match opcode {
+            "beq" | "bne" => {
+                let a = self.value(t)?;
+                self.comma("the second operand")?;
+                let b = self.value(t)?;
+                self.comma("the branch target")?;
+                if opcode == "beq" {
+                    BranchCond::Eq(a, b)
+                } else {
+                    BranchCond::Ne(a, b)
+                }
+            }
+            _ => BranchCond::Always,
+        };
+        let (label, span) = self.plain_word("a label to branch to")?;
+        Ok((InstrKind::Branch { cond, target: 0 }, Some((label, span))))
+    }
+
+    // ---- operands ----
+
+    fn comma(&mut self, before: &str) -> Result<(), ParseError> {
+        self.expect(&Tok::Comma, &format!("`,` before {before}"))
+            .map(|_| ())
+    }
+
+    /// A destination register.
+    fn dst(&mut self, t: usize) -> Result<RegId, ParseError> {
+        let (name, _) = self.register()?;
+        Ok(self.reg(t, &name))
+    }
+
+    /// A register or an integer.
+    fn value(&mut self, t: usize) -> Result<Operand, ParseError> {
+        let tok = self.peek().clone();
+        match &tok.tok {
+            Tok::Int(v) => {
+                self.bump();
+                Ok(Operand::Imm(*v))
+            }
+            Tok::Word(w) => match register_name(w) {
+                Some(r) => {
+                    self.bump();
+                    Ok(Operand::Reg(self.reg(t, &r)))
+                }
+                None => Err(ParseError::new(
+                    tok.span,
+                    format!(
+                        "expected a register or an integer, found `{w}` (a location is not a \
+                         value: load it first)"
+                    ),
+                )
+                .expecting(&["a register", "an integer"])),
+            },
+            _ => {
+                Err(self.error_expected("a register or an integer", &["a register", "an integer"]))
+            }
+        }
+    }
+
+    /// `x`, `[x]` or `[x+r2]`.
+    fn address(&mut self, t: usize) -> Result<Address, ParseError> {
+        let bracket = self.eat(&Tok::LBracket).is_some();
+        let (name, span) = match &self.peek().tok {
+            Tok::Word(w) => (w.clone(), self.peek().span),
+            _ => {
+                return Err(
+                    self.error_expected("an address (`x`, `[x]` or `[x+r1]`)", &["a location"])
+                )
+            }
+        };
+        self.location_name(&name, span)?;
+        self.bump();
+        let loc = self.loc(&name, span);
+        let mut offset = None;
+        if bracket {
+            if self.eat(&Tok::Plus).is_some() {
+                let (r, _) = self.register()?;
+                offset = Some(self.reg(t, &r));
+            }
+            self.expect(&Tok::RBracket, "`]` to close the address")?;
+        }
+        Ok(Address { loc, offset })
+    }
+
+    fn barrier_id(&mut self) -> Result<u32, ParseError> {
+        let (id, span) = self.u32_literal("a barrier number (0 to 15)")?;
+        if id > 15 {
+            return Err(ParseError::new(
+                span,
+                format!("barrier number {id} is out of range; PTX has barriers 0 to 15"),
+            )
+            .expecting(&["a barrier number (0 to 15)"]));
+        }
+        Ok(id)
+    }
+
+    fn thread_count(&mut self) -> Result<u32, ParseError> {
+        let (count, span) = self.u32_literal("a thread count")?;
+        if count == 0 {
+            return Err(ParseError::new(
+                span,
+                "a barrier's thread count must be positive",
+            ));
+        }
+        Ok(count)
+    }
+}
+
+/// The order and scope of a load or store from its qualifiers. Weak accesses get `Sys` (their
+/// scope is irrelevant); strong ones need an explicit scope, except `.volatile` (relaxed.sys).
+fn access_order(opcode: &str, q: &Quals) -> Result<(Order, Scope), ParseError> {
+    match q.sem {
+        None | Some((Sem::Weak, _)) => {
+            if let Some((_, span)) = q.scope {
+                return Err(ParseError::new(
+                    span,
+                    format!(
+                        "a weak `{opcode}` takes no scope; write `.relaxed` or `.{}` with a scope \
+                         for a strong access",
+                        if opcode == "ld" { "acquire" } else { "release" }
+                    ),
+                ));
+            }
+            Ok((Order::Weak, Scope::Sys))
+        }
+        Some((Sem::Volatile, _)) => {
+            if let Some((_, span)) = q.scope {
+                return Err(ParseError::new(
+                    span,
+                    "`.volatile` takes no scope: it means `.relaxed.sys`",
+                ));
+            }
+            Ok((Order::Relaxed, Scope::Sys))
+        }
+        Some((sem, span)) => match q.scope {
+            Some((scope, _)) => Ok((sem.order(), scope)),
+            None => Err(ParseError::new(
+                span,
+                format!(
+                    "`{opcode}.{}` needs a scope; expected one of {SCOPE_LIST}",
+                    sem.name()
+                ),
+            )
+            .expecting(&scope_expected())),
+        },
+    }
+}

@@ -1,0 +1,515 @@
+//! The lexer: source text to tokens with exact spans.
+//!
+//! The header line is read raw (the test name runs to the end of the line and may contain any
+//! character), so the lexer offers [`Lexer::header_word`] and [`Lexer::rest_of_line`] for it and
+//! then [`Lexer::tokens`] for the rest. Comments `(* ... *)` and whitespace are skipped between
+//! tokens; newlines carry no meaning after the header (rows end with `;`).
+//!
+//! Columns count characters, not bytes, so that an editor puts the cursor on the right spot
+//! even after non-ASCII text in a comment or the description.
+
+use crate::ParseError;
+use scopecheck_ir::Span;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// Letters, digits and `_`, optionally starting with `%`, with any `.`-joined qualifiers
+    /// attached: `ld.acquire.gpu` is one token, so that the parser can give each qualifier its
+    /// exact column and can tell `ld .gpu` (an error) from `ld.gpu`.
+    Word(String),
+    Int(i64),
+    /// A double-quoted string (the description), without its quotes.
+    Str(String),
+    Comma,
+    Semi,
+    Pipe,
+    Colon,
+    At,
+    LBrace,
+    RBrace,
+    LBracket,
+    RBracket,
+    LParen,
+    RParen,
+    /// `=`
+    Assign,
+    /// `==`
+    EqEq,
+    /// `!=`
+    NotEq,
+    Plus,
+    Tilde,
+    /// `/\`
+    Conj,
+    /// `\/`
+    Disj,
+    Eof,
+}
+
+impl Tok {
+    /// How an error message names this token: "found `st`", "found the end of the input".
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Tok::Word(w) => format!("`{w}`"),
+            Tok::Int(i) => format!("`{i}`"),
+            Tok::Str(_) => "a string".to_string(),
+            Tok::Eof => "the end of the input".to_string(),
+            Tok::Comma => "`,`".to_string(),
+            Tok::Semi => "`;`".to_string(),
+            Tok::Pipe => "`|`".to_string(),
+            Tok::Colon => "`:`".to_string(),
+            Tok::At => "`@`".to_string(),
+            Tok::LBrace => "`{`".to_string(),
+            Tok::RBrace => "`}`".to_string(),
+            Tok::LBracket => "`[`".to_string(),
+            Tok::RBracket => "`]`".to_string(),
+            Tok::LParen => "`(`".to_string(),
+            Tok::RParen => "`)`".to_string(),
+            Tok::Assign => "`=`".to_string(),
+            Tok::EqEq => "`==`".to_string(),
+            Tok::NotEq => "`!=`".to_string(),
+            Tok::Plus => "`+`".to_string(),
+            Tok::Tilde => "`~`".to_string(),
+            Tok::Conj => "`/\\`".to_string(),
+            Tok::Disj => "`\\/`".to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+pub(crate) struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+    line: u32,
+    column: u32,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+impl<'a> Lexer<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        Lexer {
+            src,
+            pos: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+
+    pub(crate) fn source(&self) -> &'a str {
+        self.src
+    }
+
+    fn rest(&self) -> &'a str {
+        self.src.get(self.pos..).unwrap_or("")
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn peek2(&self) -> Option<char> {
+        let mut chars = self.rest().chars();
+        chars.next();
+        chars.next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        if c == '\n' {
+            self.line = self.line.saturating_add(1);
+            self.column = 1;
+        } else {
+            self.column = self.column.saturating_add(1);
+        }
+        Some(c)
+    }
+
+    fn here(&self) -> Span {
+        Span {
+            offset: self.pos,
+            len: 0,
+            line: self.line,
+            column: self.column,
+        }
+    }
+
+    /// The span of the next character (or the empty span at the end of the input).
+    pub(crate) fn here_token_span(&self) -> Span {
+        Span {
+            len: self.peek().map_or(0, char::len_utf8),
+            ..self.here()
+        }
+    }
+
+    fn since(&self, start: Span) -> Span {
+        Span {
+            len: self.pos.saturating_sub(start.offset),
+            ..start
+        }
+    }
+
+    fn text(&self, span: Span) -> &'a str {
+        self.src
+            .get(span.offset..span.offset + span.len)
+            .unwrap_or("")
+    }
+
+    /// Skips whitespace and `(* ... *)` comments.
+    pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        loop {
+            match self.peek() {
+                Some(c) if c.is_whitespace() => {
+                    self.bump();
+                }
+                Some('(') if self.peek2() == Some('*') => self.comment()?,
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn comment(&mut self) -> Result<(), ParseError> {
+        let start = self.here();
+        self.bump();
+        self.bump();
+        loop {
+            match self.bump() {
+                None => {
+                    return Err(ParseError::new(
+                        Span { len: 2, ..start },
+                        "unterminated comment: this `(*` has no matching `*)`",
+                    )
+                    .expecting(&["`*)`"]))
+                }
+                Some('*') if self.peek() == Some(')') => {
+                    self.bump();
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The first word of the test (its architecture), read raw.
+    pub(crate) fn header_word(&mut self) -> (String, Span) {
+        let start = self.here();
+        while self.peek().is_some_and(is_word_char) {
+            self.bump();
+        }
+        let span = self.since(start);
+        (self.text(span).to_string(), span)
+    }
+
+    /// The rest of the current line, trimmed, with its span (empty at the line's end).
+    pub(crate) fn rest_of_line(&mut self) -> (String, Span) {
+        while self.peek().is_some_and(|c| c != '\n' && c.is_whitespace()) {
+            self.bump();
+        }
+        let start = self.here();
+        let mut end = start;
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.bump();
+            if !c.is_whitespace() {
+                end = self.here();
+            }
+        }
+        let span = Span {
+            len: end.offset - start.offset,
+            ..start
+        };
+        (self.text(span).to_string(), span)
+    }
+
+    /// Lexes everything from the current position to the end.
+    pub(crate) fn tokens(mut self) -> Result<Vec<Token>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            self.skip_trivia()?;
+            let token = self.token()?;
+            let done = token.tok == Tok::Eof;
+            out.push(token);
+            if done {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn token(&mut self) -> Result<Token, ParseError> {
+        let start = self.here();
+        let Some(c) = self.peek() else {
+            return Ok(Token {
+                tok: Tok::Eof,
+                span: start,
+            });
+        };
+        let single = match c {
+            ',' => Some(Tok::Comma),
+            ';' => Some(Tok::Semi),
+            '|' => Some(Tok::Pipe),
+            ':' => Some(Tok::Colon),
+            '@' => Some(Tok::At),
+            '{' => Some(Tok::LBrace),
+            '}' => Some(Tok::RBrace),
+            '[' => Some(Tok::LBracket),
+            ']' => Some(Tok::RBracket),
+            '(' => Some(Tok::LParen),
+            ')' => Some(Tok::RParen),
+            '+' => Some(Tok::Plus),
+            '~' => Some(Tok::Tilde),
+            _ => None,
+        };
+        if let Some(tok) = single {
+            self.bump();
+            return Ok(Token {
+                tok,
+                span: self.since(start),
+            });
+        }
+        // Two-character operators; a lone first character is an error naming the operator.
+        let pair = match (c, self.peek2()) {
+            ('=', Some('=')) => Some(Tok::EqEq),
+            ('!', Some('=')) => Some(Tok::NotEq),
+            ('/', Some('\\')) => Some(Tok::Conj),
+            ('\\', Some('/')) => Some(Tok::Disj),
+            _ => None,
+        };
+        if let Some(tok) = pair {
+            self.bump();
+            self.bump();
+            return Ok(Token {
+                tok,
+                span: self.since(start),
+            });
+        }
+        match c {
+            '=' => {
+                self.bump();
+                Ok(Token { tok: Tok::Assign, span: self.since(start) })
+            }
+            '!' | '/' | '\\' => {
+                let op = match c {
+                    '!' => "!=",
+                    '/' => "/\\",
+                    _ => "\\/",
+                };
+                Err(ParseError::new(
+                    self.here_token_span(),
+                    format!("unexpected character `{c}`; expected `{op}`"),
+                )
+                .expecting(&[format!("`{op}`")]))
+            }
+            '"' => self.string(),
+            '-' if self.peek2().is_some_and(|d| d.is_ascii_digit()) => self.number(),
+            '0'..='9' => self.number(),
+            '%' | '_' | 'a'..='z' | 'A'..='Z' => self.word(),
+            '.' => Err(ParseError::new(
+                self.here_token_span(),
+                "unexpected `.`; a qualifier must follow its opcode directly, as in `ld.relaxed.gpu`",
+            )),
+            _ => Err(ParseError::new(
+                self.here_token_span(),
+                format!("unexpected character `{}`", c.escape_debug()),
+            )),
+        }
+    }
+
+    fn string(&mut self) -> Result<Token, ParseError> {
+        let start = self.here();
+        self.bump();
+        loop {
+            match self.bump() {
+                None => {
+                    return Err(ParseError::new(
+                        Span { len: 1, ..start },
+                        "unterminated string: this `\"` has no closing `\"`",
+                    )
+                    .expecting(&["`\"`"]))
+                }
+                Some('"') => break,
+                Some(_) => {}
+            }
+        }
+        let span = self.since(start);
+        let inner = self
+            .src
+            .get(span.offset + 1..span.offset + span.len - 1)
+            .unwrap_or("");
+        Ok(Token {
+            tok: Tok::Str(inner.to_string()),
+            span,
+        })
+    }
+
+    fn number(&mut self) -> Result<Token, ParseError> {
+        let start = self.here();
+        let negative = self.peek() == Some('-');
+        if negative {
+            self.bump();
+        }
+        let hex = self.peek() == Some('0') && matches!(self.peek2(), Some('x' | 'X'));
+        if hex {
+            self.bump();
+            self.bump();
+        }
+        let digits_start = self.pos;
+        // Consume every word character so that `12ab` is one bad number, not `12` then `ab`.
+        while self.peek().is_some_and(is_word_char) {
+            self.bump();
+        }
+        let span = self.since(start);
+        let digits = self.src.get(digits_start..self.pos).unwrap_or("");
+        let radix = if hex { 16 } else { 10 };
+        let valid = !digits.is_empty() && digits.chars().all(|d| d.is_digit(radix));
+        if !valid {
+            return Err(
+                ParseError::new(span, format!("invalid number `{}`", self.text(span)))
+                    .expecting(&["a decimal or 0x-prefixed hexadecimal integer"]),
+            );
+        }
+        let signed = if negative {
+            format!("-{digits}")
+        } else {
+            digits.to_string()
+        };
+        match i64::from_str_radix(&signed, radix) {
+            Ok(v) => Ok(Token {
+                tok: Tok::Int(v),
+                span,
+            }),
+            Err(_) => Err(ParseError::new(
+                span,
+                format!("integer `{}` does not fit in 64 bits", self.text(span)),
+            )),
+        }
+    }
+
+    fn word(&mut self) -> Result<Token, ParseError> {
+        let start = self.here();
+        if self.peek() == Some('%') {
+            self.bump();
+            if !self
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            {
+                return Err(ParseError::new(
+                    Span { len: 1, ..start },
+                    "expected a register name after `%`, as in `%r0`",
+                )
+                .expecting(&["a register"]));
+            }
+        }
+        while self.peek().is_some_and(is_word_char) {
+            self.bump();
+        }
+        // Attach `.qualifier`s; a `.` not followed by a word character is left for `token` to
+        // report.
+        while self.peek() == Some('.') && self.peek2().is_some_and(is_word_char) {
+            self.bump();
+            while self.peek().is_some_and(is_word_char) {
+                self.bump();
+            }
+        }
+        let span = self.since(start);
+        Ok(Token {
+            tok: Tok::Word(self.text(span).to_string()),
+            span,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lex(s: &str) -> Vec<Tok> {
+        Lexer::new(s)
+            .tokens()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
+    }
+
+    #[test]
+    fn lexes_operators_words_and_numbers() {
+        assert_eq!(
+            lex("ld.acquire.gpu %r0, [x+r1] ; -5 0x1f == != /\\ \\/ ~ = (* c *) |"),
+            vec![
+                Tok::Word("ld.acquire.gpu".into()),
+                Tok::Word("%r0".into()),
+                Tok::Comma,
+                Tok::LBracket,
+                Tok::Word("x".into()),
+                Tok::Plus,
+                Tok::Word("r1".into()),
+                Tok::RBracket,
+                Tok::Semi,
+                Tok::Int(-5),
+                Tok::Int(31),
+                Tok::EqEq,
+                Tok::NotEq,
+                Tok::Conj,
+                Tok::Disj,
+                Tok::Tilde,
+                Tok::Assign,
+                Tok::Pipe,
+                Tok::Eof,
+            ]
+        );
+    }
+
+    #[test]
+    fn spans_count_lines_and_characters() {
+        let toks = Lexer::new("é\n  x").tokens();
+        // `é` is not a token character.
+        assert!(toks.is_err());
+        let toks = Lexer::new("\"é\"\n  x").tokens().unwrap();
+        assert_eq!(
+            toks[1].span,
+            Span {
+                offset: 7,
+                len: 1,
+                line: 2,
+                column: 3
+            }
+        );
+    }
+
+    #[test]
+    fn bad_numbers_and_unterminated_things_are_errors() {
+        let e = Lexer::new("  12ab").tokens().unwrap_err();
+        assert_eq!((e.span.line, e.span.column, e.span.len), (1, 3, 4));
+        let e = Lexer::new("x (* open").tokens().unwrap_err();
+        assert_eq!(
+            (e.span.column, e.message.contains("unterminated comment")),
+            (3, true)
+        );
+        let e = Lexer::new("\"abc").tokens().unwrap_err();
+        assert!(e.message.contains("unterminated string"));
+        let e = Lexer::new("99999999999999999999").tokens().unwrap_err();
+        assert!(e.message.contains("64 bits"));
+        let e = Lexer::new("a / b").tokens().unwrap_err();
+        assert_eq!(e.span.column, 3);
+    }
+
+    #[test]
+    fn rest_of_line_is_trimmed() {
+        let mut lx = Lexer::new("PTX  MP+rel  \n{");
+        let (w, _) = lx.header_word();
+        assert_eq!(w, "PTX");
+        let (name, span) = lx.rest_of_line();
+        assert_eq!(name, "MP+rel");
+        assert_eq!((span.column, span.len), (6, 6));
+    }
+}

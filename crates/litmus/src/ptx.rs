@@ -1,0 +1,831 @@
+//! The PTX dialect: header, description, initial state, placement row and instruction table.
+//!
+//! The [`Parser`] holds the token stream and the program being built; [`crate::instr`] and
+//! [`crate::condition`] add methods to it for one instruction and for the condition.
+//!
+//! Names are resolved as they are met: a location is created at its first mention (initial
+//! state first, then code in row order), a register at its first mention in its thread (initial
+//! state first). Branch targets are resolved once the whole table is read, since a label may
+//! come after its use.
+
+use crate::lexer::{Lexer, Tok, Token};
+use crate::ParseError;
+use scopecheck_ir::{
+    Arch, DevicePlacement, Instr, InstrKind, LocId, Location, MemorySpace, Placement, Program,
+    RegId, Span, Thread, Value,
+};
+
+/// Parses a PTX test; `lexer` stands just after the `PTX` word.
+pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Program, ParseError> {
+    let src = lexer.source();
+    let (name, name_span) = lexer.rest_of_line();
+    if name.is_empty() {
+        return Err(ParseError::new(
+            name_span,
+            "expected the test name after `PTX` on the header line",
+        )
+        .expecting(&["a test name"]));
+    }
+    let tokens = lexer.tokens()?;
+    let mut p = Parser::new(src, tokens);
+    p.program(name)
+}
+
+/// A branch whose label is resolved after the table is read.
+struct Fixup {
+    instr: usize,
+    label: String,
+    span: Span,
+}
+
+/// A thread under construction.
+pub(crate) struct ThreadState {
+    pub(crate) thread: Thread,
+    labels: Vec<(String, usize)>,
+    fixups: Vec<Fixup>,
+}
+
+/// Where the placement row put a thread before clusters are numbered.
+enum RawPlacement {
+    Host,
+    Device {
+        warp: Option<u32>,
+        cta: u32,
+        cluster: Option<(u32, Span)>,
+        gpu: u32,
+    },
+}
+
+/// A register initialised in the initial state, checked once the threads are known.
+struct RegInit {
+    thread: u32,
+    thread_span: Span,
+    reg: String,
+    value: Value,
+    span: Span,
+}
+
+pub(crate) struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+    /// Returned by `peek` past the end, so that no lookahead can index out of bounds.
+    eof: Token,
+    /// The span of the last token consumed, for spans that end there.
+    prev: Span,
+    pub(crate) locations: Vec<Location>,
+    pub(crate) threads: Vec<ThreadState>,
+    /// Current nesting depth of the condition, bounded so that `((((...` cannot overflow the
+    /// stack.
+    pub(crate) depth: usize,
+}
+
+/// Which tokens start the part after the instruction table.
+const CONDITION_WORDS: &[&str] = &["exists", "forall", "locations"];
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str, tokens: Vec<Token>) -> Self {
+        let end = Span {
+            offset: src.len(),
+            len: 0,
+            line: tokens.last().map_or(1, |t| t.span.line),
+            column: tokens.last().map_or(1, |t| t.span.column),
+        };
+        Parser {
+            src,
+            tokens,
+            pos: 0,
+            eof: Token {
+                tok: Tok::Eof,
+                span: end,
+            },
+            prev: end,
+            locations: Vec::new(),
+            threads: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    // ---- token stream helpers ----
+
+    pub(crate) fn peek(&self) -> &Token {
+        self.tokens.get(self.pos).unwrap_or(&self.eof)
+    }
+
+    pub(crate) fn peek_at(&self, n: usize) -> &Token {
+        self.tokens
+            .get(self.pos.saturating_add(n))
+            .unwrap_or(&self.eof)
+    }
+
+    pub(crate) fn at(&self, tok: &Tok) -> bool {
+        &self.peek().tok == tok
+    }
+
+    pub(crate) fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        self.prev = t.span;
+        t
+    }
+
+    pub(crate) fn eat(&mut self, tok: &Tok) -> Option<Span> {
+        if self.at(tok) {
+            Some(self.bump().span)
+        } else {
+            None
+        }
+    }
+
+    /// Consumes `tok` or fails with "expected {what}, found ..." at the next token.
+    pub(crate) fn expect(&mut self, tok: &Tok, what: &str) -> Result<Span, ParseError> {
+        match self.eat(tok) {
+            Some(span) => Ok(span),
+            None => Err(self.error_expected(what, &[tok.describe()])),
+        }
+    }
+
+    /// "expected {what}, found {next token}", at the next token.
+    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> ParseError {
+        let t = self.peek();
+        ParseError::new(
+            t.span,
+            format!("expected {what}, found {}", t.tok.describe()),
+        )
+        .expecting(expected)
+    }
+
+    pub(crate) fn prev_span(&self) -> Span {
+        self.prev
+    }
+
+    /// The span from `start` to the end of the last consumed token.
+    pub(crate) fn span_from(&self, start: Span) -> Span {
+        let end = self.prev.offset + self.prev.len;
+        Span {
+            len: end.saturating_sub(start.offset),
+            ..start
+        }
+    }
+
+    pub(crate) fn text(&self, span: Span) -> &'a str {
+        self.src
+            .get(span.offset..span.offset + span.len)
+            .unwrap_or("")
+    }
+
+    /// A non-negative integer that fits in `u32`.
+    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), ParseError> {
+        match self.peek().tok {
+            Tok::Int(v) => {
+                let span = self.peek().span;
+                let v = u32::try_from(v).map_err(|_| {
+                    ParseError::new(span, format!("{what} must be between 0 and {}", u32::MAX))
+                })?;
+                self.bump();
+                Ok((v, span))
+            }
+            _ => Err(self.error_expected(what, &[what])),
+        }
+    }
+
+    // ---- names ----
+
+    /// Finds or creates the location `name`, first mentioned at `span`.
+    pub(crate) fn loc(&mut self, name: &str, span: Span) -> LocId {
+        if let Some(i) = self.locations.iter().position(|l| l.name == name) {
+            return LocId(i as u32);
+        }
+        self.locations.push(Location {
+            name: name.to_string(),
+            space: MemorySpace::Global,
+            init: 0,
+            span: Some(span),
+        });
+        LocId((self.locations.len() - 1) as u32)
+    }
+
+    /// Finds or creates register `name` (already normalised) of thread `t`.
+    pub(crate) fn reg(&mut self, t: usize, name: &str) -> RegId {
+        let Some(state) = self.threads.get_mut(t) else {
+            // Callers only pass threads that exist; a stray index names no register.
+            return RegId(0);
+        };
+        let regs = &mut state.thread.registers;
+        if let Some(i) = regs.iter().position(|r| r == name) {
+            return RegId(i as u32);
+        }
+        regs.push(name.to_string());
+        RegId((regs.len() - 1) as u32)
+    }
+
+    /// Checks that `word` (at `span`) can name a location and returns it.
+    pub(crate) fn location_name(&self, word: &str, span: Span) -> Result<(), ParseError> {
+        if register_name(word).is_some() {
+            return Err(ParseError::new(
+                span,
+                format!("expected a location name, found register `{word}`"),
+            )
+            .expecting(&["a location name"]));
+        }
+        if word.contains('.') || word.starts_with('%') {
+            return Err(
+                ParseError::new(span, format!("`{word}` is not a valid location name"))
+                    .expecting(&["a location name"]),
+            );
+        }
+        Ok(())
+    }
+
+    // ---- sections ----
+
+    fn program(&mut self, name: String) -> Result<Program, ParseError> {
+        let description = match &self.peek().tok {
+            Tok::Str(s) => {
+                let s = s.clone();
+                self.bump();
+                Some(s)
+            }
+            _ => None,
+        };
+        let reg_inits = if self.at(&Tok::LBrace) {
+            self.init_section()?
+        } else {
+            Vec::new()
+        };
+        self.placement_row()?;
+        // Registers named by the initial state come first in their thread's register list.
+        let n = self.threads.len();
+        for init in reg_inits {
+            let t = init.thread as usize;
+            if t >= n {
+                return Err(ParseError::new(
+                    init.thread_span,
+                    format!(
+                        "no thread P{} in this test: the placement row has {n} thread{}",
+                        init.thread,
+                        if n == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+            let r = self.reg(t, &init.reg);
+            if let Some(state) = self.threads.get_mut(t) {
+                if state.thread.init_regs.iter().any(|(id, _)| *id == r) {
+                    return Err(ParseError::new(
+                        init.span,
+                        format!(
+                            "register P{}:{} is initialised twice",
+                            init.thread, init.reg
+                        ),
+                    ));
+                }
+                state.thread.init_regs.push((r, init.value));
+            }
+        }
+        self.code_rows()?;
+        self.resolve_labels()?;
+        let (extra_observables, condition) = self.condition_section()?;
+        if !self.at(&Tok::Eof) {
+            return Err(self.error_expected(
+                "nothing after the condition (only comments may follow it)",
+                &["the end of the input"],
+            ));
+        }
+        Ok(Program {
+            arch: Arch::Ptx,
+            name,
+            description,
+            locations: std::mem::take(&mut self.locations),
+            threads: std::mem::take(&mut self.threads)
+                .into_iter()
+                .map(|s| s.thread)
+                .collect(),
+            condition,
+            extra_observables,
+        })
+    }
+
+    /// `{ x=0; int y = 1; [z]=2; w@shared=0; P1:r0=5; }`. Locations are created here, in
+    /// order; register entries wait until the placement row says which threads exist.
+    fn init_section(&mut self) -> Result<Vec<RegInit>, ParseError> {
+        self.expect(&Tok::LBrace, "`{` to open the initial state")?;
+        let mut regs = Vec::new();
+        loop {
+            if self.eat(&Tok::RBrace).is_some() {
+                break;
+            }
+            self.init_entry(&mut regs)?;
+            match self.peek().tok {
+                Tok::Semi => {
+                    self.bump();
+                }
+                Tok::RBrace => {}
+                _ => {
+                    return Err(self.error_expected(
+                        "`;` between initial-state entries, or `}` to close the initial state",
+                        &["`;`", "`}`"],
+                    ))
+                }
+            }
+        }
+        Ok(regs)
+    }
+
+    fn init_entry(&mut self, regs: &mut Vec<RegInit>) -> Result<(), ParseError> {
+        let start = self.peek().span;
+        // A register of a thread: `P1:r0` or `1:r0`.
+        if self.peek_at(1).tok == Tok::Colon {
+            let (thread, thread_span) = self.thread_ref()?;
+            self.bump(); // `:`
+            let (reg, _) = self.register()?;
+            self.expect(&Tok::Assign, "`=` and the register's initial value")?;
+            let value = self.int_value("the register's initial value")?;
+            regs.push(RegInit {
+                thread,
+                thread_span,
+                reg,
+                value,
+                span: self.span_from(start),
+            });
+            return Ok(());
+        }
+        // A thread name here means the placement row came before the `}`.
+        if let Tok::Word(w) = &self.peek().tok {
+            if thread_number(w).is_some()
+                && !matches!(self.peek_at(1).tok, Tok::Assign | Tok::At | Tok::Word(_))
+            {
+                return Err(self.error_expected("`}` to close the initial state", &["`}`"]));
+            }
+        }
+        // `[x]`, or type words (`int`, `uint32_t`, ...) followed by the name.
+        let (name, name_span) = if self.eat(&Tok::LBracket).is_some() {
+            let n = self.plain_word("a location name")?;
+            self.expect(&Tok::RBracket, "`]` after the location name")?;
+            n
+        } else {
+            let mut n = self.plain_word("a location, `[location]` or `P0:r0`")?;
+            while matches!(self.peek().tok, Tok::Word(_)) {
+                n = self.plain_word("a location name")?;
+            }
+            n
+        };
+        self.location_name(&name, name_span)?;
+        let space = if self.eat(&Tok::At).is_some() {
+            self.memory_space()?
+        } else {
+            MemorySpace::Global
+        };
+        self.expect(&Tok::Assign, "`=` and the location's initial value")?;
+        let value = self.int_value("the location's initial value")?;
+        if self.locations.iter().any(|l| l.name == name) {
+            return Err(ParseError::new(
+                name_span,
+                format!("location `{name}` is initialised twice"),
+            ));
+        }
+        let id = self.loc(&name, name_span);
+        if let Some(l) = self.locations.get_mut(id.0 as usize) {
+            l.space = space;
+            l.init = value;
+        }
+        Ok(())
+    }
+
+    fn memory_space(&mut self) -> Result<MemorySpace, ParseError> {
+        const SPACES: &[&str] = &["global", "shared", "host", "managed"];
+        let t = self.peek().clone();
+        let space = match &t.tok {
+            Tok::Word(w) => match w.as_str() {
+                "global" => Some(MemorySpace::Global),
+                "shared" => Some(MemorySpace::Shared),
+                "host" => Some(MemorySpace::HostMapped),
+                "managed" => Some(MemorySpace::Managed),
+                _ => None,
+            },
+            _ => None,
+        };
+        match space {
+            Some(s) => {
+                self.bump();
+                Ok(s)
+            }
+            None => Err(ParseError::new(
+                t.span,
+                format!(
+                    "unknown memory space {}; expected one of global, shared, host, managed",
+                    t.tok.describe()
+                ),
+            )
+            .expecting(SPACES)),
+        }
+    }
+
+    /// An integer (for initial values).
+    pub(crate) fn int_value(&mut self, what: &str) -> Result<Value, ParseError> {
+        match self.peek().tok {
+            Tok::Int(v) => {
+                self.bump();
+                Ok(v)
+            }
+            _ => Err(self.error_expected(what, &["an integer"])),
+        }
+    }
+
+    /// A word without qualifiers or `%` (a name).
+    pub(crate) fn plain_word(&mut self, what: &str) -> Result<(String, Span), ParseError> {
+        match &self.peek().tok {
+            Tok::Word(w) if !w.contains('.') && !w.starts_with('%') => {
+                let w = w.clone();
+                Ok((w, self.bump().span))
+            }
+            _ => Err(self.error_expected(what, &[what])),
+        }
+    }
+
+    /// A thread as conditions and the initial state name it: `P1` or `1`.
+    pub(crate) fn thread_ref(&mut self) -> Result<(u32, Span), ParseError> {
+        let t = self.peek().clone();
+        let n = match &t.tok {
+            Tok::Word(w) => thread_number(w),
+            Tok::Int(v) => u32::try_from(*v).ok(),
+            _ => None,
+        };
+        match n {
+            Some(n) => {
+                self.bump();
+                Ok((n, t.span))
+            }
+            None => Err(self.error_expected("a thread such as `P0` or `0`", &["a thread"])),
+        }
+    }
+
+    /// A register `r<digits>` or `%r<digits>`, returned normalised (`r0`).
+    pub(crate) fn register(&mut self) -> Result<(String, Span), ParseError> {
+        let t = self.peek().clone();
+        if let Tok::Word(w) = &t.tok {
+            if let Some(r) = register_name(w) {
+                self.bump();
+                return Ok((r, t.span));
+            }
+        }
+        Err(self.error_expected("a register such as `r0`", &["a register"]))
+    }
+
+    /// The first row: `P0@cta 0,gpu 0 | P1@host | P2 ;`.
+    fn placement_row(&mut self) -> Result<(), ParseError> {
+        let mut raw = Vec::new();
+        loop {
+            let cell_start = self.peek().span;
+            let expected_name = format!("P{}", raw.len());
+            match &self.peek().tok {
+                Tok::Word(w) if *w == expected_name => {
+                    self.bump();
+                }
+                Tok::Word(w) if thread_number(w).is_some() => {
+                    return Err(ParseError::new(
+                        cell_start,
+                        format!("expected thread `{expected_name}`, found `{w}`: threads must be named P0, P1, ... in order"),
+                    )
+                    .expecting(&[format!("`{expected_name}`")]));
+                }
+                _ => {
+                    return Err(self.error_expected(
+                        &format!("thread `{expected_name}` in the placement row"),
+                        &[format!("`{expected_name}`")],
+                    ))
+                }
+            }
+            let placement = if self.eat(&Tok::At).is_some() {
+                self.placement()?
+            } else {
+                RawPlacement::Device {
+                    warp: None,
+                    cta: 0,
+                    cluster: None,
+                    gpu: 0,
+                }
+            };
+            raw.push((placement, self.span_from(cell_start), expected_name));
+            match self.peek().tok {
+                Tok::Pipe => {
+                    self.bump();
+                }
+                Tok::Semi => {
+                    self.bump();
+                    break;
+                }
+                _ => {
+                    return Err(self.error_expected(
+                        "`|` before the next thread or `;` at end of the placement row",
+                        &["`|`", "`;`"],
+                    ))
+                }
+            }
+        }
+        let placements = number_clusters(&raw)?;
+        for ((_, span, name), placement) in raw.into_iter().zip(placements) {
+            self.threads.push(ThreadState {
+                thread: Thread {
+                    name,
+                    placement,
+                    span: Some(span),
+                    registers: Vec::new(),
+                    init_regs: Vec::new(),
+                    code: Vec::new(),
+                },
+                labels: Vec::new(),
+                fixups: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// After `@`: `host`, or `[warp N,] cta N [, cluster N] [, gpu N]` (items in that order,
+    /// commas optional, missing numbers 0).
+    fn placement(&mut self) -> Result<RawPlacement, ParseError> {
+        const ITEMS: [&str; 4] = ["warp", "cta", "cluster", "gpu"];
+        if let Tok::Word(w) = &self.peek().tok {
+            if w == "host" {
+                self.bump();
+                return Ok(RawPlacement::Host);
+            }
+        }
+        let mut values: [Option<(u32, Span)>; 4] = [None; 4];
+        let mut last: Option<usize> = None;
+        loop {
+            let t = self.peek().clone();
+            let index = match &t.tok {
+                Tok::Word(w) => ITEMS.iter().position(|i| i == w),
+                _ => None,
+            };
+            let Some(index) = index else {
+                let what = if last.is_none() {
+                    "a placement (`host`, or `cta N, gpu N` with optional `warp N` first and `cluster N` before `gpu`)"
+                } else {
+                    "a placement item (`warp`, `cta`, `cluster`, `gpu`), `|` or `;`"
+                };
+                return Err(
+                    self.error_expected(what, &["`host`", "`warp`", "`cta`", "`cluster`", "`gpu`"])
+                );
+            };
+            if last.is_some_and(|l| l >= index) {
+                return Err(ParseError::new(
+                    t.span,
+                    format!(
+                        "`{}` out of place: placement items go in the order warp, cta, cluster, gpu, each at most once",
+                        ITEMS[index]
+                    ),
+                ));
+            }
+            self.bump();
+            let v = self.u32_literal(&format!("the {} number", ITEMS[index]))?;
+            if let Some(slot) = values.get_mut(index) {
+                *slot = Some(v);
+            }
+            last = Some(index);
+            self.eat(&Tok::Comma);
+            if matches!(self.peek().tok, Tok::Pipe | Tok::Semi) {
+                break;
+            }
+        }
+        let [warp, cta, cluster, gpu] = values;
+        Ok(RawPlacement::Device {
+            warp: warp.map(|v| v.0),
+            cta: cta.map_or(0, |v| v.0),
+            cluster,
+            gpu: gpu.map_or(0, |v| v.0),
+        })
+    }
+
+    /// Instruction rows, until the `locations` line, the condition or the end.
+    fn code_rows(&mut self) -> Result<(), ParseError> {
+        let n = self.threads.len();
+        loop {
+            if self.at_condition_start() {
+                return Ok(());
+            }
+            let mut cell = 0usize;
+            loop {
+                let opener = self.prev_span();
+                if !matches!(self.peek().tok, Tok::Pipe | Tok::Semi) {
+                    if cell >= n {
+                        return Err(self.too_many_cells(self.peek().span, n));
+                    }
+                    self.cell(cell)?;
+                } else if cell >= n {
+                    return Err(self.too_many_cells(opener, n));
+                }
+                match self.peek().tok {
+                    Tok::Pipe => {
+                        self.bump();
+                        cell += 1;
+                    }
+                    Tok::Semi => {
+                        self.bump();
+                        break;
+                    }
+                    _ if cell + 1 >= n => {
+                        return Err(self.error_expected("`;` at end of instruction row", &["`;`"]))
+                    }
+                    _ => {
+                        return Err(self.error_expected(
+                            "`|` before the next thread's cell or `;` at end of instruction row",
+                            &["`|`", "`;`"],
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    fn too_many_cells(&self, span: Span, n: usize) -> ParseError {
+        ParseError::new(
+            span,
+            format!(
+                "this row has more cells than the {n} thread{} of the placement row",
+                if n == 1 { "" } else { "s" }
+            ),
+        )
+        .expecting(&["`;`"])
+    }
+
+    /// Whether the next token starts the part after the table.
+    fn at_condition_start(&self) -> bool {
+        match &self.peek().tok {
+            Tok::Eof | Tok::Tilde => true,
+            Tok::Word(w) => {
+                CONDITION_WORDS.contains(&w.as_str()) && self.peek_at(1).tok != Tok::Colon
+            }
+            _ => false,
+        }
+    }
+
+    /// One cell of thread `t`: labels `L:` then an optional instruction.
+    fn cell(&mut self, t: usize) -> Result<(), ParseError> {
+        while let (Tok::Word(w), Tok::Colon) = (&self.peek().tok, &self.peek_at(1).tok) {
+            let (label, span) = (w.clone(), self.peek().span);
+            if label.contains('.') || label.starts_with('%') {
+                return Err(
+                    ParseError::new(span, format!("`{label}` is not a valid label name"))
+                        .expecting(&["a label name"]),
+                );
+            }
+            self.bump();
+            self.bump();
+            let Some(state) = self.threads.get_mut(t) else {
+                break;
+            };
+            if state.labels.iter().any(|(l, _)| *l == label) {
+                return Err(ParseError::new(
+                    span,
+                    format!(
+                        "label `{label}` is defined twice in thread {}",
+                        state.thread.name
+                    ),
+                ));
+            }
+            let here = state.thread.code.len();
+            state.labels.push((label, here));
+        }
+        if matches!(self.peek().tok, Tok::Pipe | Tok::Semi) {
+            return Ok(());
+        }
+        let start = self.peek().span;
+        let (kind, label) = self.instruction(t)?;
+        if self.at(&Tok::Comma) {
+            return Err(self.error_expected(
+                "the end of the instruction (too many operands)",
+                &["`|`", "`;`"],
+            ));
+        }
+        let span = self.span_from(start);
+        let text = self.text(span).trim().to_string();
+        let Some(state) = self.threads.get_mut(t) else {
+            return Ok(());
+        };
+        if let Some((label, span)) = label {
+            state.fixups.push(Fixup {
+                instr: state.thread.code.len(),
+                label,
+                span,
+            });
+        }
+        state.thread.code.push(Instr { kind, span, text });
+        Ok(())
+    }
+
+    fn resolve_labels(&mut self) -> Result<(), ParseError> {
+        for state in &mut self.threads {
+            for fix in &state.fixups {
+                let Some(&(_, target)) = state.labels.iter().find(|(l, _)| *l == fix.label) else {
+                    let known: Vec<String> =
+                        state.labels.iter().map(|(l, _)| format!("`{l}`")).collect();
+                    return Err(ParseError::new(
+                        fix.span,
+                        format!(
+                            "unknown label `{}` in thread {}{}",
+                            fix.label,
+                            state.thread.name,
+                            if known.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; its labels are {}", known.join(", "))
+                            }
+                        ),
+                    )
+                    .expecting(&known));
+                };
+                if let Some(Instr {
+                    kind: InstrKind::Branch { target: slot, .. },
+                    ..
+                }) = state.thread.code.get_mut(fix.instr)
+                {
+                    *slot = target;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Gives each device thread its cluster number. Threads of one (gpu, cta) share a cluster: the
+/// one a thread of that CTA names, or else a fresh number unused by any named cluster, so that
+/// `.cluster` scope means the same as `.cta` for CTAs placed without one.
+fn number_clusters(raw: &[(RawPlacement, Span, String)]) -> Result<Vec<Placement>, ParseError> {
+    let mut named: Vec<((u32, u32), u32)> = Vec::new();
+    for (p, _, _) in raw {
+        if let RawPlacement::Device {
+            cta,
+            cluster: Some((c, span)),
+            gpu,
+            ..
+        } = p
+        {
+            match named.iter().find(|(k, _)| *k == (*gpu, *cta)) {
+                Some((_, other)) if other != c => {
+                    return Err(ParseError::new(
+                        *span,
+                        format!(
+                            "CTA {cta} of GPU {gpu} is already placed in cluster {other}; a CTA \
+                             belongs to one cluster"
+                        ),
+                    ))
+                }
+                Some(_) => {}
+                None => named.push(((*gpu, *cta), *c)),
+            }
+        }
+    }
+    let mut next = named
+        .iter()
+        .map(|(_, c)| c.saturating_add(1))
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for (p, _, _) in raw {
+        out.push(match p {
+            RawPlacement::Host => Placement::Host,
+            RawPlacement::Device { warp, cta, gpu, .. } => {
+                let cluster = match named.iter().find(|(k, _)| *k == (*gpu, *cta)) {
+                    Some((_, c)) => *c,
+                    None => {
+                        let fresh = next;
+                        named.push(((*gpu, *cta), fresh));
+                        next = next.saturating_add(1);
+                        fresh
+                    }
+                };
+                Placement::Device(DevicePlacement {
+                    gpu: *gpu,
+                    cluster,
+                    cta: *cta,
+                    warp: *warp,
+                })
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// `r<digits>` or `%r<digits>`, normalised to `r<digits>`.
+pub(crate) fn register_name(word: &str) -> Option<String> {
+    let bare = word.strip_prefix('%').unwrap_or(word);
+    let digits = bare.strip_prefix('r')?;
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        Some(bare.to_string())
+    } else {
+        None
+    }
+}
+
+/// `P<digits>` as a thread number.
+pub(crate) fn thread_number(word: &str) -> Option<u32> {
+    let digits = word.strip_prefix('P')?;
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().ok()
+    } else {
+        None
+    }
+}
