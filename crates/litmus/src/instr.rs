@@ -274,6 +274,17 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
             seen.push((name.to_string(), 5 + i));
         } else {
             // Guess what the unknown word was meant to be, to name it in the message.
+            if looks_like_type(name) {
+                let types: Vec<String> = TYPES.iter().map(|t| format!(".{t}")).collect();
+                return Err(ParseError::new(
+                    q.span,
+                    format!(
+                        "unsupported type `.{name}`; expected one of {}",
+                        types.join(", ")
+                    ),
+                )
+                .expecting(&types));
+            }
             let later_op = quals
                 .get(i + 1..)
                 .unwrap_or(&[])
@@ -316,6 +327,14 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
         }
     }
     Ok(out)
+}
+
+/// `f32`, `u16`, `b8`...: a PTX type we do not model (values here are untyped integers).
+fn looks_like_type(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('u' | 's' | 'b' | 'f'))
+        && name.len() > 1
+        && chars.all(|c| c.is_ascii_digit())
 }
 
 /// Opcodes, for the unknown-instruction message.

@@ -167,7 +167,8 @@ impl<'a> Lexer<'a> {
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
         loop {
             match self.peek() {
-                Some(c) if c.is_whitespace() => {
+                // A byte-order mark at the start of the file is invisible in editors.
+                Some(c) if c.is_whitespace() || (c == '\u{feff}' && self.pos == 0) => {
                     self.bump();
                 }
                 Some('(') if self.peek2() == Some('*') => self.comment()?,
@@ -208,7 +209,8 @@ impl<'a> Lexer<'a> {
         (self.text(span).to_string(), span)
     }
 
-    /// The rest of the current line, trimmed, with its span (empty at the line's end).
+    /// The rest of the current line up to any comment, trimmed, with its span (empty at the
+    /// line's end).
     pub(crate) fn rest_of_line(&mut self) -> (String, Span) {
         while self.peek().is_some_and(|c| c != '\n' && c.is_whitespace()) {
             self.bump();
@@ -216,7 +218,8 @@ impl<'a> Lexer<'a> {
         let start = self.here();
         let mut end = start;
         while let Some(c) = self.peek() {
-            if c == '\n' {
+            // A comment ends the name (and is then skipped like any other).
+            if c == '\n' || (c == '(' && self.peek2() == Some('*')) {
                 break;
             }
             self.bump();
@@ -511,5 +514,9 @@ mod tests {
         let (name, span) = lx.rest_of_line();
         assert_eq!(name, "MP+rel");
         assert_eq!((span.column, span.len), (6, 6));
+        let mut lx = Lexer::new("PTX SB (* store buffering\n *) {");
+        lx.header_word();
+        assert_eq!(lx.rest_of_line().0, "SB");
+        assert_eq!(lx.tokens().unwrap()[0].tok, Tok::LBrace);
     }
 }

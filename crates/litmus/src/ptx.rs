@@ -221,7 +221,7 @@ impl<'a> Parser<'a> {
         RegId((regs.len() - 1) as u32)
     }
 
-    /// Checks that `word` (at `span`) can name a location and returns it.
+    /// Checks that `word` (at `span`) can name a location.
     pub(crate) fn location_name(&self, word: &str, span: Span) -> Result<(), ParseError> {
         if register_name(word).is_some() {
             return Err(ParseError::new(

@@ -166,6 +166,13 @@ fn dialect_is_chosen_by_the_first_word() {
 }
 
 #[test]
+fn header_name_stops_at_a_comment_and_a_bom_is_skipped() {
+    let p = ok("\u{feff}PTX SB+fences (* store\n buffering *)\nP0 ;\nexists true");
+    assert_eq!(p.name, "SB+fences");
+    assert_eq!(p.description, None);
+}
+
+#[test]
 fn init_entries_of_every_form() {
     let p = ok("PTX t\n{ a=1; int b = 2; uint32_t c=3; [d]=4; e@shared=5; f@global=6; g@host=7;\n  h@managed=-8; P0:r3=9; 0:%r4=10 }\nP0 ;\nexists (true)");
     let locs: Vec<(&str, MemorySpace, Value)> = p
@@ -589,6 +596,12 @@ fn load_store_errors() {
         4,
         3,
         "unknown qualifier `.shared` on `ld`",
+    );
+    err_at(
+        &one("ld.relaxed.f32 r0, x"),
+        4,
+        11,
+        "unsupported type `.f32`",
     );
     err_at(
         &one("ld x, x"),
@@ -1170,6 +1183,62 @@ mod never_panics {
             }
         }
         String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Fragments of the grammar, glued at random: reaches deeper than byte mutations.
+    const PIECES: [&str; 40] = [
+        "PTX t\n",
+        "{",
+        "}",
+        "x=0;",
+        "P1:r0=1;",
+        "P0@cta 0,gpu 0",
+        "P1@host",
+        "|",
+        ";",
+        "\n",
+        "ld.acquire.gpu r0, x",
+        "st.release.cta [x], 1",
+        "atom.cas r1, y, 0, 1",
+        "red.add x, r1",
+        "fence.sc.sys",
+        "membar.gl",
+        "bar.sync 0",
+        "bar.red.popc.u32 r2, 0, r1",
+        "L:",
+        "bra L",
+        "beq r0, 1, L",
+        "mov r3, -1",
+        "exists",
+        "~exists",
+        "forall",
+        "(",
+        ")",
+        "/\\",
+        "\\/",
+        "~",
+        "P0:r0",
+        "1:r1",
+        "==",
+        "!=",
+        "=",
+        "true",
+        "locations [",
+        "]",
+        "(* c *)",
+        "\"d\"",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn parse_never_panics_on_grammar_soup(
+            pieces in prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..40)
+        ) {
+            let src = format!("PTX soup\n{}", pieces.join(" "));
+            let _ = parse(&src);
+        }
     }
 
     #[test]
