@@ -271,7 +271,11 @@ pub enum BarrierKind {
     /// `bar.arrive`: arrive without waiting.
     Arrive,
     /// `bar.red.OP`: arrive with a predicate, wait, and receive the reduction into `dst`.
-    Red { op: BarrierRedOp, dst: RegId, pred: Operand },
+    Red {
+        op: BarrierRedOp,
+        dst: RegId,
+        pred: Operand,
+    },
 }
 
 /// The reduction of `bar.red`.
@@ -289,19 +293,53 @@ pub enum BarrierRedOp {
 /// matches on it, so adding a kind shows every place that must handle it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InstrKind {
-    Load { dst: RegId, addr: Address, order: Order, scope: Scope },
-    Store { addr: Address, value: Operand, order: Order, scope: Scope },
+    Load {
+        dst: RegId,
+        addr: Address,
+        order: Order,
+        scope: Scope,
+    },
+    Store {
+        addr: Address,
+        value: Operand,
+        order: Order,
+        scope: Scope,
+    },
     /// `atom` (with `dst`) or `red` (without).
-    Rmw { dst: Option<RegId>, addr: Address, kind: RmwKind, order: Order, scope: Scope },
-    Fence { order: FenceOrder, scope: Scope },
+    Rmw {
+        dst: Option<RegId>,
+        addr: Address,
+        kind: RmwKind,
+        order: Order,
+        scope: Scope,
+    },
+    Fence {
+        order: FenceOrder,
+        scope: Scope,
+    },
     /// A CTA barrier. `count` is the number of threads expected; `None` means every thread of
     /// the test in the CTA.
-    Barrier { id: u32, kind: BarrierKind, count: Option<u32> },
-    Mov { dst: RegId, src: Operand },
-    Binary { dst: RegId, op: BinOp, a: Operand, b: Operand },
+    Barrier {
+        id: u32,
+        kind: BarrierKind,
+        count: Option<u32>,
+    },
+    Mov {
+        dst: RegId,
+        src: Operand,
+    },
+    Binary {
+        dst: RegId,
+        op: BinOp,
+        a: Operand,
+        b: Operand,
+    },
     /// Jump to instruction index `target` (which may equal the code length: the end) when
     /// `cond` holds.
-    Branch { cond: BranchCond, target: usize },
+    Branch {
+        cond: BranchCond,
+        target: usize,
+    },
 }
 
 /// An instruction with its source span and the source text it was written as.
@@ -328,7 +366,10 @@ pub struct Thread {
 
 impl Thread {
     pub fn reg(&self, name: &str) -> Option<RegId> {
-        self.registers.iter().position(|r| r == name).map(|i| RegId(i as u32))
+        self.registers
+            .iter()
+            .position(|r| r == name)
+            .map(|i| RegId(i as u32))
     }
 }
 
@@ -445,7 +486,10 @@ pub struct Program {
 
 impl Program {
     pub fn loc(&self, name: &str) -> Option<LocId> {
-        self.locations.iter().position(|l| l.name == name).map(|i| LocId(i as u32))
+        self.locations
+            .iter()
+            .position(|l| l.name == name)
+            .map(|i| LocId(i as u32))
     }
 
     pub fn location(&self, id: LocId) -> &Location {
@@ -496,7 +540,12 @@ mod tests {
     use super::*;
 
     fn dev(gpu: u32, cluster: u32, cta: u32) -> Placement {
-        Placement::Device(DevicePlacement { gpu, cluster, cta, warp: None })
+        Placement::Device(DevicePlacement {
+            gpu,
+            cluster,
+            cta,
+            warp: None,
+        })
     }
 
     #[test]
