@@ -15,8 +15,6 @@ use scopecheck_ir::{
 pub const MAX_VALUES_PER_LOCATION: usize = 64;
 /// Most paths one thread may have before exploration gives up as incomplete.
 pub const MAX_PATHS_PER_THREAD: usize = 200_000;
-/// Most rounds of the value-domain fixpoint.
-pub const MAX_DOMAIN_ROUNDS: usize = 32;
 
 /// What an event does. One exhaustive list, matched by every model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,7 +125,6 @@ pub struct Trace {
 pub enum TraceLimit {
     TooManyValues { loc: LocId },
     TooManyPaths { thread: ThreadId },
-    DomainDiverges,
 }
 
 /// The values each location may hold, as sorted lists.
@@ -140,11 +137,43 @@ pub struct Paths {
     pub domain: Domain,
 }
 
+/// The most write events one execution of `program` can have: per thread, each writing
+/// instruction runs at most once plus once per backward branch taken.
+fn max_writes_per_execution(program: &Program, unroll: u32) -> usize {
+    program
+        .threads
+        .iter()
+        .map(|t| {
+            let writers = t
+                .code
+                .iter()
+                .filter(|i| matches!(i.kind, InstrKind::Store { .. } | InstrKind::Rmw { .. }))
+                .count();
+            let backward = t
+                .code
+                .iter()
+                .enumerate()
+                .filter(
+                    |(pc, i)| matches!(i.kind, InstrKind::Branch { target, .. } if target <= *pc),
+                )
+                .count();
+            writers * (1 + backward * unroll as usize)
+        })
+        .sum()
+}
+
 /// Enumerates every path of every thread of `program`, taking each backward branch at most
 /// `unroll` times per path.
+///
+/// The value domain grows by rounds: round `k` reads values of round `k - 1`. A value that first
+/// appears in round `k` is only written after a chain of `k` writes, each depending (data,
+/// address or control) on a read of the one before; No-Thin-Air makes those writes distinct
+/// events of one execution. So once `k` exceeds the number of writes an execution can have, no
+/// later value can occur and the rounds stop even when RMWs keep producing new values.
 pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLimit> {
+    let rounds = max_writes_per_execution(program, unroll);
     let mut domain: Domain = program.locations.iter().map(|l| vec![l.init]).collect();
-    for _ in 0..MAX_DOMAIN_ROUNDS {
+    for round in 0.. {
         let mut per_thread = Vec::with_capacity(program.threads.len());
         for (t, thread) in program.threads.iter().enumerate() {
             per_thread.push(thread_paths(
@@ -154,6 +183,9 @@ pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLim
                 &domain,
                 unroll,
             )?);
+        }
+        if round >= rounds {
+            return Ok(Paths { per_thread, domain });
         }
         let mut next = domain.clone();
         for trace in per_thread.iter().flatten() {
@@ -174,7 +206,7 @@ pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLim
         }
         domain = next;
     }
-    Err(TraceLimit::DomainDiverges)
+    unreachable!("the loop returns once `round` reaches `rounds`")
 }
 
 #[derive(Clone)]

@@ -113,7 +113,6 @@ pub fn judge(
                     program.thread(thread).name,
                     scopecheck_explore::trace::MAX_PATHS_PER_THREAD
                 ),
-                TraceLimit::DomainDiverges => "the values written do not settle".to_string(),
             };
             incomplete = Some(Incomplete { reason });
         }
