@@ -129,8 +129,6 @@ fn bench_reports_errors_and_totals() {
 
 /// The README's example command.
 #[test]
-#[ignore = "needs the PTX parser, the PTX model and examples/ptx/MP+fence.sc.cta.litmus, \
-            being written alongside this crate"]
 fn checks_the_readme_example() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let file = root.join("examples/ptx/MP+fence.sc.cta.litmus");
@@ -143,8 +141,15 @@ fn checks_the_readme_example() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.starts_with("Test MP+fence.sc.cta "), "{text}");
-    assert!(text.contains("\nObservation MP+fence.sc.cta "), "{text}");
+    // The fences are .cta and the threads sit in different CTAs: no synchronization, so the
+    // stale read of the data is allowed and the `exists` condition is validated.
+    assert!(text.contains("\nOk\n"), "{text}");
+    assert!(text.contains("\nObservation MP+fence.sc.cta Sometimes 1 3\n"), "{text}");
     let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout_lines(&out)[0]["name"], "MP+fence.sc.cta");
+    let v = &stdout_lines(&out)[0];
+    assert_eq!(v["name"], "MP+fence.sc.cta");
+    assert_eq!(v["result"], "Ok");
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["states"].as_array().map(|s| s.len()), Some(4));
 }
