@@ -47,17 +47,19 @@ impl Failure {
         })
     }
 
-    /// An error found while exploring a parsed test. It carries no position: the label goes on
-    /// the test's header line.
+    /// An error found while exploring a parsed test: labelled at the instruction at fault, or
+    /// on the test's header line when the error has no position.
     pub fn check(file: &str, source: String, program: &Program, err: &CheckError) -> Box<Failure> {
-        let at = source.find(&program.name).map(|offset| {
-            let span = Span {
-                offset,
-                len: program.name.len(),
-                line: 0,
-                column: 0,
-            };
-            (span, "in this test")
+        let at = err.span().map(|span| (span, "here")).or_else(|| {
+            source.find(&program.name).map(|offset| {
+                let span = Span {
+                    offset,
+                    len: program.name.len(),
+                    line: 0,
+                    column: 0,
+                };
+                (span, "in this test")
+            })
         });
         Box::new(Failure {
             file: file.into(),

@@ -144,7 +144,10 @@ fn checks_the_readme_example() {
     // The fences are .cta and the threads sit in different CTAs: no synchronization, so the
     // stale read of the data is allowed and the `exists` condition is validated.
     assert!(text.contains("\nOk\n"), "{text}");
-    assert!(text.contains("\nObservation MP+fence.sc.cta Sometimes 1 3\n"), "{text}");
+    assert!(
+        text.contains("\nObservation MP+fence.sc.cta Sometimes 1 3\n"),
+        "{text}"
+    );
     let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
     let v = &stdout_lines(&out)[0];

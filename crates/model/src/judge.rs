@@ -118,11 +118,14 @@ pub fn judge(
         }
         Ok(exploration) => {
             if let Some(f) = exploration.faults.first() {
-                return Err(CheckError::Program(format!(
-                    "{}: {}",
-                    describe_instr(program, f.thread, f.instr),
-                    f.message
-                )));
+                return Err(CheckError::Program {
+                    message: format!(
+                        "{}: {}",
+                        describe_instr(program, f.thread, f.instr),
+                        f.message
+                    ),
+                    span: Some(program.thread(f.thread).code[f.instr].span),
+                });
             }
             if !exploration.cut.is_empty() {
                 let loops: Vec<String> = exploration

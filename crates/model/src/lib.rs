@@ -7,7 +7,7 @@ mod verdict;
 
 pub use verdict::{FinalState, Incomplete, Observation, Outcome, Verdict};
 
-use scopecheck_ir::Program;
+use scopecheck_ir::{Program, Span};
 
 /// The models scopecheck knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,8 +47,19 @@ impl Default for CheckOptions {
 /// An error in the test found while exploring it (not a parse error, not a bug in scopecheck).
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum CheckError {
-    #[error("{0}")]
-    Program(String),
+    /// Some consistent execution does something the test may not do (e.g. an address offset
+    /// that leaves its location), at `span`.
+    #[error("{message}")]
+    Program { message: String, span: Option<Span> },
+}
+
+impl CheckError {
+    /// Where in the source the error is, when known.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            CheckError::Program { span, .. } => *span,
+        }
+    }
 }
 
 /// Explores every execution of `program` the chosen model allows and judges the condition.
