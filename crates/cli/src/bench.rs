@@ -5,11 +5,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use scopecheck_model::{CheckOptions, DEFAULT_UNROLL};
 
 use crate::check::{check_guarded, read_and_parse};
 use crate::inputs;
-use crate::Model;
+use crate::options::CheckFlags;
 
 /// Default least number of checks of each test.
 pub const DEFAULT_ITERS: u32 = 5;
@@ -20,12 +19,8 @@ pub const MIN_TIME_PER_TEST: Duration = Duration::from_millis(200);
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// The memory model to check against.
-    #[arg(long, value_enum, default_value_t = Model::Ptx)]
-    model: Model,
-    /// How often one backward branch may be taken in one execution.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
-    unroll: u32,
+    #[command(flatten)]
+    flags: CheckFlags,
     /// Check each test at least this many times (and for at least 0.2 s).
     #[arg(long, value_name = "K", default_value_t = DEFAULT_ITERS)]
     iters: u32,
@@ -44,10 +39,7 @@ struct Sample {
 
 /// Runs `bench`; returns whether every file was parsed and checked.
 pub fn run(args: &BenchArgs) -> bool {
-    let opts = CheckOptions {
-        model: args.model.into(),
-        unroll: args.unroll,
-    };
+    let opts = args.flags.check_options();
     let mut all_checked = true;
     let mut parsed = Vec::new();
     for input in inputs::collect(&args.paths) {

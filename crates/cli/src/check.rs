@@ -11,23 +11,19 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rayon::prelude::*;
 use scopecheck_ir::Program;
-use scopecheck_model::{CheckOptions, Verdict, DEFAULT_UNROLL};
+use scopecheck_model::{CheckOptions, Verdict};
 
 use crate::inputs::{self, Input};
+use crate::options::CheckFlags;
 use crate::render::Failure;
-use crate::Model;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The memory model to check against.
-    #[arg(long, value_enum, default_value_t = Model::Ptx)]
-    model: Model,
+    #[command(flatten)]
+    flags: CheckFlags,
     /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
     #[arg(long)]
     json: bool,
-    /// How often one backward branch may be taken in one execution.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
-    unroll: u32,
     /// Litmus files, or directories to search recursively for *.litmus files.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -43,10 +39,7 @@ pub struct Checked {
 /// Runs `check`; returns whether every file was checked.
 pub fn run(args: &CheckArgs) -> bool {
     let inputs = inputs::collect(&args.paths);
-    let opts = CheckOptions {
-        model: args.model.into(),
-        unroll: args.unroll,
-    };
+    let opts = args.flags.check_options();
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
         let (inputs, opts) = (&inputs, &opts);

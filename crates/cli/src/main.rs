@@ -9,12 +9,12 @@
 mod bench;
 mod check;
 mod inputs;
+mod options;
 mod render;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use scopecheck_model::ModelKind;
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "scopecheck", version, about)]
@@ -29,21 +29,6 @@ enum Command {
     Check(check::CheckArgs),
     /// Measures how fast tests are checked (single thread).
     Bench(bench::BenchArgs),
-}
-
-/// The `--model` choices.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Model {
-    /// The PTX memory consistency model (sm_70 and later).
-    Ptx,
-}
-
-impl From<Model> for ModelKind {
-    fn from(m: Model) -> ModelKind {
-        match m {
-            Model::Ptx => ModelKind::Ptx,
-        }
-    }
 }
 
 fn main() -> ExitCode {

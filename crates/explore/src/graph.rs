@@ -20,6 +20,8 @@ pub struct Graph<'p> {
     pub program: &'p Program,
     /// Initial writes first (one per location, in location order), then each thread's events.
     pub events: Vec<Event>,
+    /// Index of each thread's first event.
+    pub thread_start: Vec<usize>,
     /// Program order, transitive.
     pub po: Relation,
     /// From the read half of each RMW to its write half.
@@ -116,6 +118,7 @@ impl<'p> Graph<'p> {
         });
         Ok(Graph {
             program,
+            thread_start: starts,
             events,
             po,
             rmw,

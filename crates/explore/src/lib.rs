@@ -11,7 +11,9 @@
 //! The explorer knows program semantics (paths, values, barriers) and nothing of any model.
 
 pub mod graph;
+pub mod loops;
 pub mod orders;
+pub mod progress;
 pub mod relation;
 pub mod trace;
 
@@ -69,6 +71,27 @@ pub struct Fault {
     pub message: String,
 }
 
+/// A thread spinning forever in an await loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spinner {
+    pub thread: ThreadId,
+    /// The loop's backward branch.
+    pub instr: usize,
+    /// What its failing iteration reads, and keeps reading: the latest value of each location.
+    pub reads: Vec<(LocId, Value)>,
+}
+
+/// A consistent execution in which no thread can make progress: every thread has finished,
+/// spins in an await loop reading the coherence-latest writes, or was never scheduled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hang {
+    pub spinning: Vec<Spinner>,
+    /// Threads the scheduler never ran.
+    pub starved: Vec<ThreadId>,
+    /// Why the scheduler permits it, in words.
+    pub reason: String,
+}
+
 /// What the exploration saw besides the consistent executions it reported.
 #[derive(Clone, Debug, Default)]
 pub struct Exploration {
@@ -82,6 +105,10 @@ pub struct Exploration {
     pub faults: Vec<Fault>,
     /// Combinations of paths where a barrier never completes.
     pub blocked: u64,
+    /// Await loops explored by their exiting iteration alone, as (thread, backward branch).
+    pub reduced_loops: Vec<(ThreadId, usize)>,
+    /// Hangs the scheduler permits.
+    pub hangs: Vec<Hang>,
 }
 
 /// Options of the exploration.
@@ -89,6 +116,8 @@ pub struct Exploration {
 pub struct ExploreOptions {
     /// How often one backward branch may be taken per path.
     pub unroll: u32,
+    /// The scheduler hangs are judged under.
+    pub scheduler: progress::Scheduler,
 }
 
 /// The read and written `(location, value)` pairs of a path.
@@ -116,9 +145,23 @@ fn path_values(t: &Trace) -> PathValues {
     v
 }
 
+/// The path of a thread the scheduler never ran.
+fn never_ran(thread: &scopecheck_ir::Thread) -> Trace {
+    let mut regs = vec![0; thread.registers.len()];
+    for (r, v) in &thread.init_regs {
+        regs[r.0 as usize] = *v;
+    }
+    Trace {
+        events: vec![],
+        rmw: vec![],
+        regs,
+        end: PathEnd::Starved,
+    }
+}
+
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
 /// execution of paths that all finished: its graph, the path of each thread, and its coherence
-/// order.
+/// order. Hangs are searched for under every starvation the scheduler could allow.
 pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
@@ -126,54 +169,89 @@ pub fn explore<'p>(
     on_execution: &mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
 ) -> Result<Exploration, TraceLimit> {
     let paths = trace::enumerate_paths(program, opts.unroll)?;
-    let values: Vec<Vec<PathValues>> = paths
+    let mut out = Exploration::default();
+    for (t, th) in program.threads.iter().enumerate() {
+        for l in loops::thread_loops(program, th) {
+            if l.reducible.is_ok() {
+                out.reduced_loops.push((ThreadId(t as u32), l.branch));
+            }
+        }
+    }
+    let starved_paths: Vec<Vec<Trace>> =
+        program.threads.iter().map(|t| vec![never_ran(t)]).collect();
+    let spins = paths
         .per_thread
         .iter()
-        .map(|ts| ts.iter().map(path_values).collect())
-        .collect();
-    // available[t]: values the initial state and threads t.. could write.
-    let nt = program.threads.len();
-    let mut available: Vec<Vec<(LocId, Value)>> = vec![vec![]; nt + 1];
-    available[nt] = program
-        .locations
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (LocId(i as u32), l.init))
-        .collect();
-    for t in (0..nt).rev() {
-        let mut a = available[t + 1].clone();
-        for pv in &values[t] {
-            a.extend_from_slice(&pv.writes);
-        }
-        a.sort_unstable();
-        a.dedup();
-        available[t] = a;
-    }
-    let mut run = Run {
-        program,
-        model,
-        paths: &paths.per_thread,
-        values: &values,
-        available: &available,
-        chosen: Vec::with_capacity(nt),
-        written: Vec::new(),
-        out: Exploration::default(),
-        on_execution,
+        .flatten()
+        .any(|p| matches!(p.end, PathEnd::Blocked { .. }));
+    let candidates = if spins {
+        opts.scheduler.starvation_candidates(program)
+    } else {
+        vec![vec![]]
     };
-    run.choose(0);
-    Ok(run.out)
+    for starved in candidates {
+        let per_thread: Vec<&[Trace]> = (0..program.threads.len())
+            .map(|t| {
+                if starved.contains(&ThreadId(t as u32)) {
+                    &starved_paths[t][..]
+                } else {
+                    &paths.per_thread[t][..]
+                }
+            })
+            .collect();
+        let values: Vec<Vec<PathValues>> = per_thread
+            .iter()
+            .map(|ts| ts.iter().map(path_values).collect())
+            .collect();
+        // available[t]: values the initial state and threads t.. could write.
+        let nt = program.threads.len();
+        let mut available: Vec<Vec<(LocId, Value)>> = vec![vec![]; nt + 1];
+        available[nt] = program
+            .locations
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (LocId(i as u32), l.init))
+            .collect();
+        for t in (0..nt).rev() {
+            let mut a = available[t + 1].clone();
+            for pv in &values[t] {
+                a.extend_from_slice(&pv.writes);
+            }
+            a.sort_unstable();
+            a.dedup();
+            available[t] = a;
+        }
+        let mut run = Run {
+            program,
+            model,
+            scheduler: &opts.scheduler,
+            starved: &starved,
+            paths: &per_thread,
+            values: &values,
+            available: &available,
+            chosen: Vec::with_capacity(nt),
+            written: Vec::new(),
+            out: &mut out,
+            on_execution,
+        };
+        run.choose(0);
+    }
+    Ok(out)
 }
 
 struct Run<'a, 'p> {
     program: &'p Program,
     model: &'a dyn Model,
-    paths: &'a [Vec<Trace>],
+    scheduler: &'a progress::Scheduler,
+    /// Threads never scheduled in this run: only hangs are looked for.
+    starved: &'a [ThreadId],
+    paths: &'a [&'a [Trace]],
     values: &'a [Vec<PathValues>],
     available: &'a [Vec<(LocId, Value)>],
     chosen: Vec<usize>,
     /// Values written by the chosen paths, with multiplicity (popped on backtrack).
     written: Vec<(LocId, Value)>,
-    out: Exploration,
+    out: &'a mut Exploration,
     on_execution: &'a mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
 }
 
@@ -193,8 +271,6 @@ impl<'p> Run<'_, 'p> {
             if !feasible {
                 continue;
             }
-            // Earlier threads' reads may only now become unsatisfiable; the final check below
-            // settles them against the full set of writes.
             let mark = self.written.len();
             self.written.extend_from_slice(&pv.writes);
             self.chosen.push(i);
@@ -211,6 +287,18 @@ impl<'p> Run<'_, 'p> {
             .enumerate()
             .map(|(t, &i)| &self.paths[t][i])
             .collect();
+        // With threads starved, only configurations where everyone else finished or spins
+        // can hang.
+        if !self.starved.is_empty()
+            && !paths.iter().all(|p| {
+                matches!(
+                    p.end,
+                    PathEnd::Finished | PathEnd::Blocked { .. } | PathEnd::Starved
+                )
+            })
+        {
+            return;
+        }
         let g = match Graph::new(self.program, &paths) {
             Ok(g) => g,
             Err(NotAnExecution::BarrierBlocks) => {
@@ -261,16 +349,41 @@ impl<'p> Run<'_, 'p> {
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
-        let out = &mut self.out;
+        let stuck = unfinished
+            .iter()
+            .all(|&t| matches!(paths[t].end, PathEnd::Blocked { .. } | PathEnd::Starved))
+            && unfinished
+                .iter()
+                .any(|&t| matches!(paths[t].end, PathEnd::Blocked { .. }));
+        let out = &mut *self.out;
         let on_execution = &mut self.on_execution;
-        let mut feasible = false;
+        let (mut feasible, mut hang) = (false, None);
         self.model.executions(g, &mut out.rejected, &mut |co| {
             if unfinished.is_empty() {
                 on_execution(g, paths, co)
             } else {
-                feasible = true
+                feasible = true;
+                if stuck && hang.is_none() {
+                    hang = spinners_read_latest(g, paths, co);
+                }
             }
         });
+        if let Some(spinning) = hang {
+            let ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
+            if let Some(reason) = self.scheduler.permits(self.program, &ids, self.starved) {
+                let h = Hang {
+                    spinning,
+                    starved: self.starved.to_vec(),
+                    reason,
+                };
+                if !out.hangs.contains(&h) {
+                    out.hangs.push(h);
+                }
+            }
+        }
+        if !self.starved.is_empty() {
+            return;
+        }
         // A consistent prefix that stops at a cut loop or a fault is a real execution's prefix.
         for &t in unfinished.iter().filter(|_| feasible) {
             let thread = ThreadId(t as u32);
@@ -294,8 +407,40 @@ impl<'p> Run<'_, 'p> {
                         out.faults.push(f);
                     }
                 }
-                PathEnd::Finished => {}
+                PathEnd::Finished | PathEnd::Blocked { .. } | PathEnd::Starved => {}
             }
         }
     }
+}
+
+/// The spinning threads of a stuck execution, when each one's failing iteration reads only
+/// coherence-latest writes: no later write will ever change what it sees, so it spins forever.
+fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Vec<Spinner>> {
+    let mut out = Vec::new();
+    for (t, p) in paths.iter().enumerate() {
+        let PathEnd::Blocked { instr, iteration } = p.end else {
+            continue;
+        };
+        let base = g.thread_start[t];
+        let mut reads = Vec::new();
+        for e in base + iteration..base + p.events.len() {
+            if let EventKind::Read { loc, value, .. } = g.events[e].kind {
+                // Only the spinner's own write-backs (idempotent RMWs) may follow what it read.
+                let w = g.rf[e]?;
+                if co
+                    .successors(w)
+                    .any(|x| x < base + iteration || x >= base + p.events.len())
+                {
+                    return None;
+                }
+                reads.push((loc, value));
+            }
+        }
+        out.push(Spinner {
+            thread: ThreadId(t as u32),
+            instr,
+            reads,
+        });
+    }
+    Some(out)
 }

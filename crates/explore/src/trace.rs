@@ -105,6 +105,11 @@ pub enum PathEnd {
     Finished,
     /// A backward branch at instruction `instr` would be taken more often than the unroll bound.
     Cut { instr: usize },
+    /// An await loop closed by the branch at `instr` failed its first iteration, whose events
+    /// start at path index `iteration`: the thread spins on the values that iteration read.
+    Blocked { instr: usize, iteration: usize },
+    /// The scheduler never ran the thread (used when looking for hangs).
+    Starved,
     /// The test did something undefined at instruction `instr`.
     Fault { instr: usize, message: String },
 }
@@ -221,6 +226,9 @@ struct State {
     rmw: Vec<(u32, u32)>,
     /// Times each backward branch (by instruction index) was taken.
     taken: Vec<u32>,
+    /// For each await loop entered, by head instruction: the path index where the current
+    /// iteration's events start.
+    iteration_start: Vec<Option<usize>>,
 }
 
 fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
@@ -291,7 +299,14 @@ fn thread_paths(
         events: vec![],
         rmw: vec![],
         taken: vec![0; thread.code.len()],
+        iteration_start: vec![None; thread.code.len()],
     };
+    let loops = crate::loops::thread_loops(program, thread);
+    // Await loops, by their backward branch: explored by their exiting iteration alone.
+    let mut awaits = vec![None; thread.code.len()];
+    for l in loops.iter().filter(|l| l.reducible.is_ok()) {
+        awaits[l.branch] = Some(l.head);
+    }
     let cta_size = program
         .threads
         .iter()
@@ -300,7 +315,9 @@ fn thread_paths(
     let mut out = Vec::new();
     let mut stack = vec![start];
     while let Some(mut s) = stack.pop() {
-        let end = run(thread, &mut s, domain, unroll, cta_size, &mut stack);
+        let end = run(
+            thread, &mut s, domain, unroll, cta_size, &awaits, &mut stack,
+        );
         if let Some(end) = end {
             out.push(Trace {
                 events: s.events,
@@ -326,6 +343,7 @@ fn run(
     domain: &Domain,
     unroll: u32,
     cta_size: Value,
+    awaits: &[Option<usize>],
     stack: &mut Vec<State>,
 ) -> Option<PathEnd> {
     // Every guess forks the state; the fork continues from the instruction after the guess.
@@ -342,6 +360,9 @@ fn run(
         let Some(instr) = thread.code.get(pc) else {
             return Some(PathEnd::Finished);
         };
+        if awaits.contains(&Some(pc)) {
+            s.iteration_start[pc] = Some(s.events.len());
+        }
         s.pc += 1;
         match instr.kind {
             InstrKind::Load {
@@ -531,6 +552,15 @@ fn run(
                 // decided it, whichever way it went.
                 s.ctrl = union(&s.ctrl, &deps);
                 if taken {
+                    if let (Some(head), true) = (awaits[pc], target <= pc) {
+                        let start = s.iteration_start[head].unwrap_or(0);
+                        if iteration_is_invisible(&s.events[start..]) {
+                            return Some(PathEnd::Blocked {
+                                instr: pc,
+                                iteration: start,
+                            });
+                        }
+                    }
                     if target <= pc {
                         if s.taken[pc] >= unroll {
                             return Some(PathEnd::Cut { instr: pc });
@@ -542,4 +572,16 @@ fn run(
             }
         }
     }
+}
+
+/// Whether a failed iteration did nothing another thread can see: every write it made writes
+/// back the value its RMW read (a failed CAS writes nothing at all), and it met no barrier.
+fn iteration_is_invisible(events: &[TraceEvent]) -> bool {
+    events.iter().enumerate().all(|(k, e)| match e.kind {
+        EventKind::Write { value, .. } => {
+            k > 0 && events[k - 1].kind.is_read() && events[k - 1].kind.value() == Some(value)
+        }
+        EventKind::Arrive { .. } | EventKind::Wait { .. } => false,
+        EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
+    })
 }

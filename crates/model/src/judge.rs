@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use scopecheck_explore::{explore, ExploreOptions, Graph, Model, Relation, Trace, TraceLimit};
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
-use crate::{CheckError, CheckOptions, FinalState, Incomplete, Observation, Outcome, Verdict};
+use crate::{
+    CheckError, CheckOptions, FinalState, HangReport, Incomplete, Observation, Outcome, Spin,
+    Verdict,
+};
 
 /// The values each observable can end with in one execution. A register has one; a location
 /// has one per coherence-maximal write (a later observer may read any write no other write
@@ -77,6 +80,7 @@ pub fn judge(
         model,
         &ExploreOptions {
             unroll: opts.unroll,
+            scheduler: opts.scheduler,
         },
         &mut |g, paths, co| {
             executions += 1;
@@ -100,6 +104,8 @@ pub fn judge(
     );
     let mut incomplete = None;
     let mut rejected = Vec::new();
+    let mut hangs = Vec::new();
+    let mut reduced_loops = 0;
     match result {
         Err(limit) => {
             let reason = match limit {
@@ -142,6 +148,12 @@ pub fn judge(
                 });
             }
             rejected = exploration.rejected.by_axiom;
+            reduced_loops = exploration.reduced_loops.len();
+            hangs = exploration
+                .hangs
+                .iter()
+                .map(|h| hang_report(program, opts, h))
+                .collect();
         }
     }
     let q = program.condition.quantifier;
@@ -183,5 +195,35 @@ pub fn judge(
         executions,
         rejected,
         incomplete,
+        reduced_loops,
+        hangs,
     })
+}
+
+fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::Hang) -> HangReport {
+    let spinning = h
+        .spinning
+        .iter()
+        .map(|s| {
+            let i = &program.thread(s.thread).code[s.instr];
+            Spin {
+                thread: s.thread,
+                line: i.span.line,
+                text: i.text.clone(),
+                waits: s.reads.clone(),
+            }
+        })
+        .collect();
+    let progress = if h.starved.is_empty() {
+        "fair".to_string()
+    } else {
+        let its = if opts.scheduler.its { "" } else { ", its off" };
+        format!("{}{its}", opts.scheduler.progress.name())
+    };
+    HangReport {
+        spinning,
+        starved: h.starved.clone(),
+        progress,
+        reason: h.reason.clone(),
+    }
 }

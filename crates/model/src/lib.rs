@@ -5,7 +5,8 @@ mod judge;
 pub mod ptx;
 mod verdict;
 
-pub use verdict::{FinalState, Incomplete, Observation, Outcome, Verdict};
+pub use scopecheck_explore::progress::{Progress, Scheduler};
+pub use verdict::{FinalState, HangReport, Incomplete, Observation, Outcome, Spin, Verdict};
 
 use scopecheck_ir::{Program, Span};
 
@@ -33,6 +34,8 @@ pub struct CheckOptions {
     pub model: ModelKind,
     /// How often one backward branch may be taken before the path is cut.
     pub unroll: u32,
+    /// The scheduler hangs are judged under.
+    pub scheduler: Scheduler,
 }
 
 impl Default for CheckOptions {
@@ -40,6 +43,7 @@ impl Default for CheckOptions {
         CheckOptions {
             model: ModelKind::Ptx,
             unroll: DEFAULT_UNROLL,
+            scheduler: Scheduler::default(),
         }
     }
 }

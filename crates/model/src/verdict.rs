@@ -1,6 +1,6 @@
 //! What checking a program produces: final states, the condition's verdict, witnesses.
 
-use scopecheck_ir::{Observable, Quantifier, Value};
+use scopecheck_ir::{LocId, Observable, Quantifier, ThreadId, Value};
 
 /// One reachable final state: the value of each observable the report prints, in the order of
 /// [`scopecheck_ir::Program::observables`].
@@ -40,6 +40,30 @@ pub struct Incomplete {
     pub reason: String,
 }
 
+/// A thread spinning forever in an await loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spin {
+    pub thread: ThreadId,
+    /// Source line and text of the loop's backward branch.
+    pub line: u32,
+    pub text: String,
+    /// The latest value of each location it reads, which never lets it out.
+    pub waits: Vec<(LocId, Value)>,
+}
+
+/// An execution in which some threads spin forever and none of the others can release them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HangReport {
+    pub spinning: Vec<Spin>,
+    /// Threads the scheduler never ran in this hang.
+    pub starved: Vec<ThreadId>,
+    /// The weakest scheduler guarantee under which it happens: `fair` when no thread is starved
+    /// (every scheduler allows it), otherwise the chosen progress model.
+    pub progress: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
 /// The verdict on one program under one model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
@@ -59,10 +83,19 @@ pub struct Verdict {
     pub rejected: Vec<(&'static str, u64)>,
     /// Present when the exploration did not cover every execution.
     pub incomplete: Option<Incomplete>,
+    /// Await loops explored by their exiting iteration alone.
+    pub reduced_loops: usize,
+    /// Hangs the chosen scheduler permits; the program terminates when there is none.
+    pub hangs: Vec<HangReport>,
 }
 
 impl Verdict {
     pub fn is_complete(&self) -> bool {
         self.incomplete.is_none()
+    }
+
+    /// Whether no thread can spin forever under the chosen scheduler.
+    pub fn terminates(&self) -> bool {
+        self.hangs.is_empty()
     }
 }

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Term};
-use scopecheck_model::{FinalState, Observation, Outcome, Verdict};
+use scopecheck_model::{FinalState, HangReport, Observation, Outcome, Spin, Verdict};
 use serde_json::{json, Map, Value};
 
 /// herd7's word for what a condition asks: `Allowed` for `exists`, `Required` for `~exists` and
@@ -100,7 +100,42 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     );
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
+    liveness_text(program, verdict, &mut out);
     out
+}
+
+/// The liveness section: whether every thread terminates under the chosen scheduler, how many
+/// await loops were explored by their exiting iteration, and each hang.
+fn liveness_text(program: &Program, verdict: &Verdict, out: &mut String) {
+    let reduced = match verdict.reduced_loops {
+        0 => String::new(),
+        1 => " (1 await loop explored by its exiting iteration)".to_string(),
+        n => format!(" ({n} await loops explored by their exiting iteration)"),
+    };
+    let word = if verdict.terminates() {
+        "terminates"
+    } else {
+        "may hang"
+    };
+    let _ = writeln!(out, "Liveness {} {word}{reduced}", program.name);
+    for h in &verdict.hangs {
+        for s in &h.spinning {
+            let waits: Vec<String> = s
+                .waits
+                .iter()
+                .map(|(l, v)| format!("{}={v}", program.location(*l).name))
+                .collect();
+            let _ = writeln!(
+                out,
+                "Hang {} spins forever at line {} (`{}`) reading {}",
+                program.thread(s.thread).name,
+                s.line,
+                s.text,
+                waits.join(", ")
+            );
+        }
+        let _ = writeln!(out, "  under {}: {}", h.progress, h.reason);
+    }
 }
 
 /// One final state as herd7 prints it: `P1:r0=1; x=2;`.
@@ -222,7 +257,56 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "complete": verdict.is_complete(),
         "incomplete_reason": verdict.incomplete.as_ref().map(|i| i.reason.as_str()),
         "time_ms": time.as_secs_f64() * 1000.0,
+        "terminates": verdict.terminates(),
+        "reduced_loops": verdict.reduced_loops,
+        "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
+        "rejected": verdict.rejected.iter().map(|(a, n)| (a.to_string(), Value::from(*n))).collect::<Map<String, Value>>(),
     })
+}
+
+fn spin_json(program: &Program, s: &Spin) -> Value {
+    let waits: Map<String, Value> = s
+        .waits
+        .iter()
+        .map(|(l, v)| (program.location(*l).name.clone(), Value::from(*v)))
+        .collect();
+    json!({
+        "thread": program.thread(s.thread).name,
+        "line": s.line,
+        "loop": s.text,
+        "waits": waits,
+    })
+}
+
+/// One hang: the first spinning thread's fields at the top, every spinner, the starved threads,
+/// and the progress model that permits it.
+fn hang_json(program: &Program, h: &HangReport) -> Value {
+    let mut v = h
+        .spinning
+        .first()
+        .map(|s| spin_json(program, s))
+        .unwrap_or_else(|| json!({}));
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "spinning".into(),
+            h.spinning
+                .iter()
+                .map(|s| spin_json(program, s))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        m.insert(
+            "starved".into(),
+            h.starved
+                .iter()
+                .map(|t| program.thread(*t).name.clone())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        m.insert("progress".into(), h.progress.clone().into());
+        m.insert("reason".into(), h.reason.clone().into());
+    }
+    v
 }
 
 /// An error line for a file that could not be read, parsed or checked. `line` and `column` are

@@ -150,6 +150,8 @@ fn mp_verdict(program: &Program) -> Verdict {
         executions: 4,
         rejected: vec![("causality", 2)],
         incomplete: None,
+        reduced_loops: 0,
+        hangs: vec![],
     }
 }
 
@@ -171,6 +173,7 @@ Condition exists (P1:r0=1 /\\ P1:r1=0)
 Observation MP+rel.cta+acq.gpu Sometimes 1 3
 Time MP+rel.cta+acq.gpu 0.00
 Executions 4
+Liveness MP+rel.cta+acq.gpu terminates
 ";
     assert_eq!(got, want);
 }
@@ -202,6 +205,7 @@ Condition ~exists (P1:r0=1 /\\ P1:r1=0)
 Observation MP+rel.cta+acq.gpu Never 0 2
 Time MP+rel.cta+acq.gpu 1.25
 Executions 2
+Liveness MP+rel.cta+acq.gpu terminates
 ";
     assert_eq!(got, want);
 }
@@ -285,12 +289,16 @@ fn json_has_every_field_in_order() {
         "complete": true,
         "incomplete_reason": null,
         "time_ms": 1.5,
+        "terminates": true,
+        "reduced_loops": 0,
+        "hangs": [],
+        "rejected": { "causality": 2 },
     });
     assert_eq!(got, want);
     // Key order is part of the format: the observables' order, then the documented order.
     assert_eq!(
         got.to_string(),
-        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"complete":true,"incomplete_reason":null,"time_ms":1.5}"#
+        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"complete":true,"incomplete_reason":null,"time_ms":1.5,"terminates":true,"reduced_loops":0,"hangs":[],"rejected":{"causality":2}}"#
     );
 }
 
@@ -317,4 +325,38 @@ fn json_error_line() {
         got.to_string(),
         r#"{"file":"bad.litmus","error":"unknown instruction `ld.foo`","line":3,"column":14}"#
     );
+}
+
+#[test]
+fn hangs_are_reported_in_text_and_json() {
+    let p = mp_exists();
+    let mut v = mp_verdict(&p);
+    v.reduced_loops = 1;
+    v.hangs = vec![scopecheck_model::HangReport {
+        spinning: vec![scopecheck_model::Spin {
+            thread: scopecheck_ir::ThreadId(1),
+            line: 5,
+            text: "beq r0, 0, L".into(),
+            waits: vec![(LocId(1), 0)],
+        }],
+        starved: vec![scopecheck_ir::ThreadId(0)],
+        progress: "obe".into(),
+        reason: "block 0 of P0 need not be resident".into(),
+    }];
+    let got = text(&p, &v, Duration::from_millis(1));
+    assert!(
+        got.ends_with(
+            "Liveness MP+rel.cta+acq.gpu may hang (1 await loop explored by its exiting iteration)\n\
+             Hang P1 spins forever at line 5 (`beq r0, 0, L`) reading flag=0\n  \
+             under obe: block 0 of P0 need not be resident\n"
+        ),
+        "{got}"
+    );
+    let j = json("t.litmus", &p, &v, Duration::from_millis(1));
+    assert_eq!(j["terminates"], false);
+    assert_eq!(j["hangs"][0]["thread"], "P1");
+    assert_eq!(j["hangs"][0]["line"], 5);
+    assert_eq!(j["hangs"][0]["waits"]["flag"], 0);
+    assert_eq!(j["hangs"][0]["starved"][0], "P0");
+    assert_eq!(j["hangs"][0]["progress"], "obe");
 }

@@ -1,0 +1,253 @@
+//! Loops, and which of them are *await loops* that can be explored by their exiting iteration
+//! alone.
+//!
+//! An await loop spins until it reads the values it waits for: its failing iterations read
+//! memory, compute in registers and branch back, and do nothing another thread can see. Take any
+//! terminating execution and delete the events of the loop's failing iterations: every relation
+//! a model builds from the remaining events is a subset of the old one (nothing reads from a
+//! deleted read or fence), so the smaller execution is consistent too, and since each iteration
+//! starts from the same registers, the exiting iteration and everything after it behave the same.
+//! So the final states of the program are those of its executions in which every await loop
+//! exits in its first iteration; the executions where it never exits are the hangs, found by
+//! the liveness check. Exploration of such a loop does not grow with the unroll bound.
+//!
+//! The conditions, checked here on the code and, for each iteration, on the path:
+//! - the loop is a range `head..=branch` closed by one backward branch, with no other backward
+//!   branch inside, no branch from outside into its middle, and only exits (forward branches past
+//!   the loop) as other branches;
+//! - the body holds no store and no barrier; an RMW must be an *idempotent await* (it writes back
+//!   what it read: `add 0`, `or 0`, `and -1`, `xor 0`, `sub 0`, a CAS whose failure is the failing
+//!   case) and every other write to its location must be morally strong with it, so that the
+//!   write-back adds nothing another thread could observe as new;
+//! - each register the body reads before writing it is not written in the body, and no register
+//!   is written after the first exit, so every iteration starts from, and the exiting one leaves,
+//!   the same registers;
+//! - on the path, a failing iteration wrote nothing but write-backs of the values it read.
+
+use scopecheck_ir::{
+    Address, BarrierKind, BranchCond, InstrKind, Operand, Order, Placement, Program, RegId,
+    RmwKind, RmwOp, Scope, Thread,
+};
+
+/// A backward branch and what the explorer may do with its loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopInfo {
+    /// First instruction of the body (the branch target).
+    pub head: usize,
+    /// The backward branch closing the loop.
+    pub branch: usize,
+    /// `Ok` when the loop is an await loop; otherwise why it must be unrolled.
+    pub reducible: Result<(), String>,
+}
+
+/// Every loop of `thread`, by its backward branch.
+pub fn thread_loops(program: &Program, thread: &Thread) -> Vec<LoopInfo> {
+    let code = &thread.code;
+    let mut loops = Vec::new();
+    for (b, i) in code.iter().enumerate() {
+        let InstrKind::Branch { target, .. } = i.kind else {
+            continue;
+        };
+        if target > b {
+            continue;
+        }
+        let reducible = await_loop(program, thread, target, b);
+        loops.push(LoopInfo {
+            head: target,
+            branch: b,
+            reducible,
+        });
+    }
+    loops
+}
+
+fn reads_of(kind: &InstrKind) -> Vec<RegId> {
+    let mut v = Vec::new();
+    let mut op = |o: &Operand| {
+        if let Operand::Reg(r) = o {
+            v.push(*r);
+        }
+    };
+    let addr = |a: &Address, v: &mut Vec<RegId>| {
+        if let Some(r) = a.offset {
+            v.push(r);
+        }
+    };
+    match kind {
+        InstrKind::Load { addr: a, .. } => {
+            let mut w = Vec::new();
+            addr(a, &mut w);
+            return w;
+        }
+        InstrKind::Store { addr: a, value, .. } => {
+            op(value);
+            addr(a, &mut v);
+        }
+        InstrKind::Rmw { addr: a, kind, .. } => {
+            match kind {
+                RmwKind::Op(_, x) => op(x),
+                RmwKind::Cas { expected, new } => {
+                    op(expected);
+                    op(new);
+                }
+            }
+            addr(a, &mut v);
+        }
+        InstrKind::Mov { src, .. } => op(src),
+        InstrKind::Binary { a, b, .. } => {
+            op(a);
+            op(b);
+        }
+        InstrKind::Branch {
+            cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+            ..
+        } => {
+            op(a);
+            op(b);
+        }
+        InstrKind::Barrier {
+            kind: BarrierKind::Red { pred, .. },
+            ..
+        } => op(pred),
+        InstrKind::Branch { .. } | InstrKind::Fence { .. } | InstrKind::Barrier { .. } => {}
+    }
+    v
+}
+
+fn writes_of(kind: &InstrKind) -> Option<RegId> {
+    match kind {
+        InstrKind::Load { dst, .. }
+        | InstrKind::Mov { dst, .. }
+        | InstrKind::Binary { dst, .. } => Some(*dst),
+        InstrKind::Rmw { dst, .. } => *dst,
+        InstrKind::Barrier {
+            kind: BarrierKind::Red { dst, .. },
+            ..
+        } => Some(*dst),
+        InstrKind::Store { .. }
+        | InstrKind::Fence { .. }
+        | InstrKind::Barrier { .. }
+        | InstrKind::Branch { .. } => None,
+    }
+}
+
+/// Whether an RMW writes back the value it read whatever that value is.
+pub fn is_idempotent_rmw(kind: &RmwKind) -> bool {
+    match *kind {
+        RmwKind::Op(op, Operand::Imm(v)) => match op {
+            RmwOp::Add | RmwOp::Sub | RmwOp::Or | RmwOp::Xor => v == 0,
+            RmwOp::And => v == -1,
+            RmwOp::Max => v == i64::MIN,
+            RmwOp::Min => v == i64::MAX,
+            RmwOp::Inc | RmwOp::Dec | RmwOp::Exch => false,
+        },
+        RmwKind::Op(..) => false,
+        // A CAS writes only when it succeeds; the path check rejects an iteration whose CAS
+        // succeeded with a new value.
+        RmwKind::Cas { .. } => true,
+    }
+}
+
+fn scope_of_write(kind: &InstrKind) -> Option<(Order, Scope)> {
+    match *kind {
+        InstrKind::Store { order, scope, .. } | InstrKind::Rmw { order, scope, .. } => {
+            Some((order, scope))
+        }
+        _ => None,
+    }
+}
+
+/// Every write to `addr`'s location in the program is strong and mutually in scope with an RMW
+/// of `scope` by a thread at `at`.
+fn writes_morally_strong_with(
+    program: &Program,
+    me: &Thread,
+    loc: scopecheck_ir::LocId,
+    scope: Scope,
+) -> bool {
+    let at: &Placement = &me.placement;
+    program.threads.iter().all(|t| {
+        let same_thread = std::ptr::eq(t, me);
+        t.code.iter().all(|i| {
+            let addr = match &i.kind {
+                InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => addr,
+                _ => return true,
+            };
+            if addr.loc != loc || same_thread {
+                return true;
+            }
+            match scope_of_write(&i.kind) {
+                Some((order, s)) => {
+                    order.is_strong()
+                        && at.scope_includes(scope, &t.placement)
+                        && t.placement.scope_includes(s, at)
+                }
+                None => true,
+            }
+        })
+    })
+}
+
+fn await_loop(
+    program: &Program,
+    thread: &Thread,
+    head: usize,
+    branch: usize,
+) -> Result<(), String> {
+    let code = &thread.code;
+    for (pc, i) in code.iter().enumerate() {
+        if let InstrKind::Branch { target, .. } = i.kind {
+            let inside = (head..=branch).contains(&pc);
+            if inside && pc != branch && target <= branch {
+                return Err("the body branches inside the loop".into());
+            }
+            if !inside && target > head && target <= branch {
+                return Err("a branch enters the loop's middle".into());
+            }
+        }
+    }
+    let mut written: Vec<RegId> = Vec::new();
+    let mut exited = false;
+    for i in &code[head..=branch] {
+        match &i.kind {
+            InstrKind::Store { .. } => return Err("the body stores".into()),
+            InstrKind::Barrier { .. } => return Err("the body waits at a barrier".into()),
+            InstrKind::Rmw {
+                kind, addr, scope, ..
+            } => {
+                if !is_idempotent_rmw(kind) {
+                    return Err("the body's RMW writes a new value".into());
+                }
+                if !writes_morally_strong_with(program, thread, addr.loc, *scope) {
+                    return Err("the body's RMW is not morally strong with every other write to its location".into());
+                }
+            }
+            InstrKind::Load { .. }
+            | InstrKind::Fence { .. }
+            | InstrKind::Mov { .. }
+            | InstrKind::Binary { .. }
+            | InstrKind::Branch { .. } => {}
+        }
+        for r in reads_of(&i.kind) {
+            let later_write = code[head..=branch]
+                .iter()
+                .any(|j| writes_of(&j.kind) == Some(r));
+            if later_write && !written.contains(&r) {
+                return Err(format!(
+                    "register {} carries a value from one iteration to the next",
+                    thread.registers[r.0 as usize]
+                ));
+            }
+        }
+        if let Some(w) = writes_of(&i.kind) {
+            if exited {
+                return Err("a register is written after the loop's exit".into());
+            }
+            written.push(w);
+        }
+        if matches!(i.kind, InstrKind::Branch { .. }) {
+            exited = true;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,240 @@
+//! Forward-progress models: which threads a GPU scheduler may leave unscheduled forever while
+//! others spin.
+//!
+//! Sorensen, Evrard, Donaldson, "GPU schedulers: how fair is fair enough?" (CONCUR 2018) name the
+//! models across blocks (work-groups): FAIR (every block is eventually scheduled), OBE
+//! (occupancy-bound: a block once running keeps being scheduled, but only as many blocks run at
+//! a time as fit on the device), LOBE (OBE where blocks start in id order), HSA (only the
+//! lowest-id unfinished block is guaranteed to progress) and UNFAIR (no guarantee beyond one
+//! running thread). Within a warp, independent thread scheduling (sm_70+) schedules diverged
+//! threads fairly; without it (pre-Volta lockstep) a warp may run one diverged thread's spin
+//! forever and never the others.
+//!
+//! A hang is a configuration where every thread has finished, spins in an await loop on values
+//! no write will change, or was never scheduled; this module says which never-scheduled
+//! ("starved") sets a scheduler permits. Starved threads are modelled as not started: litmus
+//! threads diverge from their first instruction, and starving a thread from its start is the
+//! case every model above is defined by. (Preempting a thread mid-way is possible only under
+//! UNFAIR and is not explored.)
+
+use scopecheck_ir::{Placement, Program, ThreadId};
+
+/// Scheduling across blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Progress {
+    Fair,
+    Obe,
+    Hsa,
+    Lobe,
+    Unfair,
+}
+
+impl Progress {
+    pub fn name(self) -> &'static str {
+        match self {
+            Progress::Fair => "fair",
+            Progress::Obe => "obe",
+            Progress::Hsa => "hsa",
+            Progress::Lobe => "lobe",
+            Progress::Unfair => "unfair",
+        }
+    }
+}
+
+/// The scheduler a program runs under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Scheduler {
+    pub progress: Progress,
+    /// Independent thread scheduling within a warp (sm_70 and later).
+    pub its: bool,
+    /// How many blocks of one GPU can be resident at once; `None`: all of them.
+    pub resident_blocks: Option<u32>,
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler {
+            progress: Progress::Obe,
+            its: true,
+            resident_blocks: None,
+        }
+    }
+}
+
+/// A block: (gpu, cta); host threads are none.
+fn block(p: &Placement) -> Option<(u32, u32)> {
+    match p {
+        Placement::Device(d) => Some((d.gpu, d.cta)),
+        Placement::Host => None,
+    }
+}
+
+fn warp_mates(a: &Placement, b: &Placement) -> bool {
+    match (a, b) {
+        (Placement::Device(x), Placement::Device(y)) => {
+            x.warp.is_some() && x.warp == y.warp && a.same_cta(b)
+        }
+        _ => false,
+    }
+}
+
+impl Scheduler {
+    fn placement(program: &Program, t: ThreadId) -> &Placement {
+        &program.thread(t).placement
+    }
+
+    /// The sets of threads worth trying as never scheduled: each could be starved in some hang
+    /// under this scheduler. Always starts with the empty set.
+    pub fn starvation_candidates(&self, program: &Program) -> Vec<Vec<ThreadId>> {
+        let n = program.threads.len().min(16);
+        let ids: Vec<ThreadId> = (0..n as u32).map(ThreadId).collect();
+        let mut out = vec![vec![]];
+        for mask in 1u32..(1 << n) - 1 {
+            let set: Vec<ThreadId> = ids
+                .iter()
+                .copied()
+                .filter(|t| mask >> t.0 & 1 == 1)
+                .collect();
+            if set
+                .iter()
+                .all(|&t| self.may_starve_some_way(program, t, &set))
+            {
+                out.push(set);
+            }
+        }
+        out
+    }
+
+    /// Whether `t` could be starved at all, given the others starved with it.
+    fn may_starve_some_way(&self, program: &Program, t: ThreadId, set: &[ThreadId]) -> bool {
+        let p = Self::placement(program, t);
+        let Some(b) = block(p) else { return false };
+        let warp = !self.its
+            && program
+                .threads
+                .iter()
+                .any(|o| !std::ptr::eq(&o.placement, p) && warp_mates(&o.placement, p));
+        let whole_block = program
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| block(&o.placement) == Some(b))
+            .all(|(i, _)| set.contains(&ThreadId(i as u32)));
+        let blocks = match self.progress {
+            Progress::Fair => false,
+            Progress::Unfair | Progress::Hsa => true,
+            Progress::Obe | Progress::Lobe => self.resident_blocks.is_some(),
+        };
+        warp || (whole_block && blocks)
+    }
+
+    /// Whether the scheduler may leave `starved` unscheduled forever while `spinning` spin and
+    /// every other thread has finished; `Some(reason)` in words when it may, `None` otherwise.
+    /// With nothing starved the hang needs no unfairness at all.
+    pub fn permits(
+        &self,
+        program: &Program,
+        spinning: &[ThreadId],
+        starved: &[ThreadId],
+    ) -> Option<String> {
+        if starved.is_empty() {
+            return Some("every thread is scheduled and none can release it".into());
+        }
+        let mut reasons = Vec::new();
+        for &t in starved {
+            let p = Self::placement(program, t);
+            let name = &program.thread(t).name;
+            if let Some(s) = spinning
+                .iter()
+                .find(|&&s| !self.its && warp_mates(Self::placement(program, s), p))
+            {
+                reasons.push(format!(
+                    "{name} shares a warp with {} and without independent thread scheduling the warp may run {}'s spin forever",
+                    program.thread(*s).name,
+                    program.thread(*s).name
+                ));
+                continue;
+            }
+            match self.block_starvation(program, t, spinning, starved) {
+                Some(r) => reasons.push(r),
+                None => return None,
+            }
+        }
+        Some(reasons.join("; "))
+    }
+
+    fn block_starvation(
+        &self,
+        program: &Program,
+        t: ThreadId,
+        spinning: &[ThreadId],
+        starved: &[ThreadId],
+    ) -> Option<String> {
+        let b = block(Self::placement(program, t))?;
+        let threads_of = |blk: (u32, u32)| {
+            program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(move |(_, o)| block(&o.placement) == Some(blk))
+                .map(|(i, _)| ThreadId(i as u32))
+        };
+        if !threads_of(b).all(|x| starved.contains(&x)) {
+            // A block that started keeps being scheduled in every model but UNFAIR, and even
+            // UNFAIR is explored only for threads that never started.
+            return None;
+        }
+        let name = &program.thread(t).name;
+        let spinning_blocks: Vec<(u32, u32)> = {
+            let mut v: Vec<_> = spinning
+                .iter()
+                .filter_map(|&s| block(Self::placement(program, s)))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let started_on_gpu = |gpu: u32| {
+            let mut v: Vec<(u32, u32)> = program
+                .threads
+                .iter()
+                .filter_map(|o| block(&o.placement))
+                .filter(|blk| blk.0 == gpu && threads_of(*blk).any(|x| !starved.contains(&x)))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        match self.progress {
+            Progress::Fair => None,
+            Progress::Unfair => Some(format!("{name}'s block {} is never scheduled: the unfair scheduler guarantees no other block progress", b.1)),
+            Progress::Hsa => {
+                let oldest = spinning_blocks
+                    .iter()
+                    .chain(starved.iter().filter_map(|&s| block(Self::placement(program, s))).collect::<Vec<_>>().iter())
+                    .filter(|blk| blk.0 == b.0)
+                    .min()
+                    .copied();
+                (oldest != Some(b) && spinning_blocks.contains(&oldest?)).then(|| {
+                    format!("under HSA only the lowest unfinished block ({}) is guaranteed progress, and it spins; block {} of {name} need never run", oldest.map_or(0, |o| o.1), b.1)
+                })
+            }
+            Progress::Obe | Progress::Lobe => {
+                let n = self.resident_blocks? as usize;
+                let occupying = spinning_blocks.iter().filter(|blk| blk.0 == b.0).count();
+                if occupying < n {
+                    return None;
+                }
+                if self.progress == Progress::Lobe && started_on_gpu(b.0).iter().any(|s| s.1 > b.1) {
+                    return None;
+                }
+                Some(format!(
+                    "block {} of {name} need not be resident: --resident-blocks {n} and the spinning block{} never finish{}",
+                    b.1,
+                    if occupying == 1 { "" } else { "s" },
+                    if occupying == 1 { "es" } else { "" },
+                ))
+            }
+        }
+    }
+}
