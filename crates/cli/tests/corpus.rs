@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scopecheck_model::{check, CheckOptions, Outcome};
+use scopecheck_model::{check, CheckOptions, Outcome, Progress};
 
 fn corpus_files(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,6 +28,41 @@ struct Expectation {
     /// Why the tool cannot settle this test yet (`(* known-gap: ... *)`): it must then answer
     /// Unknown, never a guess.
     known_gap: Option<String>,
+    /// `(* expect-terminates: true|false -- reason *)`: whether no thread can spin forever.
+    terminates: Option<bool>,
+    /// `(* options: --progress obe --resident-blocks 1 --its off --unroll 3 *)`.
+    options: CheckOptions,
+}
+
+/// The check options a test asks for, written as the command line's flags.
+fn options(path: &Path, text: Option<&str>) -> CheckOptions {
+    let mut o = CheckOptions::default();
+    let words: Vec<&str> = text
+        .map(|t| t.split_whitespace().collect())
+        .unwrap_or_default();
+    for pair in words.chunks(2) {
+        let bad = || panic!("{}: bad options `{}`", path.display(), words.join(" "));
+        let [flag, value] = pair else { bad() };
+        match *flag {
+            "--progress" => {
+                o.scheduler.progress = match *value {
+                    "fair" => Progress::Fair,
+                    "obe" => Progress::Obe,
+                    "hsa" => Progress::Hsa,
+                    "lobe" => Progress::Lobe,
+                    "unfair" => Progress::Unfair,
+                    _ => bad(),
+                }
+            }
+            "--its" => o.scheduler.its = *value == "on",
+            "--resident-blocks" => {
+                o.scheduler.resident_blocks = Some(value.parse().unwrap_or_else(|_| bad()))
+            }
+            "--unroll" => o.unroll = value.parse().unwrap_or_else(|_| bad()),
+            _ => bad(),
+        }
+    }
+    o
 }
 
 /// The text of the comment that starts with `key` (e.g. `expect:`), if any.
@@ -63,10 +98,29 @@ fn expectation(path: &Path, source: &str) -> Expectation {
             .unwrap_or_else(|_| panic!("{}: bad expect-states `{n}`", path.display()))
     });
     let known_gap = comment_field(source, "known-gap:").map(str::to_string);
+    let terminates = comment_field(source, "expect-terminates:").map(|t| {
+        let (word, reason) = t.split_once("--").unwrap_or((t, ""));
+        assert!(
+            !reason.trim().is_empty(),
+            "{}: expect-terminates gives no reason",
+            path.display()
+        );
+        match word.trim() {
+            "true" => true,
+            "false" => false,
+            w => panic!(
+                "{}: expect-terminates `{w}` is neither true nor false",
+                path.display()
+            ),
+        }
+    });
+    let options = options(path, comment_field(source, "options:"));
     Expectation {
         outcome,
         states,
         known_gap,
+        terminates,
+        options,
     }
 }
 
@@ -93,7 +147,7 @@ fn run_corpus(dir: &str, minimum: usize) {
                 continue;
             }
         };
-        let verdict = match check(&program, &CheckOptions::default()) {
+        let verdict = match check(&program, &expected.options) {
             Ok(v) => v,
             Err(e) => {
                 failures.push(format!("{}: check error: {e}", path.display()));
@@ -125,6 +179,15 @@ fn run_corpus(dir: &str, minimum: usize) {
                 verdict.positive,
                 verdict.negative
             ));
+        }
+        if let Some(t) = expected.terminates {
+            if verdict.terminates() != t {
+                failures.push(format!(
+                    "{}: expected terminates={t}, got hangs {:?}",
+                    path.display(),
+                    verdict.hangs
+                ));
+            }
         }
         if let (Some(n), true) = (expected.states, verdict.is_complete()) {
             if verdict.states.len() != n {
@@ -206,4 +269,30 @@ mod strengthening {
             }
         }
     }
+}
+
+/// Await loops are explored by their exiting iteration, so the number of executions of a
+/// spinlock does not grow with the unroll bound (issue: loops and forward progress).
+#[test]
+fn await_loop_executions_do_not_grow_with_unroll() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let source = std::fs::read_to_string(root.join("tests/litmus/ptx/Lock+ttas.gpu.litmus"))
+        .expect("the TTAS test");
+    let program = scopecheck_litmus::parse(&source).expect("parses");
+    let counts: Vec<(u64, bool, usize)> = [1, 2, 4, 8, 16]
+        .iter()
+        .map(|&unroll| {
+            let opts = CheckOptions {
+                unroll,
+                ..CheckOptions::default()
+            };
+            let v = check(&program, &opts).expect("checks");
+            (v.executions, v.is_complete(), v.reduced_loops)
+        })
+        .collect();
+    // Both threads' TTAS loops are await loops (the failing test reads, the failing CAS reads):
+    // complete at every bound, with the same executions.
+    assert!(counts.iter().all(|c| *c == counts[0]), "{counts:?}");
+    assert!(counts[0].1, "{counts:?}");
+    assert_eq!(counts[0].2, 2, "{counts:?}");
 }

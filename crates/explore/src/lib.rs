@@ -173,7 +173,8 @@ pub fn explore<'p>(
     for (t, th) in program.threads.iter().enumerate() {
         for l in loops::thread_loops(program, th) {
             if l.reducible.is_ok() {
-                out.reduced_loops.push((ThreadId(t as u32), l.branch));
+                out.reduced_loops
+                    .push((ThreadId(t as u32), *l.branches.last().expect("a branch")));
             }
         }
     }

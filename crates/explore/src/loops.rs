@@ -12,9 +12,9 @@
 //! the liveness check. Exploration of such a loop does not grow with the unroll bound.
 //!
 //! The conditions, checked here on the code and, for each iteration, on the path:
-//! - the loop is a range `head..=branch` closed by one backward branch, with no other backward
-//!   branch inside, no branch from outside into its middle, and only exits (forward branches past
-//!   the loop) as other branches;
+//! - the loop is a range `head..=branch` whose backward branches all go to `head` (one closes
+//!   the body; a test-and-test-and-set loop has a second after the test), with no branch from
+//!   outside into its middle, and only exits (forward branches past the loop) as other branches;
 //! - the body holds no store and no barrier; an RMW must be an *idempotent await* (it writes back
 //!   what it read: `add 0`, `or 0`, `and -1`, `xor 0`, `sub 0`, a CAS whose failure is the failing
 //!   case) and every other write to its location must be morally strong with it, so that the
@@ -29,21 +29,22 @@ use scopecheck_ir::{
     RmwKind, RmwOp, Scope, Thread,
 };
 
-/// A backward branch and what the explorer may do with its loop.
+/// A loop: a head and the backward branches to it, and what the explorer may do with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopInfo {
-    /// First instruction of the body (the branch target).
+    /// First instruction of the body (the branches' target).
     pub head: usize,
-    /// The backward branch closing the loop.
-    pub branch: usize,
+    /// The backward branches to `head`, in order; the last one closes the body. A
+    /// test-and-test-and-set loop has two: one after the test, one after the CAS.
+    pub branches: Vec<usize>,
     /// `Ok` when the loop is an await loop; otherwise why it must be unrolled.
     pub reducible: Result<(), String>,
 }
 
-/// Every loop of `thread`, by its backward branch.
+/// Every loop of `thread`, one per loop head.
 pub fn thread_loops(program: &Program, thread: &Thread) -> Vec<LoopInfo> {
     let code = &thread.code;
-    let mut loops = Vec::new();
+    let mut loops: Vec<LoopInfo> = Vec::new();
     for (b, i) in code.iter().enumerate() {
         let InstrKind::Branch { target, .. } = i.kind else {
             continue;
@@ -51,12 +52,18 @@ pub fn thread_loops(program: &Program, thread: &Thread) -> Vec<LoopInfo> {
         if target > b {
             continue;
         }
-        let reducible = await_loop(program, thread, target, b);
-        loops.push(LoopInfo {
-            head: target,
-            branch: b,
-            reducible,
-        });
+        match loops.iter_mut().find(|l| l.head == target) {
+            Some(l) => l.branches.push(b),
+            None => loops.push(LoopInfo {
+                head: target,
+                branches: vec![b],
+                reducible: Ok(()),
+            }),
+        }
+    }
+    for l in &mut loops {
+        let last = *l.branches.last().expect("a loop has a backward branch");
+        l.reducible = await_loop(program, thread, l.head, last);
     }
     loops
 }
@@ -131,7 +138,9 @@ fn writes_of(kind: &InstrKind) -> Option<RegId> {
     }
 }
 
-/// Whether an RMW writes back the value it read whatever that value is.
+/// Whether an RMW can write back the value it read: always (`add 0`, `or 0`, ...), or in the
+/// iterations where it fails (CAS) or swaps in the same value (exchange), which the path check
+/// confirms per iteration.
 pub fn is_idempotent_rmw(kind: &RmwKind) -> bool {
     match *kind {
         RmwKind::Op(op, Operand::Imm(v)) => match op {
@@ -139,7 +148,10 @@ pub fn is_idempotent_rmw(kind: &RmwKind) -> bool {
             RmwOp::And => v == -1,
             RmwOp::Max => v == i64::MIN,
             RmwOp::Min => v == i64::MAX,
-            RmwOp::Inc | RmwOp::Dec | RmwOp::Exch => false,
+            // An exchange writes back what it read exactly when it swaps in the value already
+            // there (a test-and-set spin); the path check decides per iteration.
+            RmwOp::Exch => true,
+            RmwOp::Inc | RmwOp::Dec => false,
         },
         RmwKind::Op(..) => false,
         // A CAS writes only when it succeeds; the path check rejects an iteration whose CAS
@@ -198,7 +210,7 @@ fn await_loop(
     for (pc, i) in code.iter().enumerate() {
         if let InstrKind::Branch { target, .. } = i.kind {
             let inside = (head..=branch).contains(&pc);
-            if inside && pc != branch && target <= branch {
+            if inside && target != head && target <= branch {
                 return Err("the body branches inside the loop".into());
             }
             if !inside && target > head && target <= branch {
@@ -245,7 +257,7 @@ fn await_loop(
             }
             written.push(w);
         }
-        if matches!(i.kind, InstrKind::Branch { .. }) {
+        if matches!(i.kind, InstrKind::Branch { target, .. } if target > branch) {
             exited = true;
         }
     }

@@ -143,7 +143,8 @@ pub struct Paths {
 }
 
 /// The most write events one execution of `program` can have: per thread, each writing
-/// instruction runs at most once plus once per backward branch taken.
+/// instruction runs at most once plus once per backward branch taken (await loops, explored by
+/// their exiting iteration, take none).
 fn max_writes_per_execution(program: &Program, unroll: u32) -> usize {
     program
         .threads
@@ -154,14 +155,12 @@ fn max_writes_per_execution(program: &Program, unroll: u32) -> usize {
                 .iter()
                 .filter(|i| matches!(i.kind, InstrKind::Store { .. } | InstrKind::Rmw { .. }))
                 .count();
-            let backward = t
-                .code
+            // Await loops run their body once per entry; only other loops repeat it.
+            let backward: usize = crate::loops::thread_loops(program, t)
                 .iter()
-                .enumerate()
-                .filter(
-                    |(pc, i)| matches!(i.kind, InstrKind::Branch { target, .. } if target <= *pc),
-                )
-                .count();
+                .filter(|l| l.reducible.is_err())
+                .map(|l| l.branches.len())
+                .sum();
             writers * (1 + backward * unroll as usize)
         })
         .sum()
@@ -305,7 +304,9 @@ fn thread_paths(
     // Await loops, by their backward branch: explored by their exiting iteration alone.
     let mut awaits = vec![None; thread.code.len()];
     for l in loops.iter().filter(|l| l.reducible.is_ok()) {
-        awaits[l.branch] = Some(l.head);
+        for &b in &l.branches {
+            awaits[b] = Some(l.head);
+        }
     }
     let cta_size = program
         .threads
