@@ -1,0 +1,1019 @@
+//! PTX generation: one module per test, holding the test kernel and the collect kernel.
+//!
+//! `scopecheck_test` runs one role per hardware unit (see [`crate::layout`]): a prologue computes
+//! from the launch's [`Shuffle`](crate::layout::Shuffle) parameters which role and instance this
+//! thread takes, spare units stress scratch memory, role threads pre-stress and then run the
+//! test thread's instructions, translated one by one, on their instance's locations; each role
+//! writes the registers the report prints and a status word to the instance's record.
+//!
+//! `scopecheck_collect` runs after it, one thread per instance: it reads the final values, resets
+//! the locations and status words for the next launch, turns the final state into a dense
+//! histogram index through a value table the host computed from the model's allowed states, and
+//! records instances whose state is outside the table or forbidden.
+//!
+//! Every backward branch counts its iterations; past `loop_cap` the role stops with status
+//! [`STATUS_CUT`], so no generated spin can hang the GPU.
+
+use std::fmt::Write;
+
+use scopecheck_ir::{
+    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, LocId,
+    MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, Thread, ThreadId,
+};
+
+use crate::layout::{instr_loc, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP};
+use crate::GenError;
+
+/// PTX ISA version of the generated modules (CUDA 12.0 and later load it).
+pub const PTX_VERSION: &str = "8.0";
+/// The target: Hopper, the oldest architecture with every scope (`.cluster`) the dialect uses.
+pub const PTX_TARGET: &str = "sm_90";
+/// Name of the test kernel.
+pub const TEST_KERNEL: &str = "scopecheck_test";
+/// Name of the collect kernel.
+pub const COLLECT_KERNEL: &str = "scopecheck_collect";
+/// Status word of a role that ran to its end.
+pub const STATUS_DONE: u32 = 1;
+/// Status word of a role stopped by the iteration cap.
+pub const STATUS_CUT: u32 = 2;
+/// Most distinct values the value table holds per observable.
+pub const MAX_VALUES: u32 = 16;
+/// Most dense states (product of the table's value counts) the histogram holds.
+pub const MAX_DENSE: u32 = 4096;
+/// Histogram bin of states with a value outside the table.
+pub const BIN_OTHER: u32 = MAX_DENSE;
+/// Histogram bin of instances cut by the iteration cap.
+pub const BIN_CUT: u32 = MAX_DENSE + 1;
+/// Histogram bins.
+pub const BINS: u32 = MAX_DENSE + 2;
+/// Most anomalous instances (forbidden or out-of-table states) recorded per launch batch.
+pub const MAX_ANOMALIES: u32 = 64;
+/// Words of the stress scratch step between iterations: odd, so consecutive iterations of one
+/// thread touch different lines and threads spread over the region.
+const STRESS_STEP_WORDS: u32 = 97;
+/// Multiplier spreading stress threads' starting words.
+const STRESS_SPREAD_WORDS: u32 = 33;
+
+/// A generated module and the layout it assumes.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub ptx: String,
+    pub layout: Layout,
+}
+
+/// Words of one anomaly record: instance, launch, then one word per observable.
+pub fn anomaly_words(observables: usize) -> u32 {
+    2 + observables as u32
+}
+
+/// Generates the module for `program`.
+pub fn generate(program: &Program, opts: &GenOptions) -> Result<Kernel, GenError> {
+    let layout = Layout::new(program, opts)?;
+    check_values(program)?;
+    let mut g = Gen {
+        p: program,
+        l: &layout,
+        opts,
+        out: String::new(),
+    };
+    g.header();
+    g.test_kernel()?;
+    g.collect_kernel();
+    Ok(Kernel { ptx: g.out, layout })
+}
+
+/// Every value must fit the 32-bit words the kernel computes with.
+fn check_values(p: &Program) -> Result<(), GenError> {
+    let fits = |v: i64| i32::try_from(v).is_ok() || u32::try_from(v).is_ok();
+    let bad = |v: i64| GenError::Unsupported(format!("value {v} does not fit in 32 bits"));
+    for l in &p.locations {
+        if !fits(l.init) {
+            return Err(bad(l.init));
+        }
+    }
+    for t in &p.threads {
+        for &(_, v) in &t.init_regs {
+            if !fits(v) {
+                return Err(bad(v));
+            }
+        }
+        for i in &t.code {
+            for op in operands(&i.kind) {
+                if let Operand::Imm(v) = op {
+                    if !fits(v) {
+                        return Err(bad(v));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn operands(k: &InstrKind) -> Vec<Operand> {
+    match k {
+        InstrKind::Store { value, .. } => vec![*value],
+        InstrKind::Rmw { kind, .. } => match kind {
+            RmwKind::Op(_, v) => vec![*v],
+            RmwKind::Cas { expected, new } => vec![*expected, *new],
+        },
+        InstrKind::Barrier {
+            kind: BarrierKind::Red { pred, .. },
+            ..
+        } => vec![*pred],
+        InstrKind::Mov { src, .. } => vec![*src],
+        InstrKind::Binary { a, b, .. } => vec![*a, *b],
+        InstrKind::Branch {
+            cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+            ..
+        } => vec![*a, *b],
+        _ => vec![],
+    }
+}
+
+fn scope(s: Scope) -> &'static str {
+    match s {
+        Scope::Cta => "cta",
+        Scope::Cluster => "cluster",
+        Scope::Gpu => "gpu",
+        Scope::Sys => "sys",
+    }
+}
+
+fn imm(v: i64) -> String {
+    // Values were checked to fit 32 bits; print them as the signed 32-bit word they are.
+    (v as i32).to_string()
+}
+
+struct Gen<'a> {
+    p: &'a Program,
+    l: &'a Layout,
+    opts: &'a GenOptions,
+    out: String,
+}
+
+/// Appends one line of PTX; writing to a `String` cannot fail.
+macro_rules! e {
+    ($g:expr, $($arg:tt)*) => {{
+        let _ = writeln!($g.out, $($arg)*);
+    }};
+}
+
+impl Gen<'_> {
+    fn header(&mut self) {
+        e!(
+            self,
+            "// Generated by scopecheck from litmus test {}",
+            self.p.name
+        );
+        e!(
+            self,
+            "// layout: {:?}, {} threads per block, {} groups, {} instance slots per block set",
+            self.l.unit,
+            self.l.block_threads,
+            self.l.groups.len(),
+            self.l.slots
+        );
+        e!(self, ".version {PTX_VERSION}");
+        e!(self, ".target {PTX_TARGET}");
+        e!(self, ".address_size 64");
+        e!(self, "");
+    }
+
+    fn space(&self, loc: LocId) -> &'static str {
+        match self.p.location(loc).space {
+            MemorySpace::Shared => "shared",
+            _ => "global",
+        }
+    }
+
+    fn reg(t: ThreadId, r: scopecheck_ir::RegId) -> String {
+        format!("%v{}_{}", t.0, r.0)
+    }
+
+    /// The operand as a register name, moving an immediate into temporary `tmp` first.
+    fn opnd(&mut self, t: ThreadId, op: Operand, tmp: &str) -> String {
+        match op {
+            Operand::Reg(r) => Self::reg(t, r),
+            Operand::Imm(v) => {
+                e!(self, "\tmov.b32 \t{tmp}, {};", imm(v));
+                tmp.to_string()
+            }
+        }
+    }
+
+    /// The address of `a` as a 64-bit register (adding the dependency offset, in words).
+    fn addr(&mut self, t: ThreadId, a: &Address) -> String {
+        let base = format!("%a{}", a.loc.0);
+        match a.offset {
+            None => base,
+            Some(r) => {
+                e!(self, "\tmul.wide.s32 \t%d3, {}, 4;", Self::reg(t, r));
+                e!(self, "\tadd.s64 \t%d3, {base}, %d3;");
+                "%d3".into()
+            }
+        }
+    }
+
+    fn global_index(&self, loc: LocId) -> Option<u32> {
+        self.l
+            .global
+            .iter()
+            .position(|&g| g == loc)
+            .map(|i| i as u32)
+    }
+
+    fn shared_index(&self, loc: LocId) -> Option<u32> {
+        self.l
+            .shared
+            .iter()
+            .position(|&g| g == loc)
+            .map(|i| i as u32)
+    }
+
+    /// Emits `%ibase = mem + offset of instance %inst's line block`, mirroring
+    /// [`Layout::global_offset`].
+    fn instance_base(&mut self) {
+        let w = self.l.per_line;
+        let per_block = self.l.global.len().max(1) as u32 * LINE_BYTES;
+        e!(self, "\tshr.u32 \t%x7, %inst, {};", w.trailing_zeros());
+        e!(self, "\tand.b32 \t%x8, %inst, {};", w - 1);
+        e!(self, "\tmul.wide.u32 \t%d0, %x7, {per_block};");
+        e!(self, "\tmul.wide.u32 \t%d1, %x8, {};", LINE_BYTES / w);
+        e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
+        e!(self, "\tadd.s64 \t%ibase, %mem, %d0;");
+        let words = self.l.record.words();
+        e!(self, "\tmul.wide.u32 \t%d0, %inst, {};", words * 4);
+        e!(self, "\tadd.s64 \t%recp, %rec, %d0;");
+    }
+
+    fn test_kernel(&mut self) -> Result<(), GenError> {
+        let l = self.l;
+        let k = l.blocks_per_set();
+        let has_shared = !l.shared.is_empty();
+        if has_shared {
+            e!(
+                self,
+                ".shared .align 4 .b32 s_loc[{}];",
+                l.shared_words().max(1)
+            );
+            e!(self, "");
+        }
+        e!(self, ".visible .entry {TEST_KERNEL}(");
+        let params = [
+            ".u64 p_mem",
+            ".u64 p_rec",
+            ".u64 p_scratch",
+            ".u32 p_scratch_mask",
+            ".u32 p_nblocks",
+            ".u32 p_bmul",
+            ".u32 p_badd",
+            ".u32 p_tmul",
+            ".u32 p_tadd",
+            ".u32 p_txor",
+            ".u32 p_rot",
+            ".u32 p_wrot",
+            ".u32 p_stress_iters",
+            ".u32 p_pre_iters",
+        ];
+        for (i, p) in params.iter().enumerate() {
+            let sep = if i + 1 < params.len() { "," } else { "" };
+            e!(self, "\t.param {p}{sep}");
+        }
+        e!(self, ")");
+        e!(self, "{{");
+        e!(self, "\t.reg .pred \t%p<8>;");
+        e!(self, "\t.reg .b32 \t%x<16>;");
+        e!(self, "\t.reg .b64 \t%d<8>;");
+        e!(
+            self,
+            "\t.reg .b32 \t%t_id, %b_id, %lb, %g, %set, %sub, %slot, %inst, %loops, %status, %n_iter;"
+        );
+        e!(
+            self,
+            "\t.reg .b64 \t%mem, %rec, %scratch, %recp, %ibase, %sbase;"
+        );
+        for (ti, t) in self.p.threads.iter().enumerate() {
+            if !t.registers.is_empty() {
+                let names: Vec<String> = (0..t.registers.len())
+                    .map(|r| format!("%v{ti}_{r}"))
+                    .collect();
+                e!(self, "\t.reg .b32 \t{};", names.join(", "));
+            }
+        }
+        let addrs: Vec<String> = (0..self.p.locations.len())
+            .map(|i| format!("%a{i}"))
+            .collect();
+        if !addrs.is_empty() {
+            e!(self, "\t.reg .b64 \t{};", addrs.join(", "));
+        }
+        e!(self, "");
+        e!(self, "\tld.param.u64 \t%mem, [p_mem];");
+        e!(self, "\tcvta.to.global.u64 \t%mem, %mem;");
+        e!(self, "\tld.param.u64 \t%rec, [p_rec];");
+        e!(self, "\tcvta.to.global.u64 \t%rec, %rec;");
+        e!(self, "\tld.param.u64 \t%scratch, [p_scratch];");
+        e!(self, "\tcvta.to.global.u64 \t%scratch, %scratch;");
+        e!(self, "\tmov.u32 \t%t_id, %tid.x;");
+        e!(self, "\tmov.u32 \t%b_id, %ctaid.x;");
+        e!(
+            self,
+            "\t// logical block: (block * bmul + badd) % nblocks; group and set"
+        );
+        e!(self, "\tld.param.u32 \t%x0, [p_bmul];");
+        e!(self, "\tld.param.u32 \t%x1, [p_badd];");
+        e!(self, "\tld.param.u32 \t%x2, [p_nblocks];");
+        e!(self, "\tmul.wide.u32 \t%d0, %b_id, %x0;");
+        e!(self, "\tcvt.u64.u32 \t%d1, %x1;");
+        e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
+        e!(self, "\tcvt.u64.u32 \t%d1, %x2;");
+        e!(self, "\trem.u64 \t%d0, %d0, %d1;");
+        e!(self, "\tcvt.u32.u64 \t%lb, %d0;");
+        e!(self, "\trem.u32 \t%g, %lb, {k};");
+        e!(self, "\tdiv.u32 \t%set, %lb, {k};");
+        e!(self, "\tld.param.u32 \t%x0, [p_tmul];");
+        e!(self, "\tld.param.u32 \t%x1, [p_tadd];");
+        e!(self, "\tld.param.u32 \t%x2, [p_txor];");
+        match l.unit {
+            Unit::Thread => {
+                e!(
+                    self,
+                    "\t// logical thread: ((tid * tmul + tadd) & (n - 1)) ^ txor"
+                );
+                e!(self, "\tmad.lo.u32 \t%x3, %t_id, %x0, %x1;");
+                e!(self, "\tand.b32 \t%x3, %x3, {};", l.block_threads - 1);
+                e!(self, "\txor.b32 \t%x3, %x3, %x2;");
+                e!(self, "\tsetp.lt.u32 \t%p6, %x3, {};", l.role_units);
+                e!(self, "\trem.u32 \t%sub, %x3, {};", l.roles_per_slot);
+                e!(self, "\tdiv.u32 \t%slot, %x3, {};", l.roles_per_slot);
+            }
+            Unit::Warp { .. } => {
+                e!(self, "\t// logical warp: (warp + wrot) % warps; logical lane: ((lane * tmul + tadd) & 31) ^ (txor & 31)");
+                e!(self, "\tld.param.u32 \t%x4, [p_wrot];");
+                e!(self, "\tshr.u32 \t%x3, %t_id, 5;");
+                e!(self, "\tadd.u32 \t%x3, %x3, %x4;");
+                e!(self, "\trem.u32 \t%sub, %x3, {};", l.block_threads / WARP);
+                e!(self, "\tsetp.lt.u32 \t%p6, %sub, {};", l.role_units);
+                e!(self, "\tand.b32 \t%x3, %t_id, {};", WARP - 1);
+                e!(self, "\tmad.lo.u32 \t%x3, %x3, %x0, %x1;");
+                e!(self, "\tand.b32 \t%x3, %x3, {};", WARP - 1);
+                e!(self, "\tand.b32 \t%x2, %x2, {};", WARP - 1);
+                e!(self, "\txor.b32 \t%slot, %x3, %x2;");
+            }
+        }
+        e!(
+            self,
+            "\t// instance: set * slots + (slot + group * rot) % slots"
+        );
+        e!(self, "\tld.param.u32 \t%x0, [p_rot];");
+        e!(self, "\tmad.lo.u32 \t%x5, %g, %x0, %slot;");
+        e!(self, "\trem.u32 \t%x5, %x5, {};", l.slots);
+        e!(self, "\tmad.lo.u32 \t%inst, %set, {}, %x5;", l.slots);
+        if let Unit::Warp {
+            lane_instances: false,
+        } = l.unit
+        {
+            e!(
+                self,
+                "\t// bar.red layout: only lane 0 of the instance slots is counted"
+            );
+            e!(self, "\tsetp.eq.u32 \t%p7, %x5, 0;");
+        }
+        // Which role: a group's roles are its first units; others stress.
+        e!(self, "\tmad.lo.u32 \t%x6, %g, {}, %sub;", l.roles_per_slot);
+        if has_shared {
+            self.shared_prologue();
+        }
+        e!(self, "\t@!%p6 bra \tSTRESS;");
+        self.instance_base();
+        e!(self, "\tld.param.u32 \t%n_iter, [p_pre_iters];");
+        self.stress_loop("PRE");
+        for (gi, grp) in l.groups.iter().enumerate() {
+            for (j, &t) in grp.roles.iter().enumerate() {
+                let code = gi as u32 * l.roles_per_slot + j as u32;
+                e!(self, "\tsetp.eq.u32 \t%p0, %x6, {code};");
+                e!(self, "\t@%p0 bra \tROLE_{};", t.0);
+            }
+        }
+        e!(self, "STRESS:");
+        e!(self, "\tld.param.u32 \t%n_iter, [p_stress_iters];");
+        self.stress_loop("STR");
+        e!(self, "\tbra.uni \tFINAL;");
+        let p = self.p;
+        for (ti, t) in p.threads.iter().enumerate() {
+            self.role(ThreadId(ti as u32), t)?;
+        }
+        e!(self, "FINAL:");
+        if has_shared {
+            e!(self, "\tbarrier.sync \t{RESERVED_BARRIER};");
+            e!(
+                self,
+                "\t// the slot's first role copies the final shared values to the record"
+            );
+            e!(self, "\tsetp.eq.and.u32 \t%p5, %sub, 0, %p6;");
+            e!(self, "\t@!%p5 bra \tDONE;");
+            let regs = self.l.record.regs.len() as u32;
+            for (k, &loc) in self.l.record.shared.clone().iter().enumerate() {
+                let si = self.shared_index(loc).unwrap_or(0);
+                e!(self, "\tld.shared.u32 \t%x0, [%sbase+{}];", si * 4);
+                e!(
+                    self,
+                    "\tst.global.u32 \t[%recp+{}], %x0;",
+                    (regs + k as u32) * 4
+                );
+            }
+            e!(self, "DONE:");
+        }
+        e!(self, "\tret;");
+        e!(self, "}}");
+        e!(self, "");
+        Ok(())
+    }
+
+    /// Shared locations live per slot in the block's `s_loc`; the slot's first role sets their
+    /// initial values and the whole block waits at the reserved barrier before any role runs.
+    fn shared_prologue(&mut self) {
+        let n = self.l.shared.len() as u32;
+        e!(self, "\tmov.u64 \t%sbase, s_loc;");
+        e!(self, "\tmul.wide.u32 \t%d0, %slot, {};", n * 4);
+        e!(self, "\tadd.s64 \t%sbase, %sbase, %d0;");
+        e!(self, "\tsetp.eq.and.u32 \t%p5, %sub, 0, %p6;");
+        e!(self, "\t@!%p5 bra \tSHARED_READY;");
+        for (i, &loc) in self.l.shared.clone().iter().enumerate() {
+            let init = self.p.location(loc).init;
+            e!(self, "\tmov.b32 \t%x0, {};", imm(init));
+            e!(self, "\tst.shared.u32 \t[%sbase+{}], %x0;", i * 4);
+        }
+        e!(self, "SHARED_READY:");
+        e!(self, "\tbarrier.sync \t{RESERVED_BARRIER};");
+    }
+
+    /// `%n_iter` rounds of volatile load-increment-store on scratch lines spread by thread.
+    fn stress_loop(&mut self, tag: &str) {
+        e!(self, "\tld.param.u32 \t%x9, [p_scratch_mask];");
+        e!(
+            self,
+            "\tmad.lo.u32 \t%x10, %b_id, {}, %t_id;",
+            self.l.block_threads
+        );
+        e!(self, "\tmul.lo.u32 \t%x10, %x10, {STRESS_SPREAD_WORDS};");
+        e!(self, "\tmov.u32 \t%x11, 0;");
+        e!(self, "{tag}_LOOP:");
+        e!(self, "\tsetp.ge.u32 \t%p1, %x11, %n_iter;");
+        e!(self, "\t@%p1 bra \t{tag}_DONE;");
+        e!(self, "\tand.b32 \t%x12, %x10, %x9;");
+        e!(self, "\tmul.wide.u32 \t%d2, %x12, 4;");
+        e!(self, "\tadd.s64 \t%d2, %scratch, %d2;");
+        e!(self, "\tld.volatile.global.u32 \t%x13, [%d2];");
+        e!(self, "\tadd.u32 \t%x13, %x13, 1;");
+        e!(self, "\tst.volatile.global.u32 \t[%d2], %x13;");
+        e!(self, "\tadd.u32 \t%x10, %x10, {STRESS_STEP_WORDS};");
+        e!(self, "\tadd.u32 \t%x11, %x11, 1;");
+        e!(self, "\tbra.uni \t{tag}_LOOP;");
+        e!(self, "{tag}_DONE:");
+    }
+
+    fn role(&mut self, t: ThreadId, th: &Thread) -> Result<(), GenError> {
+        let n = th.code.len();
+        e!(self, "ROLE_{}:\t// {}", t.0, th.name);
+        for r in 0..th.registers.len() {
+            let init = th
+                .init_regs
+                .iter()
+                .find(|(id, _)| id.0 as usize == r)
+                .map_or(0, |&(_, v)| v);
+            e!(self, "\tmov.b32 \t%v{}_{r}, {};", t.0, imm(init));
+        }
+        e!(self, "\tmov.u32 \t%loops, 0;");
+        e!(self, "\tmov.u32 \t%status, {STATUS_DONE};");
+        let mut used: Vec<LocId> = th.code.iter().filter_map(|i| instr_loc(&i.kind)).collect();
+        used.sort();
+        used.dedup();
+        for loc in used {
+            if let Some(gi) = self.global_index(loc) {
+                e!(
+                    self,
+                    "\tadd.s64 \t%a{}, %ibase, {};",
+                    loc.0,
+                    gi * LINE_BYTES
+                );
+            } else if let Some(si) = self.shared_index(loc) {
+                e!(self, "\tadd.s64 \t%a{}, %sbase, {};", loc.0, si * 4);
+            }
+        }
+        let targets: Vec<usize> = th
+            .code
+            .iter()
+            .filter_map(|i| match i.kind {
+                InstrKind::Branch { target, .. } => Some(target),
+                _ => None,
+            })
+            .collect();
+        for (idx, instr) in th.code.iter().enumerate() {
+            if targets.contains(&idx) {
+                e!(self, "R{}_I{idx}:", t.0);
+            }
+            e!(self, "\t// {}", instr.text.replace('\n', " "));
+            self.instr(t, idx, n, &instr.kind)?;
+        }
+        e!(self, "R{}_END:", t.0);
+        for (k, &(tt, r)) in self.l.record.regs.clone().iter().enumerate() {
+            if tt == t {
+                e!(
+                    self,
+                    "\tst.global.u32 \t[%recp+{}], {};",
+                    k * 4,
+                    Self::reg(t, r)
+                );
+            }
+        }
+        e!(
+            self,
+            "\tst.global.u32 \t[%recp+{}], %status;",
+            self.l.record.status_word(t) * 4
+        );
+        e!(self, "\tbra.uni \tFINAL;");
+        e!(self, "R{}_CUT:", t.0);
+        e!(self, "\tmov.u32 \t%status, {STATUS_CUT};");
+        e!(self, "\tbra.uni \tR{}_END;", t.0);
+        Ok(())
+    }
+
+    fn label(t: ThreadId, target: usize, n: usize) -> String {
+        if target >= n {
+            format!("R{}_END", t.0)
+        } else {
+            format!("R{}_I{target}", t.0)
+        }
+    }
+
+    fn instr(&mut self, t: ThreadId, idx: usize, n: usize, k: &InstrKind) -> Result<(), GenError> {
+        let p = self.p;
+        let th = &p.threads[t.0 as usize];
+        let unsupported = |what: &str| {
+            Err(GenError::Unsupported(format!(
+                "{}: {what} has no PTX form",
+                th.name
+            )))
+        };
+        match *k {
+            InstrKind::Load {
+                dst,
+                ref addr,
+                order,
+                scope: s,
+            } => {
+                let a = self.addr(t, addr);
+                let sp = self.space(addr.loc);
+                let d = Self::reg(t, dst);
+                let s = scope(s);
+                match order {
+                    Order::Weak => e!(self, "\tld.{sp}.u32 \t{d}, [{a}];"),
+                    Order::Relaxed => e!(self, "\tld.relaxed.{s}.{sp}.u32 \t{d}, [{a}];"),
+                    Order::Acquire | Order::AcqRel => {
+                        e!(self, "\tld.acquire.{s}.{sp}.u32 \t{d}, [{a}];")
+                    }
+                    Order::SeqCst => {
+                        e!(self, "\tfence.sc.{s};");
+                        e!(self, "\tld.acquire.{s}.{sp}.u32 \t{d}, [{a}];");
+                    }
+                    Order::Release => return unsupported("a release load"),
+                }
+            }
+            InstrKind::Store {
+                ref addr,
+                value,
+                order,
+                scope: s,
+            } => {
+                let v = self.opnd(t, value, "%x12");
+                let a = self.addr(t, addr);
+                let sp = self.space(addr.loc);
+                let s = scope(s);
+                match order {
+                    Order::Weak => e!(self, "\tst.{sp}.u32 \t[{a}], {v};"),
+                    Order::Relaxed => e!(self, "\tst.relaxed.{s}.{sp}.u32 \t[{a}], {v};"),
+                    Order::Release | Order::AcqRel => {
+                        e!(self, "\tst.release.{s}.{sp}.u32 \t[{a}], {v};")
+                    }
+                    Order::SeqCst => {
+                        e!(self, "\tfence.sc.{s};");
+                        e!(self, "\tst.relaxed.{s}.{sp}.u32 \t[{a}], {v};");
+                    }
+                    Order::Acquire => return unsupported("an acquire store"),
+                }
+            }
+            InstrKind::Rmw {
+                dst,
+                ref addr,
+                kind,
+                order,
+                scope: s,
+            } => {
+                let s = scope(s);
+                let sem = match order {
+                    Order::Weak | Order::Relaxed => "relaxed",
+                    Order::Acquire => "acquire",
+                    Order::Release => "release",
+                    Order::AcqRel => "acq_rel",
+                    Order::SeqCst => {
+                        e!(self, "\tfence.sc.{s};");
+                        "acq_rel"
+                    }
+                };
+                let sp = self.space(addr.loc);
+                let d = dst.map_or_else(|| "%x15".to_string(), |r| Self::reg(t, r));
+                match kind {
+                    RmwKind::Cas { expected, new } => {
+                        let ex = self.opnd(t, expected, "%x12");
+                        let nw = self.opnd(t, new, "%x13");
+                        let a = self.addr(t, addr);
+                        e!(
+                            self,
+                            "\tatom.{sem}.{s}.{sp}.cas.b32 \t{d}, [{a}], {ex}, {nw};"
+                        );
+                    }
+                    RmwKind::Op(op, v) => {
+                        let mut v = self.opnd(t, v, "%x12");
+                        let (name, ty) = match op {
+                            RmwOp::Add => ("add", "u32"),
+                            RmwOp::Sub => {
+                                // PTX has no atom.sub: add the negated operand.
+                                e!(self, "\tneg.s32 \t%x14, {v};");
+                                v = "%x14".into();
+                                ("add", "u32")
+                            }
+                            RmwOp::Inc => ("inc", "u32"),
+                            RmwOp::Dec => ("dec", "u32"),
+                            RmwOp::Exch => ("exch", "b32"),
+                            RmwOp::And => ("and", "b32"),
+                            RmwOp::Or => ("or", "b32"),
+                            RmwOp::Xor => ("xor", "b32"),
+                            RmwOp::Min => ("min", "s32"),
+                            RmwOp::Max => ("max", "s32"),
+                        };
+                        let a = self.addr(t, addr);
+                        // `red` exists only for relaxed and release orders and not for exch;
+                        // otherwise an `atom` into a scratch register does the same.
+                        let red_ok = dst.is_none()
+                            && matches!(sem, "relaxed" | "release")
+                            && op != RmwOp::Exch;
+                        if red_ok {
+                            e!(self, "\tred.{sem}.{s}.{sp}.{name}.{ty} \t[{a}], {v};");
+                        } else {
+                            e!(self, "\tatom.{sem}.{s}.{sp}.{name}.{ty} \t{d}, [{a}], {v};");
+                        }
+                    }
+                }
+            }
+            InstrKind::Fence { order, scope: s } => {
+                let s = scope(s);
+                match order {
+                    FenceOrder::Sc => e!(self, "\tfence.sc.{s};"),
+                    // PTX has only the acq_rel fence for the weaker orders; it is stronger than
+                    // either, which only removes behaviours from what the hardware may show.
+                    FenceOrder::Acquire | FenceOrder::Release | FenceOrder::AcqRel => {
+                        e!(self, "\tfence.acq_rel.{s};")
+                    }
+                }
+            }
+            InstrKind::Barrier { id, kind, count } => {
+                let group = self
+                    .l
+                    .groups
+                    .iter()
+                    .find(|g| g.roles.contains(&t))
+                    .map_or(1, |g| g.roles.len() as u32);
+                // Barriers count threads; each role is a whole warp.
+                let threads = count.unwrap_or(group) * WARP;
+                match kind {
+                    BarrierKind::Sync => e!(self, "\tbarrier.sync \t{id}, {threads};"),
+                    BarrierKind::Arrive => e!(self, "\tbarrier.arrive \t{id}, {threads};"),
+                    BarrierKind::Red { op, dst, pred } => {
+                        let pv = self.opnd(t, pred, "%x12");
+                        let cmp = if op == BarrierRedOp::And { "eq" } else { "ne" };
+                        e!(self, "\tsetp.{cmp}.s32 \t%p2, {pv}, 0;");
+                        if let Unit::Warp {
+                            lane_instances: false,
+                        } = self.l.unit
+                        {
+                            e!(self, "\tand.pred \t%p2, %p2, %p7;");
+                        }
+                        e!(self, "\tbarrier.red.popc.u32 \t%x14, {id}, {threads}, %p2;");
+                        let d = Self::reg(t, dst);
+                        match op {
+                            BarrierRedOp::Popc => e!(self, "\tmov.b32 \t{d}, %x14;"),
+                            BarrierRedOp::Or => {
+                                e!(self, "\tsetp.ne.u32 \t%p3, %x14, 0;");
+                                e!(self, "\tselp.u32 \t{d}, 1, 0, %p3;");
+                            }
+                            BarrierRedOp::And => {
+                                e!(self, "\tsetp.eq.u32 \t%p3, %x14, 0;");
+                                e!(self, "\tselp.u32 \t{d}, 1, 0, %p3;");
+                            }
+                        }
+                    }
+                }
+            }
+            InstrKind::Mov { dst, src } => {
+                let d = Self::reg(t, dst);
+                match src {
+                    Operand::Reg(r) => e!(self, "\tmov.b32 \t{d}, {};", Self::reg(t, r)),
+                    Operand::Imm(v) => e!(self, "\tmov.b32 \t{d}, {};", imm(v)),
+                }
+            }
+            InstrKind::Binary { dst, op, a, b } => {
+                let a = self.opnd(t, a, "%x12");
+                let b = match b {
+                    Operand::Reg(r) => Self::reg(t, r),
+                    Operand::Imm(v) => imm(v),
+                };
+                let ins = match op {
+                    BinOp::Add => "add.s32",
+                    BinOp::Sub => "sub.s32",
+                    BinOp::Mul => "mul.lo.s32",
+                    BinOp::And => "and.b32",
+                    BinOp::Or => "or.b32",
+                    BinOp::Xor => "xor.b32",
+                };
+                e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));
+            }
+            InstrKind::Branch { cond, target } => {
+                let dest = Self::label(t, target, n);
+                let backward = target <= idx;
+                // The predicate under which the branch is taken, or None for always.
+                let pred = match cond {
+                    BranchCond::Always => None,
+                    BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
+                        let cmp = if matches!(cond, BranchCond::Eq(..)) {
+                            "eq"
+                        } else {
+                            "ne"
+                        };
+                        match (a, b) {
+                            (Operand::Imm(x), Operand::Imm(y)) => {
+                                if (x == y) == (cmp == "eq") {
+                                    None
+                                } else {
+                                    e!(self, "\t// never taken");
+                                    return Ok(());
+                                }
+                            }
+                            (Operand::Imm(x), Operand::Reg(r))
+                            | (Operand::Reg(r), Operand::Imm(x)) => {
+                                e!(
+                                    self,
+                                    "\tsetp.{cmp}.s32 \t%p0, {}, {};",
+                                    Self::reg(t, r),
+                                    imm(x)
+                                );
+                                Some("%p0")
+                            }
+                            (Operand::Reg(r), Operand::Reg(q)) => {
+                                e!(
+                                    self,
+                                    "\tsetp.{cmp}.s32 \t%p0, {}, {};",
+                                    Self::reg(t, r),
+                                    Self::reg(t, q)
+                                );
+                                Some("%p0")
+                            }
+                        }
+                    }
+                };
+                if backward {
+                    let skip = format!("R{}_N{idx}", t.0);
+                    if let Some(p) = pred {
+                        e!(self, "\t@!{p} bra \t{skip};");
+                    }
+                    e!(self, "\tadd.u32 \t%loops, %loops, 1;");
+                    e!(self, "\tsetp.gt.u32 \t%p1, %loops, {};", self.opts.loop_cap);
+                    e!(self, "\t@%p1 bra \tR{}_CUT;", t.0);
+                    e!(self, "\tbra \t{dest};");
+                    if pred.is_some() {
+                        e!(self, "{skip}:");
+                    }
+                } else {
+                    match pred {
+                        Some(p) => e!(self, "\t@{p} bra \t{dest};"),
+                        None => e!(self, "\tbra \t{dest};"),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_kernel(&mut self) {
+        let obs = self.p.observables();
+        let words = self.l.record.words();
+        let aw = anomaly_words(obs.len());
+        e!(self, ".shared .align 4 .b32 s_hist[{BINS}];");
+        e!(self, "");
+        e!(self, ".visible .entry {COLLECT_KERNEL}(");
+        let params = [
+            ".u64 p_mem",
+            ".u64 p_rec",
+            ".u64 p_hist",
+            ".u64 p_table",
+            ".u64 p_forbid",
+            ".u64 p_anom",
+            ".u32 p_ninst",
+            ".u32 p_launch",
+        ];
+        for (i, p) in params.iter().enumerate() {
+            let sep = if i + 1 < params.len() { "," } else { "" };
+            e!(self, "\t.param {p}{sep}");
+        }
+        e!(self, ")");
+        e!(self, "{{");
+        e!(self, "\t.reg .pred \t%p<8>;");
+        e!(self, "\t.reg .b32 \t%x<16>;");
+        e!(self, "\t.reg .b64 \t%d<8>;");
+        e!(
+            self,
+            "\t.reg .b32 \t%inst, %ok, %idx, %stride, %other, %bin, %j, %pos, %cnt;"
+        );
+        e!(
+            self,
+            "\t.reg .b64 \t%mem, %rec, %recp, %ibase, %tbl, %shist;"
+        );
+        if !obs.is_empty() {
+            let names: Vec<String> = (0..obs.len()).map(|i| format!("%o{i}")).collect();
+            e!(self, "\t.reg .b32 \t{};", names.join(", "));
+        }
+        e!(self, "");
+        e!(self, "\tmov.u64 \t%shist, s_hist;");
+        e!(self, "\tmov.u32 \t%x15, %ntid.x;");
+        e!(self, "\tmov.u32 \t%x0, %tid.x;");
+        e!(self, "ZERO:");
+        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {BINS};");
+        e!(self, "\t@%p0 bra \tZERO_DONE;");
+        e!(self, "\tmul.wide.u32 \t%d0, %x0, 4;");
+        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
+        e!(self, "\tst.shared.u32 \t[%d0], 0;");
+        e!(self, "\tadd.u32 \t%x0, %x0, %x15;");
+        e!(self, "\tbra.uni \tZERO;");
+        e!(self, "ZERO_DONE:");
+        e!(self, "\tbar.sync \t0;");
+        e!(self, "\tmov.u32 \t%x0, %ctaid.x;");
+        e!(self, "\tmov.u32 \t%x2, %tid.x;");
+        e!(self, "\tmad.lo.u32 \t%inst, %x0, %x15, %x2;");
+        e!(self, "\tld.param.u32 \t%x0, [p_ninst];");
+        e!(self, "\tsetp.ge.u32 \t%p0, %inst, %x0;");
+        e!(self, "\t@%p0 bra \tFLUSH;");
+        e!(self, "\tld.param.u64 \t%mem, [p_mem];");
+        e!(self, "\tcvta.to.global.u64 \t%mem, %mem;");
+        e!(self, "\tld.param.u64 \t%rec, [p_rec];");
+        e!(self, "\tcvta.to.global.u64 \t%rec, %rec;");
+        self.instance_base();
+        e!(
+            self,
+            "\t// final values of the observables, in the report's order"
+        );
+        let regs = self.l.record.regs.clone();
+        let shared_obs = self.l.record.shared.clone();
+        for (k, o) in obs.iter().enumerate() {
+            match *o {
+                Observable::Reg(t, r) => {
+                    let w = regs.iter().position(|&x| x == (t, r)).unwrap_or(0);
+                    e!(self, "\tld.global.u32 \t%o{k}, [%recp+{}];", w * 4);
+                }
+                Observable::Loc(loc) => {
+                    if let Some(gi) = self.global_index(loc) {
+                        e!(
+                            self,
+                            "\tld.global.u32 \t%o{k}, [%ibase+{}];",
+                            gi * LINE_BYTES
+                        );
+                    } else {
+                        let w = shared_obs.iter().position(|&x| x == loc).unwrap_or(0);
+                        e!(
+                            self,
+                            "\tld.global.u32 \t%o{k}, [%recp+{}];",
+                            (regs.len() + w) * 4
+                        );
+                    }
+                }
+            }
+        }
+        e!(
+            self,
+            "\t// every role must have finished; reset status words and locations"
+        );
+        e!(self, "\tmov.u32 \t%ok, 1;");
+        for t in 0..self.p.threads.len() {
+            let w = self.l.record.status_word(ThreadId(t as u32));
+            e!(self, "\tld.global.u32 \t%x0, [%recp+{}];", w * 4);
+            e!(self, "\tsetp.ne.u32 \t%p0, %x0, {STATUS_DONE};");
+            e!(self, "\t@%p0 mov.u32 \t%ok, 0;");
+            e!(self, "\tst.global.u32 \t[%recp+{}], 0;", w * 4);
+        }
+        for (gi, &loc) in self.l.global.clone().iter().enumerate() {
+            let init = self.p.location(loc).init;
+            e!(self, "\tmov.b32 \t%x0, {};", imm(init));
+            e!(
+                self,
+                "\tst.global.u32 \t[%ibase+{}], %x0;",
+                gi as u32 * LINE_BYTES
+            );
+        }
+        if let Unit::Warp {
+            lane_instances: false,
+        } = self.l.unit
+        {
+            e!(self, "\t// bar.red layout: lanes other than 0 are decoys");
+            e!(self, "\tand.b32 \t%x0, %inst, {};", WARP - 1);
+            e!(self, "\tsetp.ne.u32 \t%p0, %x0, 0;");
+            e!(self, "\t@%p0 bra \tFLUSH;");
+        }
+        e!(self, "\tmov.u32 \t%bin, {BIN_CUT};");
+        e!(self, "\tsetp.eq.u32 \t%p0, %ok, 0;");
+        e!(self, "\t@%p0 bra \tCOUNT;");
+        e!(self, "\t// dense index through the value table");
+        e!(self, "\tld.param.u64 \t%tbl, [p_table];");
+        e!(self, "\tcvta.to.global.u64 \t%tbl, %tbl;");
+        e!(self, "\tmov.u32 \t%idx, 0;");
+        e!(self, "\tmov.u32 \t%stride, 1;");
+        e!(self, "\tmov.u32 \t%other, 0;");
+        for k in 0..obs.len() {
+            let row = k as u32 * (MAX_VALUES + 1) * 4;
+            e!(self, "\tld.global.u32 \t%cnt, [%tbl+{row}];");
+            e!(self, "\tmov.u32 \t%j, 0;");
+            e!(self, "\tmov.u32 \t%pos, %cnt;");
+            e!(self, "T{k}_LOOP:");
+            e!(self, "\tsetp.ge.u32 \t%p0, %j, %cnt;");
+            e!(self, "\t@%p0 bra \tT{k}_DONE;");
+            e!(self, "\tmul.wide.u32 \t%d0, %j, 4;");
+            e!(self, "\tadd.s64 \t%d0, %tbl, %d0;");
+            e!(self, "\tld.global.u32 \t%x0, [%d0+{}];", row + 4);
+            e!(self, "\tsetp.eq.u32 \t%p0, %x0, %o{k};");
+            e!(self, "\t@%p0 mov.u32 \t%pos, %j;");
+            e!(self, "\t@%p0 bra \tT{k}_DONE;");
+            e!(self, "\tadd.u32 \t%j, %j, 1;");
+            e!(self, "\tbra.uni \tT{k}_LOOP;");
+            e!(self, "T{k}_DONE:");
+            e!(self, "\tsetp.ge.u32 \t%p0, %pos, %cnt;");
+            e!(self, "\t@%p0 mov.u32 \t%other, 1;");
+            e!(self, "\tmad.lo.u32 \t%idx, %pos, %stride, %idx;");
+            e!(self, "\tmul.lo.u32 \t%stride, %stride, %cnt;");
+        }
+        e!(self, "\tmov.u32 \t%bin, {BIN_OTHER};");
+        e!(self, "\tsetp.ne.u32 \t%p0, %other, 0;");
+        e!(self, "\t@%p0 bra \tANOMALY;");
+        e!(self, "\tmov.u32 \t%bin, %idx;");
+        e!(self, "\tld.param.u64 \t%d1, [p_forbid];");
+        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
+        e!(self, "\tmul.wide.u32 \t%d0, %idx, 4;");
+        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
+        e!(self, "\tld.global.u32 \t%x0, [%d0];");
+        e!(self, "\tsetp.eq.u32 \t%p0, %x0, 0;");
+        e!(self, "\t@%p0 bra \tCOUNT;");
+        e!(self, "ANOMALY:");
+        e!(
+            self,
+            "\t// record the instance: [count, (instance, launch, values...)...]"
+        );
+        e!(self, "\tld.param.u64 \t%d1, [p_anom];");
+        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
+        e!(self, "\tatom.global.add.u32 \t%x0, [%d1], 1;");
+        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {MAX_ANOMALIES};");
+        e!(self, "\t@%p0 bra \tCOUNT;");
+        e!(self, "\tmul.wide.u32 \t%d0, %x0, {};", aw * 4);
+        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
+        e!(self, "\tst.global.u32 \t[%d0+4], %inst;");
+        e!(self, "\tld.param.u32 \t%x1, [p_launch];");
+        e!(self, "\tst.global.u32 \t[%d0+8], %x1;");
+        for k in 0..obs.len() {
+            e!(self, "\tst.global.u32 \t[%d0+{}], %o{k};", 12 + 4 * k);
+        }
+        e!(self, "COUNT:");
+        e!(self, "\tmul.wide.u32 \t%d0, %bin, 4;");
+        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
+        e!(self, "\tatom.shared.add.u32 \t%x0, [%d0], 1;");
+        e!(self, "FLUSH:");
+        e!(self, "\tbar.sync \t0;");
+        e!(self, "\tld.param.u64 \t%d1, [p_hist];");
+        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
+        e!(self, "\tmov.u32 \t%x0, %tid.x;");
+        e!(self, "FLUSH_LOOP:");
+        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {BINS};");
+        e!(self, "\t@%p0 bra \tFLUSH_DONE;");
+        e!(self, "\tmul.wide.u32 \t%d0, %x0, 4;");
+        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
+        e!(self, "\tld.shared.u32 \t%x1, [%d0];");
+        e!(self, "\tsetp.eq.u32 \t%p0, %x1, 0;");
+        e!(self, "\t@%p0 bra \tFLUSH_NEXT;");
+        e!(self, "\tcvt.u64.u32 \t%d2, %x1;");
+        e!(self, "\tmul.wide.u32 \t%d0, %x0, 8;");
+        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
+        e!(self, "\tred.global.add.u64 \t[%d0], %d2;");
+        e!(self, "FLUSH_NEXT:");
+        e!(self, "\tadd.u32 \t%x0, %x0, %x15;");
+        e!(self, "\tbra.uni \tFLUSH_LOOP;");
+        e!(self, "FLUSH_DONE:");
+        e!(self, "\tret;");
+        e!(self, "}}");
+        let _ = words;
+    }
+}

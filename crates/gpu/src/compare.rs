@@ -1,0 +1,233 @@
+//! What the hardware did against what the model allows.
+//!
+//! The collect kernel turns each instance's final state into a dense index through a
+//! [`StateTable`] built here from the model's allowed states: every observable gets the list of
+//! values it takes in some allowed state, and a state is the tuple of positions. A value outside
+//! its list cannot belong to any allowed state, so such instances land in one "other" bin and are
+//! recorded raw; a tuple of known values that the model does not allow is marked forbidden, and
+//! its instances are recorded too.
+
+use scopecheck_ir::{Observable, Program, Value};
+use scopecheck_model::FinalState;
+
+use crate::codegen::{MAX_DENSE, MAX_VALUES};
+use crate::GenError;
+
+/// The dense encoding of final states for one test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateTable {
+    pub observables: Vec<Observable>,
+    /// Per observable, the values it takes in some allowed state, sorted.
+    pub values: Vec<Vec<Value>>,
+    /// Per dense index, whether the model allows the state.
+    pub allowed: Vec<bool>,
+}
+
+impl StateTable {
+    /// The table for `program` whose model-allowed states are `states`.
+    pub fn new(program: &Program, states: &[FinalState]) -> Result<StateTable, GenError> {
+        let observables = program.observables();
+        let mut values: Vec<Vec<Value>> = vec![Vec::new(); observables.len()];
+        for s in states {
+            for (k, &(_, v)) in s.values.iter().enumerate() {
+                if let Some(list) = values.get_mut(k) {
+                    if !list.contains(&v) {
+                        list.push(v);
+                    }
+                }
+            }
+        }
+        for (k, list) in values.iter_mut().enumerate() {
+            list.sort_unstable();
+            if list.len() > MAX_VALUES as usize {
+                return Err(GenError::Unsupported(format!(
+                    "{} takes {} values in the allowed states; the runner tables at most {MAX_VALUES}",
+                    program.observable_name(observables[k]),
+                    list.len()
+                )));
+            }
+        }
+        let dense = values
+            .iter()
+            .try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64));
+        let dense = match dense {
+            Some(d) if d <= MAX_DENSE as u64 => d as usize,
+            _ => {
+                return Err(GenError::Unsupported(format!(
+                    "the allowed states span more than {MAX_DENSE} combinations of values"
+                )))
+            }
+        };
+        let mut table = StateTable {
+            observables,
+            values,
+            allowed: vec![false; dense],
+        };
+        for s in states {
+            let v: Vec<Value> = s.values.iter().map(|&(_, v)| v).collect();
+            if let Some(i) = table.index(&v) {
+                table.allowed[i as usize] = true;
+            }
+        }
+        Ok(table)
+    }
+
+    /// Dense states.
+    pub fn len(&self) -> usize {
+        self.allowed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.allowed.is_empty()
+    }
+
+    /// The dense index of a state (first observable varies fastest, as in the collect kernel),
+    /// or None when some value is outside the table.
+    pub fn index(&self, state: &[Value]) -> Option<u32> {
+        let mut idx = 0u32;
+        let mut stride = 1u32;
+        for (list, v) in self.values.iter().zip(state) {
+            let pos = list.iter().position(|x| x == v)? as u32;
+            idx += pos * stride;
+            stride *= list.len() as u32;
+        }
+        Some(idx)
+    }
+
+    /// The state at a dense index.
+    pub fn decode(&self, mut idx: u32) -> Vec<Value> {
+        self.values
+            .iter()
+            .map(|list| {
+                let n = list.len() as u32;
+                let v = list[(idx % n) as usize];
+                idx /= n;
+                v
+            })
+            .collect()
+    }
+
+    /// The table as the collect kernel reads it: per observable, a count then `MAX_VALUES`
+    /// words.
+    pub fn words(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.values.len() * (MAX_VALUES as usize + 1));
+        for list in &self.values {
+            out.push(list.len() as u32);
+            for i in 0..MAX_VALUES as usize {
+                out.push(list.get(i).map_or(0, |&v| word(v)));
+            }
+        }
+        out
+    }
+
+    /// Per dense index, 1 when the state is forbidden.
+    pub fn forbidden_words(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = self.allowed.iter().map(|&a| u32::from(!a)).collect();
+        // The kernel reads index 0 even for a test with no observable.
+        if out.is_empty() {
+            out.push(0);
+        }
+        out
+    }
+}
+
+/// A value as the 32-bit word the kernel stores.
+pub fn word(v: Value) -> u32 {
+    v as i32 as u32
+}
+
+/// A 32-bit word read back from the GPU as the value the model speaks of.
+pub fn value(w: u32) -> Value {
+    w as i32 as Value
+}
+
+/// One observed final state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateCount {
+    pub values: Vec<Value>,
+    pub count: u64,
+    /// Whether the model allows it.
+    pub allowed: bool,
+    /// Whether the condition's proposition holds in it.
+    pub satisfies: bool,
+}
+
+/// The observed states of a run, judged against the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    /// Observed states, most frequent first.
+    pub states: Vec<StateCount>,
+    /// Instances that ended in a state the model forbids.
+    pub forbidden: u64,
+    /// Instances whose state satisfies the condition's proposition.
+    pub satisfying: u64,
+    /// Instances of the "other" bin whose values were not sampled.
+    pub unsampled_other: u64,
+}
+
+/// Judges the dense histogram `dense` (one count per table index), the count of instances in
+/// the "other" bin and sampled raw states of that bin.
+pub fn compare(
+    program: &Program,
+    table: &StateTable,
+    dense: &[u64],
+    other: u64,
+    other_samples: &[Vec<Value>],
+) -> Comparison {
+    let obs = &table.observables;
+    let satisfies = |vals: &[Value]| {
+        program
+            .condition
+            .prop
+            .eval(&|o| obs.iter().position(|x| *x == o).map_or(0, |k| vals[k]))
+    };
+    let mut states = Vec::new();
+    for (i, &count) in dense.iter().enumerate().take(table.len()) {
+        if count > 0 {
+            let values = table.decode(i as u32);
+            states.push(StateCount {
+                satisfies: satisfies(&values),
+                allowed: table.allowed[i],
+                values,
+                count,
+            });
+        }
+    }
+    let mut sampled = 0u64;
+    for s in other_samples {
+        sampled += 1;
+        match states.iter_mut().find(|c| !c.allowed && &c.values == s) {
+            Some(c) => c.count += 1,
+            None => states.push(StateCount {
+                values: s.clone(),
+                count: 1,
+                allowed: false,
+                satisfies: satisfies(s),
+            }),
+        }
+    }
+    let unsampled_other = other.saturating_sub(sampled);
+    states.sort_by(|a, b| b.count.cmp(&a.count).then(a.values.cmp(&b.values)));
+    let forbidden = states
+        .iter()
+        .filter(|s| !s.allowed)
+        .map(|s| s.count)
+        .sum::<u64>()
+        + unsampled_other;
+    let satisfying = states.iter().filter(|s| s.satisfies).map(|s| s.count).sum();
+    Comparison {
+        states,
+        forbidden,
+        satisfying,
+        unsampled_other,
+    }
+}
+
+/// A state as conditions write it: `P1:r0=1; P1:r1=0;`.
+pub fn state_text(program: &Program, obs: &[Observable], values: &[Value]) -> String {
+    obs.iter()
+        .zip(values)
+        .map(|(o, v)| format!("{}={v};", program.observable_name(*o)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

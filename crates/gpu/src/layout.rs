@@ -1,0 +1,674 @@
+//! Where each test thread (a *role*) runs on the GPU, and where each instance's locations and
+//! results live in memory.
+//!
+//! One launch runs many *instances* of a test at once. The threads of the test are grouped by
+//! the CTA their placement names; each group needs one hardware block per instance set, and a
+//! block hosts the roles of one group for many instances. Blocks are grouped in *sets* of one
+//! block per group, so instance `i` of set `s` has its group-`g` roles in one block and its other
+//! groups' roles in other blocks, as the placement asks.
+//!
+//! *Thread randomisation*: which hardware block plays which logical block, which hardware thread
+//! plays which role, and which instance slot pairs with which across groups are decided by a
+//! [`Shuffle`] drawn afresh for every launch. The generated PTX computes the same mapping as
+//! [`Layout::assign`], which the host uses to name the hardware threads of an instance when it
+//! reports a disagreement.
+//!
+//! Two shapes of block exist. Tests without barriers use one hardware *thread* per role, packed
+//! `roles_per_slot` to a slot. Tests with barriers use one *warp* per role (the 32 lanes of a
+//! warp are 32 instances of that role) because `barrier.sync` counts threads in whole warps.
+//! When a test uses `bar.red`, whose reduction would mix the lanes, only lane 0 of each warp
+//! counts as an instance; the other lanes are decoys that arrive with neutral predicates.
+
+use scopecheck_ir::{
+    InstrKind, LocId, MemorySpace, Observable, Placement, Program, RegId, ThreadId,
+};
+
+use crate::GenError;
+
+/// Bytes of one L2 cache line on the GPUs we target: test locations of one instance each get a
+/// line of their own, so that one instance's locations never share a line.
+pub const LINE_BYTES: u32 = 128;
+/// Threads per warp.
+pub const WARP: u32 = 32;
+/// The barrier the generated code reserves for itself (initialising and reading back shared
+/// memory); tests may use barriers `0..RESERVED_BARRIER`.
+pub const RESERVED_BARRIER: u32 = 15;
+/// Most threads a block may have (CUDA limit).
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+/// Default threads per block for tests without barriers.
+pub const DEFAULT_BLOCK_THREADS: u32 = 256;
+/// Default warps of each block kept for memory stress.
+pub const DEFAULT_STRESS_WARPS: u32 = 2;
+/// Default number of instances whose copies of one location share a 128-byte line: instances
+/// interleaved in memory contend for lines as real data structures do.
+pub const DEFAULT_PER_LINE: u32 = 8;
+/// Default bound on how often one backward branch may be taken before the role gives up.
+pub const DEFAULT_LOOP_CAP: u32 = 64;
+
+/// Options of the generated kernel's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Threads per block for tests without barriers (a power of two, 32 to 1024). Tests with
+    /// barriers use one warp per role plus the stress warps.
+    pub block_threads: u32,
+    /// Warps of each block that run no role and stress memory instead.
+    pub stress_warps: u32,
+    /// Instances whose copies of one location share a 128-byte line (a power of two, 1 to 32).
+    pub per_line: u32,
+    /// How often one backward branch may be taken before the role stops and the instance is
+    /// counted as cut (so that a spin can never hang the GPU).
+    pub loop_cap: u32,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            block_threads: DEFAULT_BLOCK_THREADS,
+            stress_warps: DEFAULT_STRESS_WARPS,
+            per_line: DEFAULT_PER_LINE,
+            loop_cap: DEFAULT_LOOP_CAP,
+        }
+    }
+}
+
+/// The threads of the test that share one CTA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub cluster: u32,
+    pub cta: u32,
+    /// The test threads of this CTA, in thread order; a role's index here is its `sub`.
+    pub roles: Vec<ThreadId>,
+}
+
+/// What one hardware unit (thread or warp) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// One thread per role.
+    Thread,
+    /// One warp per role; `lane_instances` is false when only lane 0 is a real instance.
+    Warp { lane_instances: bool },
+}
+
+/// The per-launch random choices of thread randomisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Shuffle {
+    /// Block permutation `b -> (b * bmul + badd) % nblocks`; `bmul` is coprime with `nblocks`.
+    pub bmul: u32,
+    pub badd: u32,
+    /// Unit permutation `t -> ((t * tmul + tadd) & (n - 1)) ^ txor`; `tmul` odd, `txor < n`.
+    pub tmul: u32,
+    pub tadd: u32,
+    pub txor: u32,
+    /// Rotation of instance slots between groups (`< slots`).
+    pub rot: u32,
+    /// Rotation of warps within a block (warp layout).
+    pub wrot: u32,
+}
+
+/// What a hardware thread does in one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assignment {
+    /// Runs `role` (an index into the program's threads) of `instance`.
+    Role { instance: u32, role: ThreadId },
+    /// Stresses memory (spare warps and units with no role).
+    Stress,
+}
+
+/// How the per-instance result record is laid out (32-bit words).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Registers the report prints, in this order.
+    pub regs: Vec<(ThreadId, RegId)>,
+    /// Shared locations the report prints (read back inside the test kernel).
+    pub shared: Vec<LocId>,
+    /// One status word per test thread follows.
+    pub threads: u32,
+}
+
+impl Record {
+    pub fn words(&self) -> u32 {
+        self.regs.len() as u32 + self.shared.len() as u32 + self.threads
+    }
+    pub fn status_word(&self, t: ThreadId) -> u32 {
+        self.regs.len() as u32 + self.shared.len() as u32 + t.0
+    }
+}
+
+/// The whole placement of a test on the GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub unit: Unit,
+    pub groups: Vec<Group>,
+    pub block_threads: u32,
+    /// Thread layout: threads per block that take roles; warp layout: warps that take roles.
+    pub role_units: u32,
+    /// Most roles of one group (thread layout: threads of one slot).
+    pub roles_per_slot: u32,
+    /// Instances per block set.
+    pub slots: u32,
+    pub per_line: u32,
+    /// Global locations, in the order of their lines.
+    pub global: Vec<LocId>,
+    /// Shared locations, in the order of their words in a slot.
+    pub shared: Vec<LocId>,
+    pub record: Record,
+}
+
+fn uses_barrier(p: &Program) -> (bool, bool) {
+    let mut any = false;
+    let mut red = false;
+    for t in &p.threads {
+        for i in &t.code {
+            if let InstrKind::Barrier { kind, .. } = &i.kind {
+                any = true;
+                red |= matches!(kind, scopecheck_ir::BarrierKind::Red { .. });
+            }
+        }
+    }
+    (any, red)
+}
+
+impl Layout {
+    /// Places `program`'s threads; refuses placements the runner cannot give yet.
+    pub fn new(program: &Program, opts: &GenOptions) -> Result<Layout, GenError> {
+        if !opts.block_threads.is_power_of_two()
+            || !(WARP..=MAX_BLOCK_THREADS).contains(&opts.block_threads)
+        {
+            return Err(GenError::Options(format!(
+                "threads per block must be a power of two from {WARP} to {MAX_BLOCK_THREADS}, not {}",
+                opts.block_threads
+            )));
+        }
+        if !opts.per_line.is_power_of_two() || opts.per_line > LINE_BYTES / 4 {
+            return Err(GenError::Options(format!(
+                "instances per line must be a power of two from 1 to {}, not {}",
+                LINE_BYTES / 4,
+                opts.per_line
+            )));
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        let mut gpu = None;
+        for (i, t) in program.threads.iter().enumerate() {
+            let d = match t.placement {
+                Placement::Host => {
+                    return Err(GenError::Unsupported(format!(
+                        "{} is a host thread; the runner does not run host threads yet",
+                        t.name
+                    )))
+                }
+                Placement::Device(d) => d,
+            };
+            if *gpu.get_or_insert(d.gpu) != d.gpu {
+                return Err(GenError::Unsupported(format!(
+                    "{} is on GPU {}, another GPU than the first thread's; the runner uses one GPU",
+                    t.name, d.gpu
+                )));
+            }
+            let id = ThreadId(i as u32);
+            match groups
+                .iter_mut()
+                .find(|g| g.cta == d.cta && g.cluster == d.cluster)
+            {
+                Some(g) => g.roles.push(id),
+                None => groups.push(Group {
+                    cluster: d.cluster,
+                    cta: d.cta,
+                    roles: vec![id],
+                }),
+            }
+        }
+        if groups.is_empty() {
+            return Err(GenError::Unsupported("the test has no thread".into()));
+        }
+        for (i, a) in groups.iter().enumerate() {
+            if let Some(b) = groups[i + 1..].iter().find(|b| b.cluster == a.cluster) {
+                return Err(GenError::Unsupported(format!(
+                    "CTAs {} and {} share cluster {}; running clusters of several CTAs needs a \
+                     cluster launch, which the runner does not do yet",
+                    a.cta, b.cta, a.cluster
+                )));
+            }
+        }
+        let mut global = Vec::new();
+        let mut shared = Vec::new();
+        for (i, l) in program.locations.iter().enumerate() {
+            let id = LocId(i as u32);
+            match l.space {
+                MemorySpace::Global => global.push(id),
+                MemorySpace::Shared => shared.push(id),
+                other => {
+                    return Err(GenError::Unsupported(format!(
+                        "location {} is in {other:?} memory; the runner places locations in \
+                         device global or shared memory only",
+                        l.name
+                    )))
+                }
+            }
+        }
+        // A shared location is one CTA's: every thread touching it must sit in the same group.
+        for &l in &shared {
+            let users: Vec<usize> = program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.code.iter().any(|i| instr_loc(&i.kind) == Some(l)))
+                .filter_map(|(ti, _)| {
+                    groups
+                        .iter()
+                        .position(|g| g.roles.contains(&ThreadId(ti as u32)))
+                })
+                .collect();
+            if users.windows(2).any(|w| w[0] != w[1]) {
+                return Err(GenError::Unsupported(format!(
+                    "shared location {} is used by threads of different CTAs",
+                    program.location(l).name
+                )));
+            }
+        }
+        let (barriers, red) = uses_barrier(program);
+        let roles_per_slot = groups
+            .iter()
+            .map(|g| g.roles.len() as u32)
+            .max()
+            .unwrap_or(1);
+        let (unit, block_threads, role_units, slots) = if barriers {
+            let warps = roles_per_slot + opts.stress_warps;
+            if warps * WARP > MAX_BLOCK_THREADS {
+                return Err(GenError::Options(format!(
+                    "{roles_per_slot} role warps and {} stress warps exceed {MAX_BLOCK_THREADS} threads",
+                    opts.stress_warps
+                )));
+            }
+            (
+                Unit::Warp {
+                    lane_instances: !red,
+                },
+                warps * WARP,
+                roles_per_slot,
+                WARP,
+            )
+        } else {
+            let spare = opts.stress_warps * WARP;
+            if spare >= opts.block_threads || opts.block_threads - spare < roles_per_slot {
+                return Err(GenError::Options(format!(
+                    "{} stress warps leave no room for {roles_per_slot} roles in {} threads",
+                    opts.stress_warps, opts.block_threads
+                )));
+            }
+            let role_threads = opts.block_threads - spare;
+            let slots = role_threads / roles_per_slot;
+            (
+                Unit::Thread,
+                opts.block_threads,
+                slots * roles_per_slot,
+                slots,
+            )
+        };
+        for t in &program.threads {
+            for i in &t.code {
+                if let InstrKind::Barrier { id, .. } = i.kind {
+                    if id >= RESERVED_BARRIER {
+                        return Err(GenError::Unsupported(format!(
+                            "{}: barrier {id}: the runner reserves barrier {RESERVED_BARRIER} and \
+                             supports barriers 0 to {}",
+                            t.name,
+                            RESERVED_BARRIER - 1
+                        )));
+                    }
+                }
+            }
+        }
+        let mut regs = Vec::new();
+        let mut shared_obs = Vec::new();
+        for o in program.observables() {
+            match o {
+                Observable::Reg(t, r) => regs.push((t, r)),
+                Observable::Loc(l) if program.location(l).space == MemorySpace::Shared => {
+                    shared_obs.push(l)
+                }
+                Observable::Loc(_) => {}
+            }
+        }
+        Ok(Layout {
+            unit,
+            groups,
+            block_threads,
+            role_units,
+            roles_per_slot,
+            slots,
+            per_line: opts.per_line,
+            global,
+            shared,
+            record: Record {
+                regs,
+                shared: shared_obs,
+                threads: program.threads.len() as u32,
+            },
+        })
+    }
+
+    /// Blocks per instance set: one per group.
+    pub fn blocks_per_set(&self) -> u32 {
+        self.groups.len() as u32
+    }
+
+    /// Instances one launch of `nblocks` blocks runs (`nblocks` a multiple of the groups).
+    pub fn instances(&self, nblocks: u32) -> u32 {
+        nblocks / self.blocks_per_set() * self.slots
+    }
+
+    /// Whether `instance` counts (in the `bar.red` warp layout only lane 0 does).
+    pub fn counts(&self, instance: u32) -> bool {
+        match self.unit {
+            Unit::Warp {
+                lane_instances: false,
+            } => instance % WARP == 0,
+            _ => true,
+        }
+    }
+
+    /// Byte offset of location number `index` (in [`Layout::global`]) of `instance`.
+    pub fn global_offset(&self, instance: u32, index: u32) -> u64 {
+        let w = self.per_line as u64;
+        let i = instance as u64;
+        ((i / w) * self.global.len().max(1) as u64 + index as u64) * LINE_BYTES as u64
+            + (i % w) * (LINE_BYTES as u64 / w)
+    }
+
+    /// Bytes of global memory one launch of `nblocks` blocks needs for its locations.
+    pub fn global_bytes(&self, nblocks: u32) -> u64 {
+        let n = self.instances(nblocks) as u64;
+        n.div_ceil(self.per_line as u64) * self.global.len().max(1) as u64 * LINE_BYTES as u64
+    }
+
+    /// Shared-memory words one block needs.
+    pub fn shared_words(&self) -> u32 {
+        self.slots * self.shared.len() as u32
+    }
+
+    /// Units (threads or warps) per block that the unit permutation shuffles.
+    fn units(&self) -> u32 {
+        match self.unit {
+            Unit::Thread => self.block_threads,
+            Unit::Warp { .. } => self.block_threads / WARP,
+        }
+    }
+
+    /// What hardware thread `thread` of hardware block `block` runs under `s`; the generated
+    /// PTX computes exactly this.
+    pub fn assign(&self, s: &Shuffle, nblocks: u32, block: u32, thread: u32) -> Assignment {
+        let k = self.blocks_per_set();
+        let lb = ((block as u64 * s.bmul as u64 + s.badd as u64) % nblocks as u64) as u32;
+        let (g, set) = (lb % k, lb / k);
+        let group = &self.groups[g as usize];
+        let (sub, slot) = match self.unit {
+            Unit::Thread => {
+                let n = self.block_threads;
+                let lt = (thread.wrapping_mul(s.tmul).wrapping_add(s.tadd) & (n - 1)) ^ s.txor;
+                if lt >= self.role_units {
+                    return Assignment::Stress;
+                }
+                (lt % self.roles_per_slot, lt / self.roles_per_slot)
+            }
+            Unit::Warp { .. } => {
+                let (w, lane) = (thread / WARP, thread % WARP);
+                let lw = (w + s.wrot) % self.units();
+                let ll = (lane.wrapping_mul(s.tmul).wrapping_add(s.tadd) & (WARP - 1))
+                    ^ (s.txor & (WARP - 1));
+                if lw >= self.role_units {
+                    return Assignment::Stress;
+                }
+                (lw, ll)
+            }
+        };
+        let Some(&role) = group.roles.get(sub as usize) else {
+            return Assignment::Stress;
+        };
+        let instance = set * self.slots + (slot + g * s.rot) % self.slots;
+        Assignment::Role { instance, role }
+    }
+
+    /// The hardware (block, thread) that ran each role of `instance` under `s`, in thread
+    /// order; found by running the forward mapping over every thread (used for reports only).
+    pub fn placement_of(
+        &self,
+        s: &Shuffle,
+        nblocks: u32,
+        instance: u32,
+        roles: usize,
+    ) -> Vec<Option<(u32, u32)>> {
+        let mut out = vec![None; roles];
+        for b in 0..nblocks {
+            for t in 0..self.block_threads {
+                if let Assignment::Role { instance: i, role } = self.assign(s, nblocks, b, t) {
+                    if i == instance {
+                        out[role.0 as usize] = Some((b, t));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The location an instruction accesses, if any.
+pub fn instr_loc(k: &InstrKind) -> Option<LocId> {
+    match k {
+        InstrKind::Load { addr, .. }
+        | InstrKind::Store { addr, .. }
+        | InstrKind::Rmw { addr, .. } => Some(addr.loc),
+        _ => None,
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for the shuffles: reproducible from a seed, and
+/// no dependency for a few random numbers per launch.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u32) -> u32 {
+        (self.next_u64() % n as u64) as u32
+    }
+}
+
+fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Shuffle {
+    /// The identity mapping.
+    pub fn identity() -> Shuffle {
+        Shuffle {
+            bmul: 1,
+            tmul: 1,
+            ..Shuffle::default()
+        }
+    }
+
+    /// A fresh random shuffle for a launch of `nblocks` blocks of `layout`.
+    pub fn draw(rng: &mut Rng, layout: &Layout, nblocks: u32) -> Shuffle {
+        let bmul = loop {
+            let m = 1 + rng.below(nblocks.max(2) - 1);
+            if gcd(m, nblocks) == 1 {
+                break m;
+            }
+        };
+        let n = layout.units();
+        let lanes = match layout.unit {
+            Unit::Thread => layout.block_threads,
+            Unit::Warp { .. } => WARP,
+        };
+        Shuffle {
+            bmul,
+            badd: rng.below(nblocks),
+            tmul: rng.below(lanes) | 1,
+            tadd: rng.below(lanes),
+            txor: rng.below(lanes),
+            rot: rng.below(layout.slots),
+            wrot: rng.below(n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopecheck_ir::*;
+
+    fn program(placements: &[(u32, u32)], barrier: bool) -> Program {
+        let threads = placements
+            .iter()
+            .enumerate()
+            .map(|(i, &(cluster, cta))| Thread {
+                name: format!("P{i}"),
+                placement: Placement::Device(DevicePlacement {
+                    gpu: 0,
+                    cluster,
+                    cta,
+                    warp: None,
+                }),
+                span: None,
+                registers: vec!["r0".into()],
+                init_regs: vec![],
+                code: if barrier {
+                    vec![Instr {
+                        kind: InstrKind::Barrier {
+                            id: 0,
+                            kind: BarrierKind::Sync,
+                            count: None,
+                        },
+                        span: Span::default(),
+                        text: "bar.sync 0".into(),
+                    }]
+                } else {
+                    vec![]
+                },
+            })
+            .collect();
+        Program {
+            arch: Arch::Ptx,
+            name: "t".into(),
+            description: None,
+            locations: vec![Location {
+                name: "x".into(),
+                space: MemorySpace::Global,
+                init: 0,
+                span: None,
+            }],
+            threads,
+            condition: Condition {
+                quantifier: Quantifier::Exists,
+                prop: Prop::True,
+                span: None,
+            },
+            extra_observables: vec![],
+        }
+    }
+
+    /// Every (instance, role) is taken by exactly one hardware thread; an instance's roles of one
+    /// CTA share a block and its roles of different CTAs do not.
+    fn check_bijection(p: &Program, opts: &GenOptions, nblocks: u32, seed: u64) {
+        let l = Layout::new(p, opts).unwrap();
+        let nblocks = nblocks / l.blocks_per_set() * l.blocks_per_set();
+        let mut rng = Rng::new(seed);
+        let s = Shuffle::draw(&mut rng, &l, nblocks);
+        let n = l.instances(nblocks) as usize;
+        let mut seen: Vec<Vec<Option<u32>>> = vec![vec![None; p.threads.len()]; n];
+        for b in 0..nblocks {
+            for t in 0..l.block_threads {
+                if let Assignment::Role { instance, role } = l.assign(&s, nblocks, b, t) {
+                    let cell = &mut seen[instance as usize][role.0 as usize];
+                    assert!(cell.is_none(), "instance {instance} role {role:?} taken twice");
+                    *cell = Some(b);
+                }
+            }
+        }
+        for (i, roles) in seen.iter().enumerate() {
+            for (a, ba) in roles.iter().enumerate() {
+                let ba = ba.unwrap_or_else(|| panic!("instance {i} role {a} not taken"));
+                for (c, bc) in roles.iter().enumerate() {
+                    let same = p.threads[a].placement.same_cta(&p.threads[c].placement);
+                    assert_eq!(same, ba == bc.unwrap(), "instance {i} roles {a} {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn thread_layout_is_a_bijection_for_every_shuffle() {
+        let p = program(&[(0, 0), (1, 1)], false);
+        for seed in 0..20 {
+            check_bijection(&p, &GenOptions::default(), 12, seed);
+        }
+        let p = program(&[(0, 0), (0, 0), (1, 1)], false);
+        for seed in 0..20 {
+            check_bijection(&p, &GenOptions::default(), 9, seed);
+        }
+    }
+
+    #[test]
+    fn warp_layout_is_a_bijection_for_every_shuffle() {
+        let p = program(&[(0, 0), (0, 0), (1, 1)], true);
+        for seed in 0..20 {
+            check_bijection(&p, &GenOptions::default(), 10, seed);
+        }
+    }
+
+    #[test]
+    fn instances_own_lines_and_share_them_with_other_instances() {
+        let p = program(&[(0, 0), (1, 1)], false);
+        let mut p2 = p.clone();
+        p2.locations.push(Location {
+            name: "y".into(),
+            space: MemorySpace::Global,
+            init: 0,
+            span: None,
+        });
+        let l = Layout::new(&p2, &GenOptions::default()).unwrap();
+        // x and y of one instance are on different lines.
+        assert_ne!(l.global_offset(5, 0) / 128, l.global_offset(5, 1) / 128);
+        // x of instances 0..per_line share a line, at distinct words.
+        let per = l.per_line;
+        let lines: Vec<u64> = (0..per).map(|i| l.global_offset(i, 0) / 128).collect();
+        assert!(lines.iter().all(|&x| x == lines[0]));
+        assert!(l.global_offset(per - 1, 0) < l.global_bytes(2));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_place() {
+        let mut p = program(&[(0, 0), (1, 1)], false);
+        p.threads[1].placement = Placement::Host;
+        assert!(matches!(
+            Layout::new(&p, &GenOptions::default()),
+            Err(GenError::Unsupported(m)) if m.contains("host")
+        ));
+        let p = program(&[(0, 0), (0, 1)], false);
+        assert!(matches!(
+            Layout::new(&p, &GenOptions::default()),
+            Err(GenError::Unsupported(m)) if m.contains("cluster")
+        ));
+        let bad = GenOptions {
+            block_threads: 100,
+            ..GenOptions::default()
+        };
+        assert!(matches!(
+            Layout::new(&program(&[(0, 0)], false), &bad),
+            Err(GenError::Options(_))
+        ));
+    }
+}
