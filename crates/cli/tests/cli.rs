@@ -156,3 +156,19 @@ fn checks_the_readme_example() {
     assert_eq!(v["complete"], true);
     assert_eq!(v["states"].as_array().map(|s| s.len()), Some(4));
 }
+
+/// A fault reached before a barrier the faulting thread never gets to is still an error in the
+/// test: the other participant blocking at the barrier must not hide it (found in review).
+#[test]
+fn a_fault_before_a_barrier_is_reported() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fault-behind-barrier.litmus");
+    let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = &stdout_lines(&out)[0];
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("address offset 1 leaves the location"),
+        "{v}"
+    );
+    assert!(v["line"].as_u64().unwrap_or(0) > 0, "{v}");
+}

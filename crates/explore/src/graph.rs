@@ -40,10 +40,11 @@ pub struct Graph<'p> {
 }
 
 /// Why a choice of paths does not make an execution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotAnExecution {
-    /// Some participant never arrives at a barrier another thread waits at: that thread blocks.
-    BarrierBlocks,
+    /// Some participant never arrives at a barrier other threads wait at: those threads block,
+    /// each at the path index given.
+    BarrierBlocks(Vec<(ThreadId, usize)>),
     /// A `bar.red` result guess differs from the reduction of the predicates.
     WrongReduction,
 }
@@ -102,7 +103,18 @@ impl<'p> Graph<'p> {
                 dep.insert(base + r as usize, base + w as usize);
             }
         }
-        let barrier_sync = match_barriers(program, &events)?;
+        let barrier_sync = match_barriers(program, &events).map_err(|e| match e {
+            BarrierError::Wrong => NotAnExecution::WrongReduction,
+            BarrierError::Blocks(waits) => NotAnExecution::BarrierBlocks(
+                waits
+                    .into_iter()
+                    .filter_map(|w| {
+                        let t = events[w].thread?;
+                        Some((t, w - starts[t.0 as usize]))
+                    })
+                    .collect(),
+            ),
+        })?;
         let mut reads = EventSet::new(n);
         let mut writes = EventSet::new(n);
         for (i, e) in events.iter().enumerate() {
@@ -171,9 +183,15 @@ impl<'p> Graph<'p> {
     }
 }
 
+enum BarrierError {
+    Wrong,
+    /// The waits (event indices) of barrier instances some participant never reaches.
+    Blocks(Vec<usize>),
+}
+
 /// Matches the k-th arrival of each thread at barrier N of a CTA with the k-th arrivals of the
 /// others, and returns arrive → wait pairs across threads.
-fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, NotAnExecution> {
+fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, BarrierError> {
     struct Instance {
         arrives: Vec<(usize, Option<Value>, Option<u32>)>,
         waits: Vec<(usize, Option<(BarrierRedOp, Value)>)>,
@@ -223,6 +241,7 @@ fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, NotAn
         }
     }
     let mut sync = Relation::new(events.len());
+    let mut blocked = Vec::new();
     for ((cta, _, _), inst) in &instances {
         if inst.waits.is_empty() {
             continue;
@@ -241,7 +260,8 @@ fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, NotAn
                     .count()
             });
         if inst.arrives.len() != expected {
-            return Err(NotAnExecution::BarrierBlocks);
+            blocked.extend(inst.waits.iter().map(|w| w.0));
+            continue;
         }
         for &(w, red) in &inst.waits {
             if let Some((op, v)) = red {
@@ -252,7 +272,7 @@ fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, NotAn
                     BarrierRedOp::Or => Value::from(preds.clone().any(|p| p)),
                 };
                 if got != v {
-                    return Err(NotAnExecution::WrongReduction);
+                    return Err(BarrierError::Wrong);
                 }
             }
             for &(a, _, _) in &inst.arrives {
@@ -262,5 +282,9 @@ fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, NotAn
             }
         }
     }
-    Ok(sync)
+    if blocked.is_empty() {
+        Ok(sync)
+    } else {
+        Err(BarrierError::Blocks(blocked))
+    }
 }

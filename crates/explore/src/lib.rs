@@ -82,10 +82,13 @@ pub struct Spinner {
 }
 
 /// A consistent execution in which no thread can make progress: every thread has finished,
-/// spins in an await loop reading the coherence-latest writes, or was never scheduled.
+/// spins in an await loop reading the coherence-latest writes, waits at a barrier some
+/// participant never reaches, or was never scheduled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hang {
     pub spinning: Vec<Spinner>,
+    /// Threads waiting forever at a barrier, with the barrier instruction.
+    pub at_barrier: Vec<(ThreadId, usize)>,
     /// Threads the scheduler never ran.
     pub starved: Vec<ThreadId>,
     /// Why the scheduler permits it, in words.
@@ -282,7 +285,8 @@ impl<'p> Run<'_, 'p> {
     }
 
     fn combination(&mut self) {
-        let paths: Vec<&Trace> = self
+        let owned: Vec<Trace>;
+        let mut paths: Vec<&Trace> = self
             .chosen
             .iter()
             .enumerate()
@@ -300,14 +304,37 @@ impl<'p> Run<'_, 'p> {
         {
             return;
         }
-        let g = match Graph::new(self.program, &paths) {
-            Ok(g) => g,
-            Err(NotAnExecution::BarrierBlocks) => {
-                self.out.blocked += 1;
-                return;
+        // A barrier some participant never reaches stops its waiters there: cut their paths
+        // before the wait and go on with what remains (a hang, or a prefix of a cut loop or a
+        // fault, which must still be reported).
+        let mut cut: Vec<Trace> = Vec::new();
+        let g = loop {
+            let attempt = if cut.is_empty() {
+                Graph::new(self.program, &paths)
+            } else {
+                Graph::new(self.program, &cut.iter().collect::<Vec<_>>())
+            };
+            match attempt {
+                Ok(g) => break g,
+                Err(NotAnExecution::BarrierBlocks(waits)) => {
+                    self.out.blocked += 1;
+                    if cut.is_empty() {
+                        cut = paths.iter().map(|p| (*p).clone()).collect();
+                    }
+                    for (t, k) in waits {
+                        let t = t.0 as usize;
+                        if k < cut[t].events.len() {
+                            cut[t] = cut[t].stopped_at_barrier(k);
+                        }
+                    }
+                }
+                Err(NotAnExecution::WrongReduction) => return,
             }
-            Err(NotAnExecution::WrongReduction) => return,
         };
+        if !cut.is_empty() {
+            owned = cut;
+            paths = owned.iter().collect();
+        }
         let reads: Vec<usize> = g.reads.iter().collect();
         let mut candidates: Vec<Vec<usize>> = Vec::with_capacity(reads.len());
         for &r in &reads {
@@ -350,12 +377,24 @@ impl<'p> Run<'_, 'p> {
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
-        let stuck = unfinished
+        let waiting: Vec<(ThreadId, usize)> = unfinished
             .iter()
-            .all(|&t| matches!(paths[t].end, PathEnd::Blocked { .. } | PathEnd::Starved))
-            && unfinished
-                .iter()
-                .any(|&t| matches!(paths[t].end, PathEnd::Blocked { .. }));
+            .filter_map(|&t| match paths[t].end {
+                PathEnd::AtBarrier { instr } => Some((ThreadId(t as u32), instr)),
+                _ => None,
+            })
+            .collect();
+        let stuck = unfinished.iter().all(|&t| {
+            matches!(
+                paths[t].end,
+                PathEnd::Blocked { .. } | PathEnd::Starved | PathEnd::AtBarrier { .. }
+            )
+        }) && unfinished.iter().any(|&t| {
+            matches!(
+                paths[t].end,
+                PathEnd::Blocked { .. } | PathEnd::AtBarrier { .. }
+            )
+        });
         let out = &mut *self.out;
         let on_execution = &mut self.on_execution;
         let (mut feasible, mut hang) = (false, None);
@@ -370,10 +409,23 @@ impl<'p> Run<'_, 'p> {
             }
         });
         if let Some(spinning) = hang {
-            let ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
-            if let Some(reason) = self.scheduler.permits(self.program, &ids, self.starved) {
+            let mut stuck_ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
+            stuck_ids.extend(waiting.iter().map(|w| w.0));
+            if let Some(mut reason) = self
+                .scheduler
+                .permits(self.program, &stuck_ids, self.starved)
+            {
+                if !waiting.is_empty() {
+                    let more = if self.starved.is_empty() {
+                        ""
+                    } else {
+                        reason.as_str()
+                    };
+                    reason = barrier_divergence(self.program, &waiting, more);
+                }
                 let h = Hang {
                     spinning,
+                    at_barrier: waiting,
                     starved: self.starved.to_vec(),
                     reason,
                 };
@@ -408,7 +460,10 @@ impl<'p> Run<'_, 'p> {
                         out.faults.push(f);
                     }
                 }
-                PathEnd::Finished | PathEnd::Blocked { .. } | PathEnd::Starved => {}
+                PathEnd::Finished
+                | PathEnd::Blocked { .. }
+                | PathEnd::Starved
+                | PathEnd::AtBarrier { .. } => {}
             }
         }
     }
@@ -444,4 +499,23 @@ fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Ve
         });
     }
     Some(out)
+}
+
+/// Why threads wait forever at a barrier, in words, followed by `more` (the scheduler's part).
+fn barrier_divergence(program: &Program, waiting: &[(ThreadId, usize)], more: &str) -> String {
+    let mut parts: Vec<String> = waiting
+        .iter()
+        .map(|&(t, instr)| {
+            let th = program.thread(t);
+            let i = &th.code[instr];
+            format!(
+                "barrier divergence: {} waits at `{}` (line {}), which not every thread of its CTA reaches",
+                th.name, i.text, i.span.line
+            )
+        })
+        .collect();
+    if !more.is_empty() {
+        parts.push(more.to_string());
+    }
+    parts.join("; ")
 }

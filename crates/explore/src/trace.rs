@@ -29,6 +29,9 @@ pub enum EventKind {
         value: Value,
         order: Order,
         scope: Scope,
+        /// The read half of a `red`: strong, but never part of an acquire pattern (PTX ISA,
+        /// "Release and Acquire Patterns": reductions do not form acquire patterns).
+        reduction: bool,
     },
     Write {
         loc: LocId,
@@ -110,6 +113,9 @@ pub enum PathEnd {
     Blocked { instr: usize, iteration: usize },
     /// The scheduler never ran the thread (used when looking for hangs).
     Starved,
+    /// The thread waits forever at the barrier of instruction `instr`, which some participant
+    /// never reaches (the path is cut just before the wait).
+    AtBarrier { instr: usize },
     /// The test did something undefined at instruction `instr`.
     Fault { instr: usize, message: String },
 }
@@ -384,6 +390,7 @@ fn run(
                             value: v,
                             order,
                             scope,
+                            reduction: false,
                         },
                         &adeps,
                     );
@@ -432,6 +439,7 @@ fn run(
                             value: old,
                             order,
                             scope,
+                            reduction: dst.is_none(),
                         },
                         &adeps,
                     );
@@ -585,4 +593,23 @@ fn iteration_is_invisible(events: &[TraceEvent]) -> bool {
         EventKind::Arrive { .. } | EventKind::Wait { .. } => false,
         EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
     })
+}
+
+impl Trace {
+    /// The path up to (not including) event `k`, a barrier wait that never completes.
+    pub fn stopped_at_barrier(&self, k: usize) -> Trace {
+        Trace {
+            events: self.events[..k].to_vec(),
+            rmw: self
+                .rmw
+                .iter()
+                .copied()
+                .filter(|&(_, w)| (w as usize) < k)
+                .collect(),
+            regs: self.regs.clone(),
+            end: PathEnd::AtBarrier {
+                instr: self.events[k].instr,
+            },
+        }
+    }
 }

@@ -220,8 +220,22 @@ fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::H
         let its = if opts.scheduler.its { "" } else { ", its off" };
         format!("{}{its}", opts.scheduler.progress.name())
     };
+    let at_barrier = h
+        .at_barrier
+        .iter()
+        .map(|&(thread, instr)| {
+            let i = &program.thread(thread).code[instr];
+            Spin {
+                thread,
+                line: i.span.line,
+                text: i.text.clone(),
+                waits: vec![],
+            }
+        })
+        .collect();
     HangReport {
         spinning,
+        at_barrier,
         starved: h.starved.clone(),
         progress,
         reason: h.reason.clone(),

@@ -55,6 +55,8 @@ pub struct Spin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HangReport {
     pub spinning: Vec<Spin>,
+    /// Threads waiting forever at a barrier not every participant reaches (`waits` is empty).
+    pub at_barrier: Vec<Spin>,
     /// Threads the scheduler never ran in this hang.
     pub starved: Vec<ThreadId>,
     /// The weakest scheduler guarantee under which it happens: `fair` when no thread is starved

@@ -134,6 +134,15 @@ fn liveness_text(program: &Program, verdict: &Verdict, out: &mut String) {
                 waits.join(", ")
             );
         }
+        for s in &h.at_barrier {
+            let _ = writeln!(
+                out,
+                "Hang {} waits forever at line {} (`{}`)",
+                program.thread(s.thread).name,
+                s.line,
+                s.text
+            );
+        }
         let _ = writeln!(out, "  under {}: {}", h.progress, h.reason);
     }
 }
@@ -278,12 +287,14 @@ fn spin_json(program: &Program, s: &Spin) -> Value {
     })
 }
 
-/// One hang: the first spinning thread's fields at the top, every spinner, the starved threads,
-/// and the progress model that permits it.
+/// One hang: the first stuck thread's fields at the top (a spinner, else a thread waiting at a
+/// barrier), every spinner, every barrier waiter, the starved threads, and the progress model
+/// that permits it.
 fn hang_json(program: &Program, h: &HangReport) -> Value {
     let mut v = h
         .spinning
         .first()
+        .or(h.at_barrier.first())
         .map(|s| spin_json(program, s))
         .unwrap_or_else(|| json!({}));
     if let Value::Object(m) = &mut v {
@@ -300,6 +311,14 @@ fn hang_json(program: &Program, h: &HangReport) -> Value {
             h.starved
                 .iter()
                 .map(|t| program.thread(*t).name.clone())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        m.insert(
+            "at_barrier".into(),
+            h.at_barrier
+                .iter()
+                .map(|s| spin_json(program, s))
                 .collect::<Vec<_>>()
                 .into(),
         );

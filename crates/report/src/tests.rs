@@ -339,6 +339,7 @@ fn hangs_are_reported_in_text_and_json() {
             text: "beq r0, 0, L".into(),
             waits: vec![(LocId(1), 0)],
         }],
+        at_barrier: vec![],
         starved: vec![scopecheck_ir::ThreadId(0)],
         progress: "obe".into(),
         reason: "block 0 of P0 need not be resident".into(),

@@ -41,8 +41,10 @@ fn is_strong_write(e: &Event) -> bool {
     matches!(e.kind, EventKind::Write { order, .. } if order.is_strong())
 }
 
-fn is_strong_read(e: &Event) -> bool {
-    matches!(e.kind, EventKind::Read { order, .. } if order.is_strong())
+/// A strong read that may start an acquire pattern: not the read of a `red` (PTX ISA,
+/// "Reductions Do Not Form Acquire Patterns").
+fn is_acquire_pattern_read(e: &Event) -> bool {
+    matches!(e.kind, EventKind::Read { order, reduction: false, .. } if order.is_strong())
 }
 
 /// From the first operation of each release pattern to the writes of that pattern:
@@ -73,7 +75,8 @@ pub fn release_patterns(g: &Graph) -> Relation {
 pub fn acquire_patterns(g: &Graph) -> Relation {
     let mut r = Relation::new(g.len());
     for (j, e) in g.events.iter().enumerate() {
-        let acquire_read = matches!(e.kind, EventKind::Read { order, .. } if order.is_acquire());
+        let acquire_read =
+            matches!(e.kind, EventKind::Read { order, reduction: false, .. } if order.is_acquire());
         if !acquire_read && !is_acquire_fence(e) {
             continue;
         }
@@ -82,7 +85,7 @@ pub fn acquire_patterns(g: &Graph) -> Relation {
         }
         for i in 0..j {
             if g.po.contains(i, j)
-                && is_strong_read(&g.events[i])
+                && is_acquire_pattern_read(&g.events[i])
                 && (!acquire_read || g.same_loc.contains(i, j))
             {
                 r.insert(i, j);
