@@ -258,7 +258,11 @@ mod strengthening {
                 }
             }
             code.insert(pos, Instr {
-                kind: InstrKind::Fence { order: FenceOrder::Sc, scope: Scope::Sys },
+                kind: InstrKind::Fence {
+                    order: FenceOrder::Sc,
+                    scope: Scope::Sys,
+                    spaces: scopecheck_ir::FenceSpaces::ALL,
+                },
                 span: Default::default(),
                 text: "fence.sc.sys".into(),
             });

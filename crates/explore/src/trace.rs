@@ -7,8 +7,8 @@
 //! add every value written, repeat until nothing new appears.
 
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, InstrKind, LocId, Operand, Order,
-    Program, RegId, RmwKind, Scope, Thread, ThreadId, Value,
+    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, LocId,
+    Operand, Order, Program, RegId, RmwKind, Scope, Thread, ThreadId, Value,
 };
 
 /// Most distinct values one location may take before exploration gives up as incomplete.
@@ -20,10 +20,7 @@ pub const MAX_PATHS_PER_THREAD: usize = 200_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
     /// The initial write of a location: before every other write to it, in no thread.
-    Init {
-        loc: LocId,
-        value: Value,
-    },
+    Init { loc: LocId, value: Value },
     Read {
         loc: LocId,
         value: Value,
@@ -42,6 +39,8 @@ pub enum EventKind {
     Fence {
         order: FenceOrder,
         scope: Scope,
+        /// The memory spaces the fence orders (all, for PTX).
+        spaces: FenceSpaces,
     },
     /// Arrival at CTA barrier `barrier`; `pred` is the predicate a `bar.red` contributes.
     Arrive {
@@ -471,8 +470,20 @@ fn run(
                     }
                 });
             }
-            InstrKind::Fence { order, scope } => {
-                s.push(pc, EventKind::Fence { order, scope }, &[]);
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces,
+            } => {
+                s.push(
+                    pc,
+                    EventKind::Fence {
+                        order,
+                        scope,
+                        spaces,
+                    },
+                    &[],
+                );
             }
             InstrKind::Barrier { id, kind, count } => match kind {
                 BarrierKind::Arrive => {

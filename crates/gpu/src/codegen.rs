@@ -133,7 +133,9 @@ fn operands(k: &InstrKind) -> Vec<Operand> {
 
 fn scope(s: Scope) -> &'static str {
     match s {
-        Scope::Cta => "cta",
+        // PTX has no thread or warp scope; the CTA scope includes both, which is a valid (if
+        // stronger) implementation of the narrower scope.
+        Scope::Thread | Scope::Warp | Scope::Cta => "cta",
         Scope::Cluster => "cluster",
         Scope::Gpu => "gpu",
         Scope::Sys => "sys",
@@ -569,6 +571,7 @@ impl Gen<'_> {
                 let s = scope(s);
                 match order {
                     Order::Weak => e!(self, "\tld.{sp}.u32 \t{d}, [{a}];"),
+                    Order::Volatile => e!(self, "\tld.volatile.{sp}.u32 \t{d}, [{a}];"),
                     Order::Relaxed => e!(self, "\tld.relaxed.{s}.{sp}.u32 \t{d}, [{a}];"),
                     Order::Acquire | Order::AcqRel => {
                         e!(self, "\tld.acquire.{s}.{sp}.u32 \t{d}, [{a}];")
@@ -592,6 +595,7 @@ impl Gen<'_> {
                 let s = scope(s);
                 match order {
                     Order::Weak => e!(self, "\tst.{sp}.u32 \t[{a}], {v};"),
+                    Order::Volatile => e!(self, "\tst.volatile.{sp}.u32 \t[{a}], {v};"),
                     Order::Relaxed => e!(self, "\tst.relaxed.{s}.{sp}.u32 \t[{a}], {v};"),
                     Order::Release | Order::AcqRel => {
                         e!(self, "\tst.release.{s}.{sp}.u32 \t[{a}], {v};")
@@ -612,7 +616,7 @@ impl Gen<'_> {
             } => {
                 let s = scope(s);
                 let sem = match order {
-                    Order::Weak | Order::Relaxed => "relaxed",
+                    Order::Weak | Order::Volatile | Order::Relaxed => "relaxed",
                     Order::Acquire => "acquire",
                     Order::Release => "release",
                     Order::AcqRel => "acq_rel",
@@ -666,7 +670,9 @@ impl Gen<'_> {
                     }
                 }
             }
-            InstrKind::Fence { order, scope: s } => {
+            InstrKind::Fence {
+                order, scope: s, ..
+            } => {
                 let s = scope(s);
                 match order {
                     FenceOrder::Sc => e!(self, "\tfence.sc.{s};"),

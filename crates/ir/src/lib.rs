@@ -25,9 +25,14 @@ pub struct Span {
 }
 
 /// The scope of a strong operation or fence: the set of threads it is morally strong with.
-/// Ordered from narrowest to widest. The warp is not a scope in PTX.
+/// Ordered from narrowest to widest. The thread and the warp are scopes of the source languages
+/// only (`thread_scope_thread`, OpenCL `memory_scope_work_item` / `sub_group`); PTX has neither.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
+    /// The issuing thread alone.
+    Thread,
+    /// Threads of the same warp (OpenCL sub-group).
+    Warp,
     /// Threads of the same CTA (block, work-group).
     Cta,
     /// Threads of the same cluster of CTAs.
@@ -39,13 +44,18 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The scopes PTX has.
     pub const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
 }
 
 /// The memory order of an access. `Weak` is a plain (non-atomic) access; the others are strong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Order {
+    /// A plain access: non-atomic in the source languages, weak in PTX.
     Weak,
+    /// A C `volatile` access: non-atomic for the language (it races), relaxed at system scope
+    /// once compiled to PTX (`ld.volatile`).
+    Volatile,
     Relaxed,
     Acquire,
     Release,
@@ -55,8 +65,13 @@ pub enum Order {
 }
 
 impl Order {
+    /// Strong in the PTX sense (everything but a weak access; volatile is relaxed at `.sys`).
     pub fn is_strong(self) -> bool {
         self != Order::Weak
+    }
+    /// Atomic in the source languages' sense.
+    pub fn is_atomic(self) -> bool {
+        !matches!(self, Order::Weak | Order::Volatile)
     }
     /// Whether an access with this order has acquire semantics on its read part.
     pub fn is_acquire(self) -> bool {
@@ -77,6 +92,41 @@ pub enum FenceOrder {
     AcqRel,
     /// `fence.sc`: also takes part in the Fence-SC order.
     Sc,
+}
+
+/// The memory spaces a fence orders: PTX fences order all of them; an OpenCL
+/// `atomic_work_item_fence` orders those its flags name (`CLK_GLOBAL_MEM_FENCE`,
+/// `CLK_LOCAL_MEM_FENCE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FenceSpaces {
+    /// Global memory (and host and managed memory, which the device reaches the same way).
+    pub global: bool,
+    /// CTA shared memory (OpenCL local memory).
+    pub shared: bool,
+}
+
+impl FenceSpaces {
+    pub const ALL: FenceSpaces = FenceSpaces {
+        global: true,
+        shared: true,
+    };
+
+    /// Whether the fence orders accesses to a location in `space`.
+    pub fn covers(self, space: MemorySpace) -> bool {
+        match space {
+            MemorySpace::Shared => self.shared,
+            MemorySpace::Global
+            | MemorySpace::HostMapped
+            | MemorySpace::Managed
+            | MemorySpace::HostPageable => self.global,
+        }
+    }
+}
+
+impl Default for FenceSpaces {
+    fn default() -> Self {
+        FenceSpaces::ALL
+    }
 }
 
 /// The memory space a location lives in.
@@ -142,6 +192,15 @@ impl Placement {
     pub fn scope_includes(&self, scope: Scope, other: &Placement) -> bool {
         match (self, other) {
             (Placement::Device(a), Placement::Device(b)) => match scope {
+                // Only ever asked about another thread, which the thread scope never includes.
+                Scope::Thread => false,
+                Scope::Warp => {
+                    a.warp.is_some()
+                        && a.warp == b.warp
+                        && a.gpu == b.gpu
+                        && a.cluster == b.cluster
+                        && a.cta == b.cta
+                }
                 Scope::Sys => true,
                 Scope::Gpu => a.gpu == b.gpu,
                 Scope::Cluster => a.gpu == b.gpu && a.cluster == b.cluster,
@@ -316,6 +375,7 @@ pub enum InstrKind {
     Fence {
         order: FenceOrder,
         scope: Scope,
+        spaces: FenceSpaces,
     },
     /// A CTA barrier. `count` is the number of threads expected; `None` means every thread of
     /// the test in the CTA.
@@ -527,6 +587,8 @@ impl Program {
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Scope::Thread => "thread",
+            Scope::Warp => "warp",
             Scope::Cta => "cta",
             Scope::Cluster => "cluster",
             Scope::Gpu => "gpu",

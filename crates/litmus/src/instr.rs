@@ -9,8 +9,8 @@ use crate::lexer::Tok;
 use crate::ptx::{register_name, Parser};
 use crate::ParseError;
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, Operand, Order,
-    RegId, RmwKind, RmwOp, Scope, Span,
+    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
+    Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// One `.qualifier` of an opcode, without its dot; its span includes the dot.
@@ -553,7 +553,14 @@ impl Parser<'_> {
             )
             .expecting(&scope_expected()));
         };
-        Ok((InstrKind::Fence { order, scope }, None))
+        Ok((
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces: FenceSpaces::ALL,
+            },
+            None,
+        ))
     }
 
     fn membar(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
@@ -589,6 +596,7 @@ impl Parser<'_> {
                 InstrKind::Fence {
                     order: FenceOrder::Sc,
                     scope,
+                    spaces: FenceSpaces::ALL,
                 },
                 None,
             )),

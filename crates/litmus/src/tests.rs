@@ -743,7 +743,11 @@ fn rmw_errors() {
 
 #[test]
 fn fences_and_barriers() {
-    let f = |order, scope| InstrKind::Fence { order, scope };
+    let f = |order, scope| InstrKind::Fence {
+        order,
+        scope,
+        spaces: scopecheck_ir::FenceSpaces::ALL,
+    };
     assert_eq!(only_instr("fence.sc.cta"), f(FenceOrder::Sc, Scope::Cta));
     assert_eq!(
         only_instr("fence.acq_rel.cluster"),
