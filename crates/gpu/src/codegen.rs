@@ -741,6 +741,18 @@ impl Gen<'_> {
                     BinOp::And => "and.b32",
                     BinOp::Or => "or.b32",
                     BinOp::Xor => "xor.b32",
+                    // Comparisons give 1 or 0: set a predicate, then select.
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => {
+                        let cmp = match op {
+                            BinOp::Eq => "eq",
+                            BinOp::Ne => "ne",
+                            BinOp::Lt => "lt",
+                            _ => "le",
+                        };
+                        e!(self, "\tsetp.{cmp}.s32 \t%p2, {a}, {b};");
+                        e!(self, "\tselp.s32 \t{}, 1, 0, %p2;", Self::reg(t, dst));
+                        return Ok(());
+                    }
                 };
                 e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));
             }

@@ -290,7 +290,7 @@ pub enum RmwKind {
     Cas { expected: Operand, new: Operand },
 }
 
-/// Register arithmetic.
+/// Register arithmetic. The comparisons give 1 or 0 (signed), as C's do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
@@ -299,6 +299,10 @@ pub enum BinOp {
     And,
     Or,
     Xor,
+    Eq,
+    Ne,
+    Lt,
+    Le,
 }
 
 impl BinOp {
@@ -310,6 +314,10 @@ impl BinOp {
             BinOp::And => a & b,
             BinOp::Or => a | b,
             BinOp::Xor => a ^ b,
+            BinOp::Eq => Value::from(a == b),
+            BinOp::Ne => Value::from(a != b),
+            BinOp::Lt => Value::from(a < b),
+            BinOp::Le => Value::from(a <= b),
         }
     }
 }
