@@ -28,8 +28,9 @@ struct Expectation {
     /// Why the tool cannot settle this test yet (`(* known-gap: ... *)`): it must then answer
     /// Unknown, never a guess.
     known_gap: Option<String>,
-    /// `(* expect-terminates: true|false -- reason *)`: whether no thread can spin forever.
-    terminates: Option<bool>,
+    /// `(* expect-terminates: true|false|unknown -- reason *)`: whether no thread can wait
+    /// forever (`unknown`: an unrolled loop was cut, so the tool cannot say).
+    terminates: Option<Option<bool>>,
     /// `(* options: --progress obe --resident-blocks 1 --its off --unroll 3 *)`.
     options: CheckOptions,
 }
@@ -106,10 +107,11 @@ fn expectation(path: &Path, source: &str) -> Expectation {
             path.display()
         );
         match word.trim() {
-            "true" => true,
-            "false" => false,
+            "true" => Some(true),
+            "false" => Some(false),
+            "unknown" => None,
             w => panic!(
-                "{}: expect-terminates `{w}` is neither true nor false",
+                "{}: expect-terminates `{w}` is not true, false or unknown",
                 path.display()
             ),
         }
@@ -183,8 +185,9 @@ fn run_corpus(dir: &str, minimum: usize) {
         if let Some(t) = expected.terminates {
             if verdict.terminates() != t {
                 failures.push(format!(
-                    "{}: expected terminates={t}, got hangs {:?}",
+                    "{}: expected terminates={t:?}, got {:?}, hangs {:?}",
                     path.display(),
+                    verdict.terminates(),
                     verdict.hangs
                 ));
             }

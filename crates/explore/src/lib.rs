@@ -181,8 +181,39 @@ pub fn explore<'p>(
             }
         }
     }
-    let starved_paths: Vec<Vec<Trace>> =
-        program.threads.iter().map(|t| vec![never_ran(t)]).collect();
+    // What a starved thread may have done before the scheduler stopped running it: nothing, or
+    // under a preempting scheduler any instruction-aligned prefix of one of its paths.
+    let starved_paths: Vec<Vec<Trace>> = program
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, th)| {
+            let mut v = vec![never_ran(th)];
+            if opts.scheduler.preempts() {
+                for p in &paths.per_thread[t] {
+                    for k in 1..=p.events.len() {
+                        let aligned =
+                            k == p.events.len() || p.events[k].instr != p.events[k - 1].instr;
+                        let prefix = Trace {
+                            events: p.events[..k].to_vec(),
+                            rmw: p
+                                .rmw
+                                .iter()
+                                .copied()
+                                .filter(|&(_, w)| (w as usize) < k)
+                                .collect(),
+                            regs: v[0].regs.clone(),
+                            end: PathEnd::Starved,
+                        };
+                        if aligned && !v.contains(&prefix) {
+                            v.push(prefix);
+                        }
+                    }
+                }
+            }
+            v
+        })
+        .collect();
     let spins = paths
         .per_thread
         .iter()
@@ -421,7 +452,7 @@ impl<'p> Run<'_, 'p> {
                     } else {
                         reason.as_str()
                     };
-                    reason = barrier_divergence(self.program, &waiting, more);
+                    reason = barrier_waits(self.program, paths, &waiting, more);
                 }
                 let h = Hang {
                     spinning,
@@ -472,6 +503,14 @@ impl<'p> Run<'_, 'p> {
 /// The spinning threads of a stuck execution, when each one's failing iteration reads only
 /// coherence-latest writes: no later write will ever change what it sees, so it spins forever.
 fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Vec<Spinner>> {
+    // The failing iterations' events: write-backs there repeat what was read and release no one.
+    let mut spinning = EventSet::new(g.len());
+    for (t, p) in paths.iter().enumerate() {
+        if let PathEnd::Blocked { iteration, .. } = p.end {
+            let base = g.thread_start[t];
+            (base + iteration..base + p.events.len()).for_each(|e| spinning.insert(e));
+        }
+    }
     let mut out = Vec::new();
     for (t, p) in paths.iter().enumerate() {
         let PathEnd::Blocked { instr, iteration } = p.end else {
@@ -481,12 +520,9 @@ fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Ve
         let mut reads = Vec::new();
         for e in base + iteration..base + p.events.len() {
             if let EventKind::Read { loc, value, .. } = g.events[e].kind {
-                // Only the spinner's own write-backs (idempotent RMWs) may follow what it read.
+                // Only write-backs of spinning iterations may follow what it read.
                 let w = g.rf[e]?;
-                if co
-                    .successors(w)
-                    .any(|x| x < base + iteration || x >= base + p.events.len())
-                {
+                if co.successors(w).any(|x| !spinning.contains(x)) {
                     return None;
                 }
                 reads.push((loc, value));
@@ -501,16 +537,48 @@ fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Ve
     Some(out)
 }
 
-/// Why threads wait forever at a barrier, in words, followed by `more` (the scheduler's part).
-fn barrier_divergence(program: &Program, waiting: &[(ThreadId, usize)], more: &str) -> String {
+/// Why threads wait forever at a barrier, in words, followed by `more` (the scheduler's part):
+/// for each missing participant of its CTA, whether it spins, was never scheduled, or finished
+/// without reaching the barrier (barrier divergence).
+fn barrier_waits(
+    program: &Program,
+    paths: &[&Trace],
+    waiting: &[(ThreadId, usize)],
+    more: &str,
+) -> String {
     let mut parts: Vec<String> = waiting
         .iter()
         .map(|&(t, instr)| {
             let th = program.thread(t);
             let i = &th.code[instr];
+            let missing: Vec<String> = program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(o, other)| {
+                    *o != t.0 as usize
+                        && other.placement.same_cta(&th.placement)
+                        && !waiting.iter().any(|w| w.0 .0 as usize == *o)
+                })
+                .map(|(o, other)| match paths[o].end {
+                    PathEnd::Blocked { .. } => format!("{}, which spins", other.name),
+                    PathEnd::Starved => format!("{}, which is not scheduled", other.name),
+                    _ => format!(
+                        "{}, which finished without reaching it (barrier divergence)",
+                        other.name
+                    ),
+                })
+                .collect();
             format!(
-                "barrier divergence: {} waits at `{}` (line {}), which not every thread of its CTA reaches",
-                th.name, i.text, i.span.line
+                "{} waits at `{}` (line {}) for {}",
+                th.name,
+                i.text,
+                i.span.line,
+                if missing.is_empty() {
+                    "a thread that never arrives".to_string()
+                } else {
+                    missing.join(" and ")
+                }
             )
         })
         .collect();

@@ -7,6 +7,10 @@
 //! a model builds from the remaining events is a subset of the old one (nothing reads from a
 //! deleted read or fence), so the smaller execution is consistent too, and since each iteration
 //! starts from the same registers, the exiting iteration and everything after it behave the same.
+//! A deleted write-back of an idempotent RMW may have been read by another thread; that reader
+//! then reads the write-back's own source, the same value: since every write to the location is
+//! morally strong with the RMW, Atomicity put the write-back immediately after its source in
+//! coherence, so the reader's from-reads successors are the same writes as before.
 //! So the final states of the program are those of its executions in which every await loop
 //! exits in its first iteration; the executions where it never exits are the hangs, found by
 //! the liveness check. Exploration of such a loop does not grow with the unroll bound.

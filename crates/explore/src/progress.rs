@@ -11,11 +11,14 @@
 //! forever and never the others.
 //!
 //! A hang is a configuration where every thread has finished, spins in an await loop on values
-//! no write will change, or was never scheduled; this module says which never-scheduled
-//! ("starved") sets a scheduler permits. Starved threads are modelled as not started: litmus
-//! threads diverge from their first instruction, and starving a thread from its start is the
-//! case every model above is defined by. (Preempting a thread mid-way is possible only under
-//! UNFAIR and is not explored.)
+//! no write will change, waits at a barrier that never completes, or is never scheduled (again);
+//! this module says which "starved" threads a scheduler permits. Under OBE and LOBE a block that
+//! started keeps being scheduled, so only blocks that never started can starve, and only when
+//! the stuck blocks fill every resident slot. Under HSA and UNFAIR a block that is not guaranteed
+//! progress may also be preempted midway and never resumed: the explorer then tries every prefix
+//! of the starved threads' paths. Within a block, threads of other warps are scheduled fairly; a
+//! warp-mate of a spinner can starve only without independent thread scheduling (from its
+//! first instruction, where litmus threads diverge).
 
 use scopecheck_ir::{Placement, Program, ThreadId};
 
@@ -105,6 +108,12 @@ impl Scheduler {
         out
     }
 
+    /// Whether a starved thread may have run part of its path first: the scheduler may preempt
+    /// a block and never resume it.
+    pub fn preempts(&self) -> bool {
+        matches!(self.progress, Progress::Hsa | Progress::Unfair)
+    }
+
     /// Whether `t` could be starved at all, given the others starved with it.
     fn may_starve_some_way(&self, program: &Program, t: ThreadId, set: &[ThreadId]) -> bool {
         let p = Self::placement(program, t);
@@ -122,10 +131,11 @@ impl Scheduler {
             .all(|(i, _)| set.contains(&ThreadId(i as u32)));
         let blocks = match self.progress {
             Progress::Fair => false,
+            // A preempted block's finished threads need not be starved with it.
             Progress::Unfair | Progress::Hsa => true,
-            Progress::Obe | Progress::Lobe => self.resident_blocks.is_some(),
+            Progress::Obe | Progress::Lobe => whole_block && self.resident_blocks.is_some(),
         };
-        warp || (whole_block && blocks)
+        warp || blocks
     }
 
     /// Whether the scheduler may leave `starved` unscheduled forever while `spinning` spin and
@@ -171,6 +181,8 @@ impl Scheduler {
         starved: &[ThreadId],
     ) -> Option<String> {
         let b = block(Self::placement(program, t))?;
+        let name = &program.thread(t).name;
+        let block_of = |x: ThreadId| block(Self::placement(program, x));
         let threads_of = |blk: (u32, u32)| {
             program
                 .threads
@@ -179,57 +191,55 @@ impl Scheduler {
                 .filter(move |(_, o)| block(&o.placement) == Some(blk))
                 .map(|(i, _)| ThreadId(i as u32))
         };
-        if !threads_of(b).all(|x| starved.contains(&x)) {
-            // A block that started keeps being scheduled in every model but UNFAIR, and even
-            // UNFAIR is explored only for threads that never started.
+        // A block with a stuck thread is running: its other warps get scheduled too.
+        if spinning.iter().any(|&s| block_of(s) == Some(b)) {
             return None;
         }
-        let name = &program.thread(t).name;
-        let spinning_blocks: Vec<(u32, u32)> = {
-            let mut v: Vec<_> = spinning
-                .iter()
-                .filter_map(|&s| block(Self::placement(program, s)))
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
-        let started_on_gpu = |gpu: u32| {
-            let mut v: Vec<(u32, u32)> = program
-                .threads
-                .iter()
-                .filter_map(|o| block(&o.placement))
-                .filter(|blk| blk.0 == gpu && threads_of(*blk).any(|x| !starved.contains(&x)))
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
+        let mut stuck_blocks: Vec<(u32, u32)> =
+            spinning.iter().filter_map(|&s| block_of(s)).collect();
+        stuck_blocks.sort_unstable();
+        stuck_blocks.dedup();
         match self.progress {
             Progress::Fair => None,
-            Progress::Unfair => Some(format!("{name}'s block {} is never scheduled: the unfair scheduler guarantees no other block progress", b.1)),
+            Progress::Unfair => Some(format!(
+                "block {} of {name} is never scheduled (again): the unfair scheduler guarantees it no progress",
+                b.1
+            )),
             Progress::Hsa => {
-                let oldest = spinning_blocks
+                let oldest = stuck_blocks
                     .iter()
-                    .chain(starved.iter().filter_map(|&s| block(Self::placement(program, s))).collect::<Vec<_>>().iter())
+                    .copied()
+                    .chain(starved.iter().filter_map(|&s| block_of(s)))
                     .filter(|blk| blk.0 == b.0)
-                    .min()
-                    .copied();
-                (oldest != Some(b) && spinning_blocks.contains(&oldest?)).then(|| {
-                    format!("under HSA only the lowest unfinished block ({}) is guaranteed progress, and it spins; block {} of {name} need never run", oldest.map_or(0, |o| o.1), b.1)
+                    .min()?;
+                (oldest != b && stuck_blocks.contains(&oldest)).then(|| {
+                    format!(
+                        "under HSA only the lowest unfinished block ({}) is guaranteed progress, and it is stuck; block {} of {name} need never run (again)",
+                        oldest.1, b.1
+                    )
                 })
             }
             Progress::Obe | Progress::Lobe => {
+                if !threads_of(b).all(|x| starved.contains(&x)) {
+                    return None;
+                }
                 let n = self.resident_blocks? as usize;
-                let occupying = spinning_blocks.iter().filter(|blk| blk.0 == b.0).count();
+                let occupying = stuck_blocks.iter().filter(|blk| blk.0 == b.0).count();
                 if occupying < n {
                     return None;
                 }
-                if self.progress == Progress::Lobe && started_on_gpu(b.0).iter().any(|s| s.1 > b.1) {
+                let started_later = program
+                    .threads
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !starved.contains(&ThreadId(*i as u32)))
+                    .filter_map(|(_, o)| block(&o.placement))
+                    .any(|s| s.0 == b.0 && s.1 > b.1);
+                if self.progress == Progress::Lobe && started_later {
                     return None;
                 }
                 Some(format!(
-                    "block {} of {name} need not be resident: --resident-blocks {n} and the spinning block{} never finish{}",
+                    "block {} of {name} need not be resident: --resident-blocks {n} and the stuck block{} never finish{}",
                     b.1,
                     if occupying == 1 { "" } else { "s" },
                     if occupying == 1 { "es" } else { "" },

@@ -96,8 +96,16 @@ impl Verdict {
         self.incomplete.is_none()
     }
 
-    /// Whether no thread can spin forever under the chosen scheduler.
-    pub fn terminates(&self) -> bool {
-        self.hangs.is_empty()
+    /// Whether no thread can wait forever under the chosen scheduler: `Some(false)` when a hang
+    /// was found, `Some(true)` when none was and the exploration was complete, `None` when a
+    /// bound cut it short (a loop that was unrolled, not reduced, may spin beyond the bound).
+    pub fn terminates(&self) -> Option<bool> {
+        if !self.hangs.is_empty() {
+            Some(false)
+        } else if self.is_complete() {
+            Some(true)
+        } else {
+            None
+        }
     }
 }

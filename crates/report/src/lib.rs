@@ -112,10 +112,10 @@ fn liveness_text(program: &Program, verdict: &Verdict, out: &mut String) {
         1 => " (1 await loop explored by its exiting iteration)".to_string(),
         n => format!(" ({n} await loops explored by their exiting iteration)"),
     };
-    let word = if verdict.terminates() {
-        "terminates"
-    } else {
-        "may hang"
+    let word = match verdict.terminates() {
+        Some(true) => "terminates",
+        Some(false) => "may hang",
+        None => "unknown (the exploration is incomplete)",
     };
     let _ = writeln!(out, "Liveness {} {word}{reduced}", program.name);
     for h in &verdict.hangs {

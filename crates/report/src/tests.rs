@@ -205,7 +205,7 @@ Condition ~exists (P1:r0=1 /\\ P1:r1=0)
 Observation MP+rel.cta+acq.gpu Never 0 2
 Time MP+rel.cta+acq.gpu 1.25
 Executions 2
-Liveness MP+rel.cta+acq.gpu terminates
+Liveness MP+rel.cta+acq.gpu unknown (the exploration is incomplete)
 ";
     assert_eq!(got, want);
 }
