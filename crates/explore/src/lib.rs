@@ -36,8 +36,32 @@ pub trait Model: Sync {
     }
 
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
-    /// reads-from is chosen; counts each rejected candidate under the axiom that rejected it.
-    fn executions(&self, g: &Graph, rejected: &mut Rejections, accept: &mut dyn FnMut(&Relation));
+    /// reads-from is chosen, and the races the model sees in it; counts each rejected candidate
+    /// under the axiom that rejected it.
+    fn executions(
+        &self,
+        g: &Graph,
+        rejected: &mut Rejections,
+        accept: &mut dyn FnMut(&Relation, &[Race]),
+    );
+}
+
+/// What makes two conflicting accesses a race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RaceKind {
+    /// A plain (non-atomic, weak) access conflicts with another access and nothing orders them.
+    Data,
+    /// Two atomics conflict, nothing orders them, and their scopes do not include each other's
+    /// thread (Hower et al., heterogeneous races).
+    Heterogeneous,
+}
+
+/// Two conflicting accesses (events of the graph) that race in a consistent execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Race {
+    pub first: usize,
+    pub second: usize,
+    pub kind: RaceKind,
 }
 
 /// How many candidates each axiom rejected.
@@ -163,13 +187,13 @@ fn never_ran(thread: &scopecheck_ir::Thread) -> Trace {
 }
 
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
-/// execution of paths that all finished: its graph, the path of each thread, and its coherence
-/// order. Hangs are searched for under every starvation the scheduler could allow.
+/// execution of paths that all finished: its graph, the path of each thread, its coherence
+/// order and the races the model sees in it. Hangs are searched for under every starvation the scheduler could allow.
 pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,
-    on_execution: &mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
+    on_execution: &mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]),
 ) -> Result<Exploration, TraceLimit> {
     let paths = trace::enumerate_paths(program, opts.unroll)?;
     let mut out = Exploration::default();
@@ -287,7 +311,7 @@ struct Run<'a, 'p> {
     /// Values written by the chosen paths, with multiplicity (popped on backtrack).
     written: Vec<(LocId, Value)>,
     out: &'a mut Exploration,
-    on_execution: &'a mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation),
+    on_execution: &'a mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]),
 }
 
 impl<'p> Run<'_, 'p> {
@@ -429,16 +453,17 @@ impl<'p> Run<'_, 'p> {
         let out = &mut *self.out;
         let on_execution = &mut self.on_execution;
         let (mut feasible, mut hang) = (false, None);
-        self.model.executions(g, &mut out.rejected, &mut |co| {
-            if unfinished.is_empty() {
-                on_execution(g, paths, co)
-            } else {
-                feasible = true;
-                if stuck && hang.is_none() {
-                    hang = spinners_read_latest(g, paths, co);
+        self.model
+            .executions(g, &mut out.rejected, &mut |co, races| {
+                if unfinished.is_empty() {
+                    on_execution(g, paths, co, races)
+                } else {
+                    feasible = true;
+                    if stuck && hang.is_none() {
+                        hang = spinners_read_latest(g, paths, co);
+                    }
                 }
-            }
-        });
+            });
         if let Some(spinning) = hang {
             let mut stuck_ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
             stuck_ids.extend(waiting.iter().map(|w| w.0));

@@ -6,8 +6,8 @@ use scopecheck_explore::{explore, ExploreOptions, Graph, Model, Relation, Trace,
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
 use crate::{
-    CheckError, CheckOptions, FinalState, HangReport, Incomplete, Observation, Outcome, Spin,
-    Verdict,
+    Access, CheckError, CheckOptions, FinalState, HangReport, Incomplete, Observation, Outcome,
+    RaceReport, Spin, Verdict,
 };
 
 /// The values each observable can end with in one execution. A register has one; a location
@@ -75,6 +75,7 @@ pub fn judge(
     let prop = &program.condition.prop;
     let mut states: BTreeMap<Vec<Value>, bool> = BTreeMap::new();
     let (mut positive, mut negative, mut executions) = (0u64, 0u64, 0u64);
+    let mut races: Vec<RaceReport> = Vec::new();
     let result = explore(
         program,
         model,
@@ -82,7 +83,13 @@ pub fn judge(
             unroll: opts.unroll,
             scheduler: opts.scheduler,
         },
-        &mut |g, paths, co| {
+        &mut |g, paths, co, found| {
+            for r in found {
+                let report = race_report(program, g, r);
+                if !races.contains(&report) {
+                    races.push(report);
+                }
+            }
             executions += 1;
             let choices = final_values(program, g, paths, co, &observables);
             for_each_state(&choices, &mut |vals| {
@@ -197,6 +204,7 @@ pub fn judge(
         incomplete,
         reduced_loops,
         hangs,
+        races,
     })
 }
 
@@ -239,5 +247,34 @@ fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::H
         starved: h.starved.clone(),
         progress,
         reason: h.reason.clone(),
+    }
+}
+
+/// A race between two events, as source accesses.
+fn race_report(
+    program: &Program,
+    g: &scopecheck_explore::Graph,
+    r: &scopecheck_explore::Race,
+) -> RaceReport {
+    let access = |e: usize| {
+        let ev = &g.events[e];
+        let thread = ev.thread.expect("races are between thread events");
+        let i = &program.thread(thread).code[ev.instr.expect("thread events have an instruction")];
+        // The read half of an RMW conflicts as the RMW, which writes.
+        let write = ev.kind.is_write() || !g.rmw.row_is_empty(e);
+        Access {
+            thread,
+            line: i.span.line,
+            text: i.text.clone(),
+            loc: ev.kind.loc().expect("races are between memory events"),
+            write,
+        }
+    };
+    let (a, b) = (access(r.first), access(r.second));
+    let (first, second) = if a <= b { (a, b) } else { (b, a) };
+    RaceReport {
+        kind: r.kind,
+        first,
+        second,
     }
 }

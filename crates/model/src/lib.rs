@@ -6,7 +6,10 @@ pub mod ptx;
 mod verdict;
 
 pub use scopecheck_explore::progress::{Progress, Scheduler};
-pub use verdict::{FinalState, HangReport, Incomplete, Observation, Outcome, Spin, Verdict};
+pub use scopecheck_explore::RaceKind;
+pub use verdict::{
+    Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
+};
 
 use scopecheck_ir::{Program, Span};
 

@@ -1,5 +1,6 @@
 //! What checking a program produces: final states, the condition's verdict, witnesses.
 
+use scopecheck_explore::RaceKind;
 use scopecheck_ir::{LocId, Observable, Quantifier, ThreadId, Value};
 
 /// One reachable final state: the value of each observable the report prints, in the order of
@@ -38,6 +39,26 @@ pub enum Observation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Incomplete {
     pub reason: String,
+}
+
+/// One side of a race: who accessed what, where.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Access {
+    pub thread: ThreadId,
+    /// Source line and text of the instruction.
+    pub line: u32,
+    pub text: String,
+    pub loc: LocId,
+    /// A write (or the write of an RMW); otherwise a read.
+    pub write: bool,
+}
+
+/// Two conflicting accesses that race in some consistent execution.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RaceReport {
+    pub kind: RaceKind,
+    pub first: Access,
+    pub second: Access,
 }
 
 /// A thread spinning forever in an await loop.
@@ -89,11 +110,19 @@ pub struct Verdict {
     pub reduced_loops: usize,
     /// Hangs the chosen scheduler permits; the program terminates when there is none.
     pub hangs: Vec<HangReport>,
+    /// Races found in consistent executions: for the language models, any race makes the
+    /// program's behaviour undefined, whatever the states say.
+    pub races: Vec<RaceReport>,
 }
 
 impl Verdict {
     pub fn is_complete(&self) -> bool {
         self.incomplete.is_none()
+    }
+
+    /// Whether some consistent execution has a race.
+    pub fn is_racy(&self) -> bool {
+        !self.races.is_empty()
     }
 
     /// Whether no thread can wait forever under the chosen scheduler: `Some(false)` when a hang

@@ -30,7 +30,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Term};
-use scopecheck_model::{FinalState, HangReport, Observation, Outcome, Spin, Verdict};
+use scopecheck_model::{
+    Access, FinalState, HangReport, Observation, Outcome, RaceKind, RaceReport, Spin, Verdict,
+};
 use serde_json::{json, Map, Value};
 
 /// herd7's word for what a condition asks: `Allowed` for `exists`, `Required` for `~exists` and
@@ -100,8 +102,50 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     );
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
+    races_text(program, verdict, &mut out);
     liveness_text(program, verdict, &mut out);
     out
+}
+
+fn access_text(program: &Program, a: &Access) -> String {
+    format!(
+        "{} line {} (`{}`, {})",
+        program.thread(a.thread).name,
+        a.line,
+        a.text,
+        if a.write { "write" } else { "read" }
+    )
+}
+
+fn race_kind_text(kind: RaceKind) -> &'static str {
+    match kind {
+        RaceKind::Data => "data",
+        RaceKind::Heterogeneous => "heterogeneous",
+    }
+}
+
+/// The races section, printed only when some consistent execution races.
+fn races_text(program: &Program, verdict: &Verdict, out: &mut String) {
+    if verdict.races.is_empty() {
+        return;
+    }
+    let n = verdict.races.len();
+    let _ = writeln!(
+        out,
+        "Racy {}: {n} race{}",
+        program.name,
+        if n == 1 { "" } else { "s" }
+    );
+    for r in &verdict.races {
+        let _ = writeln!(
+            out,
+            "Race {} on {}: {} and {}",
+            race_kind_text(r.kind),
+            program.location(r.first.loc).name,
+            access_text(program, &r.first),
+            access_text(program, &r.second)
+        );
+    }
 }
 
 /// The liveness section: whether every thread terminates under the chosen scheduler, how many
@@ -269,7 +313,27 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "terminates": verdict.terminates(),
         "reduced_loops": verdict.reduced_loops,
         "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
+        "racy": verdict.is_racy(),
+        "races": verdict.races.iter().map(|r| race_json(program, r)).collect::<Vec<_>>(),
         "rejected": verdict.rejected.iter().map(|(a, n)| (a.to_string(), Value::from(*n))).collect::<Map<String, Value>>(),
+    })
+}
+
+fn access_json(program: &Program, a: &Access) -> Value {
+    json!({
+        "thread": program.thread(a.thread).name,
+        "line": a.line,
+        "instruction": a.text,
+        "access": if a.write { "write" } else { "read" },
+    })
+}
+
+fn race_json(program: &Program, r: &RaceReport) -> Value {
+    json!({
+        "kind": race_kind_text(r.kind),
+        "location": program.location(r.first.loc).name,
+        "first": access_json(program, &r.first),
+        "second": access_json(program, &r.second),
     })
 }
 

@@ -11,11 +11,12 @@
 pub mod axioms;
 pub mod causality;
 pub mod observation;
+pub mod races;
 pub mod strength;
 pub mod synchronization;
 
 use scopecheck_explore::orders::for_each_order;
-use scopecheck_explore::{Graph, Model, Rejections, Relation};
+use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
 
 use axioms::*;
 
@@ -34,7 +35,12 @@ impl Model for Ptx {
         !g.po.contains(read, write)
     }
 
-    fn executions(&self, g: &Graph, rejected: &mut Rejections, accept: &mut dyn FnMut(&Relation)) {
+    fn executions(
+        &self,
+        g: &Graph,
+        rejected: &mut Rejections,
+        accept: &mut dyn FnMut(&Relation, &[Race]),
+    ) {
         let rf = g.rf_relation();
         if !no_thin_air(g, &rf) {
             return rejected.add(NO_THIN_AIR);
@@ -49,7 +55,8 @@ impl Model for Ptx {
         let (sc_pairs, sc_forced) = synchronization::fence_sc_pairs(g, &ms);
         let write_pairs = coherence_pairs(g, &ms);
 
-        let mut found: Vec<Relation> = Vec::new();
+        // Each coherence order once, with the races of every Fence-SC order that allows it.
+        let mut found: Vec<(Relation, Vec<Race>)> = Vec::new();
         for_each_order(&sc_forced, &sc_pairs, &mut |sc| {
             let base = causality::base_causality(g, &[&sync, sc]);
             let cause = causality::causality(&base, &obs);
@@ -76,16 +83,27 @@ impl Model for Ptx {
                 match verdict {
                     Err(axiom) => rejected.add(axiom),
                     // Different Fence-SC orders may allow the same coherence order: one execution.
-                    Ok(()) if !found.contains(co) => found.push(co.clone()),
-                    Ok(()) => {}
+                    Ok(()) => {
+                        let races = races::data_races(g, &ms, &cause);
+                        match found.iter_mut().find(|(c, _)| c == co) {
+                            Some((_, known)) => {
+                                for r in races {
+                                    if !known.contains(&r) {
+                                        known.push(r);
+                                    }
+                                }
+                            }
+                            None => found.push((co.clone(), races)),
+                        }
+                    }
                 }
             });
             if !any {
                 rejected.add(COHERENCE);
             }
         });
-        for co in &found {
-            accept(co);
+        for (co, races) in &found {
+            accept(co, races);
         }
     }
 }
