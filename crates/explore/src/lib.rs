@@ -186,6 +186,10 @@ fn never_ran(thread: &scopecheck_ir::Thread) -> Trace {
     }
 }
 
+/// What receives each consistent, finished execution: the graph, each thread's path, the
+/// coherence order and the races.
+pub type OnExecution<'f, 'p> = dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]) + 'f;
+
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
 /// execution of paths that all finished: its graph, the path of each thread, its coherence
 /// order and the races the model sees in it. Hangs are searched for under every starvation the scheduler could allow.
@@ -193,7 +197,7 @@ pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,
-    on_execution: &mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]),
+    on_execution: &mut OnExecution<'_, 'p>,
 ) -> Result<Exploration, TraceLimit> {
     let paths = trace::enumerate_paths(program, opts.unroll)?;
     let mut out = Exploration::default();
@@ -311,7 +315,7 @@ struct Run<'a, 'p> {
     /// Values written by the chosen paths, with multiplicity (popped on backtrack).
     written: Vec<(LocId, Value)>,
     out: &'a mut Exploration,
-    on_execution: &'a mut dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]),
+    on_execution: &'a mut OnExecution<'a, 'p>,
 }
 
 impl<'p> Run<'_, 'p> {
