@@ -8,12 +8,15 @@ use scopecheck_model::{CheckOptions, ModelKind, Progress, Scheduler, DEFAULT_UNR
 pub enum Model {
     /// The PTX memory consistency model (sm_70 and later).
     Ptx,
+    /// Scoped C11: CUDA C++ (libcu++) and OpenCL 2.0 atomics with scopes.
+    Src11,
 }
 
 impl From<Model> for ModelKind {
     fn from(m: Model) -> ModelKind {
         match m {
             Model::Ptx => ModelKind::Ptx,
+            Model::Src11 => ModelKind::Src11,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod judge;
 pub mod ptx;
+pub mod src11;
 mod verdict;
 
 pub use scopecheck_explore::progress::{Progress, Scheduler};
@@ -18,12 +19,15 @@ use scopecheck_ir::{Program, Span};
 pub enum ModelKind {
     /// The PTX memory consistency model (sm_70 and later).
     Ptx,
+    /// Scoped C11: CUDA C++ (libcu++) and OpenCL 2.0 atomics with scopes.
+    Src11,
 }
 
 impl ModelKind {
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Ptx => "ptx",
+            ModelKind::Src11 => "src11",
         }
     }
 }
@@ -73,5 +77,6 @@ impl CheckError {
 pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
     match opts.model {
         ModelKind::Ptx => judge::judge(program, &ptx::Ptx, opts),
+        ModelKind::Src11 => judge::judge(program, &src11::ScopedC11, opts),
     }
 }

@@ -1,0 +1,131 @@
+//! Release sequences, synchronizes-with and happens-before (RC11, Lahav et al. PLDI 2017, with
+//! the scopes of Lustig et al. ASPLOS 2019).
+//!
+//! `rs = [W] ; (sb ∩ loc)? ; [W ∩ A] ; (strong[rf] ; rmw)*`
+//! `sw = [E ⊒ rel] ; ([F] ; sb)? ; rs ; strong[rf] ; [R ∩ A] ; (sb ; [F])? ; [E ⊒ acq]`,
+//! kept only where its two ends are in each other's scope;
+//! `hb = (sb ∪ sw ∪ barrier)⁺`.
+//!
+//! OpenCL fences name the memory they order (`CLK_GLOBAL_MEM_FENCE`, `CLK_LOCAL_MEM_FENCE`):
+//! synchronization through a fence orders only accesses to the memory it names, so
+//! happens-before is computed per memory space, dropping for each space the synchronization
+//! edges that start or end at a fence not naming it.
+
+use scopecheck_explore::{Event, EventKind, Graph, Relation};
+use scopecheck_ir::MemorySpace;
+
+use super::scope::{is_acquire, is_atomic, is_fence, is_release};
+
+/// `rs`: from a write to every write of its release sequence.
+pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
+    let n = g.len();
+    let mut head = Relation::new(n);
+    for w in g.writes.iter() {
+        head.insert(w, w);
+        for w2 in g.po.successors(w) {
+            if g.events[w2].kind.is_write() && g.same_loc.contains(w, w2) {
+                head.insert(w, w2);
+            }
+        }
+    }
+    // Keep only pairs ending at an atomic write.
+    let atomic_writes = Relation::from_fn(n, |i, j| {
+        i == j && g.events[i].kind.is_write() && is_atomic(&g.events[i])
+    });
+    let mut rs = head.compose(&atomic_writes);
+    let step = strong_rf.compose(&g.rmw);
+    loop {
+        let longer = rs.compose(&step);
+        let before = rs.clone();
+        rs.union_with(&longer);
+        if rs == before {
+            return rs;
+        }
+    }
+}
+
+fn identity_where(n: usize, keep: impl Fn(usize) -> bool) -> Relation {
+    Relation::from_fn(n, |i, j| i == j && keep(i))
+}
+
+/// `sw` before the scope restriction, as (first, last) pairs; `covers(f)` says whether a fence
+/// endpoint takes part (all do, except fences not naming the space being computed).
+fn synchronizes_with(
+    g: &Graph,
+    rs: &Relation,
+    strong_rf: &Relation,
+    covers: &dyn Fn(&Event) -> bool,
+) -> Relation {
+    let n = g.len();
+    let ev = |i: usize| &g.events[i];
+    // [E ⊒ rel] ; ([F] ; sb)? ending at a write.
+    let rel = identity_where(n, |i| is_release(ev(i)) && covers(ev(i)));
+    let fence_sb = identity_where(n, |i| is_fence(ev(i))).compose(&g.po);
+    let mut head = rel.clone();
+    head.union_with(&rel.compose(&fence_sb));
+    let head = head.compose(&identity_where(n, |i| ev(i).kind.is_write()));
+    // [R ∩ A] ; (sb ; [F])? ; [E ⊒ acq]
+    let atomic_reads = identity_where(n, |i| ev(i).kind.is_read() && is_atomic(ev(i)));
+    let acq = identity_where(n, |i| is_acquire(ev(i)) && covers(ev(i)));
+    let sb_fence = g.po.compose(&identity_where(n, |i| is_fence(ev(i))));
+    let mut tail = Relation::new(n);
+    tail.union_with(&acq);
+    tail.union_with(&sb_fence.compose(&acq));
+    let tail = atomic_reads.compose(&tail);
+    head.compose(rs).compose(strong_rf).compose(&tail)
+}
+
+/// Happens-before per memory space. The two are identical unless some fence names only one.
+pub struct HappensBefore {
+    pub global: Relation,
+    pub shared: Relation,
+}
+
+impl HappensBefore {
+    /// The happens-before that orders accesses to event `i`'s location.
+    pub fn of(&self, g: &Graph, i: usize) -> &Relation {
+        let shared = g.events[i]
+            .kind
+            .loc()
+            .is_some_and(|l| g.program.location(l).space == MemorySpace::Shared);
+        if shared {
+            &self.shared
+        } else {
+            &self.global
+        }
+    }
+
+    pub fn is_irreflexive(&self) -> bool {
+        self.global.is_irreflexive() && self.shared.is_irreflexive()
+    }
+}
+
+pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> HappensBefore {
+    let strong_rf = rf.intersect(inclusion);
+    let rs = release_sequence(g, &strong_rf);
+    let partial = g.events.iter().any(
+        |e| matches!(e.kind, EventKind::Fence { spaces, .. } if !(spaces.global && spaces.shared)),
+    );
+    let hb_for = |covers: &dyn Fn(&Event) -> bool| {
+        let sw = synchronizes_with(g, &rs, &strong_rf, covers).intersect(inclusion);
+        let mut hb = g.po.union(&sw);
+        hb.union_with(&g.barrier_sync);
+        hb.close();
+        hb
+    };
+    let global = hb_for(&|e: &Event| match e.kind {
+        EventKind::Fence { spaces, .. } => spaces.global,
+        _ => true,
+    });
+    if !partial {
+        return HappensBefore {
+            shared: global.clone(),
+            global,
+        };
+    }
+    let shared = hb_for(&|e: &Event| match e.kind {
+        EventKind::Fence { spaces, .. } => spaces.shared,
+        _ => true,
+    });
+    HappensBefore { global, shared }
+}
