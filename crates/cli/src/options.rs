@@ -44,9 +44,10 @@ pub enum OnOff {
 
 #[derive(Args, Clone, Debug)]
 pub struct CheckFlags {
-    /// The memory model to check against.
-    #[arg(long, value_enum, default_value_t = Model::Ptx)]
-    model: Model,
+    /// The memory model to check against (default: the test's own: `ptx` for PTX tests, `src11`
+    /// for C tests).
+    #[arg(long, value_enum)]
+    model: Option<Model>,
     /// How often one backward branch may be taken in one execution (await loops are explored
     /// by their exiting iteration and do not need it).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
@@ -72,7 +73,7 @@ impl CheckFlags {
             ProgressArg::Unfair => Progress::Unfair,
         };
         CheckOptions {
-            model: self.model.into(),
+            model: self.model.map(Into::into),
             unroll: self.unroll,
             scheduler: Scheduler {
                 progress,

@@ -12,7 +12,7 @@ pub use verdict::{
     Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
 };
 
-use scopecheck_ir::{Program, Span};
+use scopecheck_ir::{Arch, Program, Span};
 
 /// The models scopecheck knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,7 +38,8 @@ pub const DEFAULT_UNROLL: u32 = 2;
 /// How to check a program.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
-    pub model: ModelKind,
+    /// The model; `None`: the dialect's own (PTX tests under PTX, C tests under scoped C11).
+    pub model: Option<ModelKind>,
     /// How often one backward branch may be taken before the path is cut.
     pub unroll: u32,
     /// The scheduler hangs are judged under.
@@ -48,7 +49,7 @@ pub struct CheckOptions {
 impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
-            model: ModelKind::Ptx,
+            model: None,
             unroll: DEFAULT_UNROLL,
             scheduler: Scheduler::default(),
         }
@@ -73,9 +74,23 @@ impl CheckError {
     }
 }
 
-/// Explores every execution of `program` the chosen model allows and judges the condition.
+impl ModelKind {
+    /// The model a program's own dialect is written for.
+    pub fn for_dialect(arch: Arch) -> ModelKind {
+        match arch {
+            Arch::Ptx => ModelKind::Ptx,
+            Arch::C => ModelKind::Src11,
+        }
+    }
+}
+
+/// Explores every execution of `program` the chosen model allows and judges the condition. A C
+/// program checked under PTX is first compiled with the PTX mapping (`ptx::mapping`).
 pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
-    match opts.model {
+    match opts.model.unwrap_or(ModelKind::for_dialect(program.arch)) {
+        ModelKind::Ptx if program.arch == Arch::C => {
+            judge::judge(&ptx::mapping::compile(program), &ptx::Ptx, opts)
+        }
         ModelKind::Ptx => judge::judge(program, &ptx::Ptx, opts),
         ModelKind::Src11 => judge::judge(program, &src11::ScopedC11, opts),
     }

@@ -10,6 +10,7 @@
 
 pub mod axioms;
 pub mod causality;
+pub mod mapping;
 pub mod observation;
 pub mod races;
 pub mod strength;
