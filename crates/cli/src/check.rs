@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rayon::prelude::*;
 use scopecheck_ir::Program;
-use scopecheck_model::{CheckOptions, Verdict};
+use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
 use crate::inputs::{self, Input};
 use crate::options::CheckFlags;
@@ -29,10 +29,12 @@ pub struct CheckArgs {
     paths: Vec<PathBuf>,
 }
 
-/// A file checked: the test, its verdict, and how long checking took.
+/// A file checked: the test, its verdict under each model asked for, where they disagree, and
+/// how long checking took.
 pub struct Checked {
     pub program: Program,
-    pub verdict: Verdict,
+    pub verdicts: Vec<Verdict>,
+    pub disagreements: Vec<String>,
     pub time: Duration,
 }
 
@@ -40,16 +42,17 @@ pub struct Checked {
 pub fn run(args: &CheckArgs) -> bool {
     let inputs = inputs::collect(&args.paths);
     let opts = args.flags.check_options();
+    let models = args.flags.models();
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
-        let (inputs, opts) = (&inputs, &opts);
+        let (inputs, opts, models) = (&inputs, &opts, &models);
         s.spawn(move || {
             inputs
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, input)| {
                     // The receiver lives until every result is in.
-                    let _ = tx.send((i, check_file(input, opts)));
+                    let _ = tx.send((i, check_file(input, opts, models)));
                 });
         });
         // Results arrive in any order; print each once all before it are printed.
@@ -59,7 +62,7 @@ pub fn run(args: &CheckArgs) -> bool {
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(result) = pending.remove(&next) {
-                all_checked &= print(&inputs[next], &result, args.json);
+                all_checked &= print(&inputs[next], &result, args.json, models.len() > 1);
                 next += 1;
             }
         }
@@ -67,14 +70,30 @@ pub fn run(args: &CheckArgs) -> bool {
     })
 }
 
-/// Reads, parses and checks one file.
-pub fn check_file(input: &Input, opts: &CheckOptions) -> Result<Checked, Box<Failure>> {
+/// Reads, parses and checks one file under each of `models`.
+pub fn check_file(
+    input: &Input,
+    opts: &CheckOptions,
+    models: &[Option<ModelKind>],
+) -> Result<Checked, Box<Failure>> {
     let (source, program) = read_and_parse(input)?;
     let start = Instant::now();
-    let verdict = check_guarded(&input.file, &source, &program, opts)?;
+    let mut verdicts = Vec::with_capacity(models.len());
+    for m in models {
+        let opts = CheckOptions {
+            model: *m,
+            ..opts.clone()
+        };
+        verdicts.push(check_guarded(&input.file, &source, &program, &opts)?);
+    }
+    let disagreements = match verdicts.as_slice() {
+        [language, hardware] => scopecheck_model::compare::compare(&program, language, hardware),
+        _ => vec![],
+    };
     Ok(Checked {
         program,
-        verdict,
+        verdicts,
+        disagreements,
         time: start.elapsed(),
     })
 }
@@ -109,19 +128,38 @@ pub fn check_guarded(
 
 /// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
 /// returns whether the file was checked.
-fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool) -> bool {
+fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both: bool) -> bool {
     let mut out = std::io::stdout().lock();
     // A closed stdout (`| head`) is not an error worth reporting; keep going quietly.
     match (result, json) {
         (Ok(c), false) => {
-            let _ = writeln!(
-                out,
-                "{}",
-                scopecheck_report::text(&c.program, &c.verdict, c.time)
-            );
+            for v in &c.verdicts {
+                if both {
+                    let _ = writeln!(out, "Model {}", v.model);
+                }
+                let _ = writeln!(out, "{}", scopecheck_report::text(&c.program, v, c.time));
+            }
+            if both {
+                let _ = write!(
+                    out,
+                    "{}",
+                    scopecheck_report::compare_text(&c.program, &c.disagreements)
+                );
+                let _ = writeln!(out);
+            }
         }
         (Ok(c), true) => {
-            let line = scopecheck_report::json(&input.file, &c.program, &c.verdict, c.time);
+            let line = if both {
+                scopecheck_report::json_both(
+                    &input.file,
+                    &c.program,
+                    &c.verdicts,
+                    &c.disagreements,
+                    c.time,
+                )
+            } else {
+                scopecheck_report::json(&input.file, &c.program, &c.verdicts[0], c.time)
+            };
             let _ = writeln!(out, "{line}");
         }
         (Err(f), false) => {

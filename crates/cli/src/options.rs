@@ -10,15 +10,8 @@ pub enum Model {
     Ptx,
     /// Scoped C11: CUDA C++ (libcu++) and OpenCL 2.0 atomics with scopes.
     Src11,
-}
-
-impl From<Model> for ModelKind {
-    fn from(m: Model) -> ModelKind {
-        match m {
-            Model::Ptx => ModelKind::Ptx,
-            Model::Src11 => ModelKind::Src11,
-        }
-    }
+    /// Both: scoped C11, then PTX after compiling, and where they disagree.
+    Both,
 }
 
 /// The `--progress` choices: forward-progress models across blocks (Sorensen et al., CONCUR 2018).
@@ -64,6 +57,18 @@ pub struct CheckFlags {
 }
 
 impl CheckFlags {
+    /// The models to check against, in order: one, or with `--model both` the language's
+    /// (scoped C11) then the hardware's (PTX).
+    pub fn models(&self) -> Vec<Option<ModelKind>> {
+        match self.model {
+            None => vec![None],
+            Some(Model::Ptx) => vec![Some(ModelKind::Ptx)],
+            Some(Model::Src11) => vec![Some(ModelKind::Src11)],
+            Some(Model::Both) => vec![Some(ModelKind::Src11), Some(ModelKind::Ptx)],
+        }
+    }
+
+    /// The options for the first model of `models()`.
     pub fn check_options(&self) -> CheckOptions {
         let progress = match self.progress {
             ProgressArg::Fair => Progress::Fair,
@@ -73,7 +78,7 @@ impl CheckFlags {
             ProgressArg::Unfair => Progress::Unfair,
         };
         CheckOptions {
-            model: self.model.map(Into::into),
+            model: self.models()[0],
             unroll: self.unroll,
             scheduler: Scheduler {
                 progress,

@@ -1,6 +1,7 @@
 //! Memory models as named relations and axioms, and the judge that turns the consistent
 //! executions of a program into final states and a verdict.
 
+pub mod compare;
 mod judge;
 pub mod ptx;
 pub mod src11;

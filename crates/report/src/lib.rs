@@ -392,6 +392,40 @@ fn hang_json(program: &Program, h: &HangReport) -> Value {
     v
 }
 
+/// The comparison of `--model both`: one line per disagreement, or a line saying they agree.
+pub fn compare_text(program: &Program, disagreements: &[String]) -> String {
+    let mut out = String::new();
+    if disagreements.is_empty() {
+        let _ = writeln!(
+            out,
+            "Compare {}: the language and the hardware agree",
+            program.name
+        );
+    }
+    for d in disagreements {
+        let _ = writeln!(out, "Compare {}: {d}", program.name);
+    }
+    out
+}
+
+/// The JSON line of `--model both`: the test, each model's verdict object (as `json` gives it),
+/// and the disagreements in words.
+pub fn json_both(
+    file: &str,
+    program: &Program,
+    verdicts: &[Verdict],
+    disagreements: &[String],
+    time: Duration,
+) -> Value {
+    json!({
+        "name": program.name,
+        "file": file,
+        "model": "both",
+        "verdicts": verdicts.iter().map(|v| json(file, program, v, time)).collect::<Vec<_>>(),
+        "disagreements": disagreements,
+    })
+}
+
 /// An error line for a file that could not be read, parsed or checked. `line` and `column` are
 /// 1-based; 0 means the error has no position.
 pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
