@@ -103,6 +103,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// A lexer that starts at `at` (its offset, line and column) in `src`: the C dialect hands
+    /// the condition over to the PTX lexer this way.
+    pub(crate) fn resume(src: &'a str, at: Span) -> Self {
+        Lexer {
+            src,
+            pos: at.offset.min(src.len()),
+            line: at.line,
+            column: at.column,
+        }
+    }
+
     pub(crate) fn source(&self) -> &'a str {
         self.src
     }

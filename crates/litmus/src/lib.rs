@@ -1,6 +1,7 @@
 //! Litmus test parsers producing scopecheck IR.
 //!
-//! The PTX dialect is described in `docs/litmus-ptx.md`. The parser is hand-written: a lexer
+//! The PTX dialect is described in `docs/litmus-ptx.md`, the C dialect (C, CUDA, OPENCL
+//! headers) in `docs/litmus-c.md` and module [`c`]. The parser is hand-written: a lexer
 //! ([`lexer`]) turns the text after the header line into tokens with exact spans, and a
 //! recursive-descent parser builds the [`Program`]: [`ptx`] reads the sections (header, initial
 //! state, placement row, instruction table), [`instr`] reads one instruction, and [`condition`]
@@ -9,6 +10,7 @@
 //! Every error carries the span of the offending token and what would have been accepted there;
 //! no input makes the parser panic.
 
+mod c;
 mod condition;
 mod instr;
 mod lexer;
@@ -43,35 +45,42 @@ impl ParseError {
     }
 }
 
-/// The architectures whose tests the header may name and that we read.
-const ACCEPTED_ARCHES: &[&str] = &["PTX"];
+/// Something worth telling the user about a test that is not an error: the test parses, but
+/// a construct means something other than what it says (a device-scope atomic on shared
+/// memory is only block scope).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Where in the source; `span.line` and `span.column` are 1-based.
+    pub span: Span,
+    pub message: String,
+}
 
-/// Parses a litmus test, choosing the dialect from its first word (`PTX`; `C`, `CUDA` and
-/// `OPENCL` are reported as not supported yet).
+/// The architectures whose tests the header may name and that we read.
+const ACCEPTED_ARCHES: &[&str] = &["PTX", "C", "CUDA", "OPENCL"];
+
+/// Parses a litmus test, choosing the dialect from its first word (`PTX`; `C`, `CUDA` or
+/// `OPENCL` for the C dialect). Warnings are dropped; see [`parse_with_warnings`].
 pub fn parse(source: &str) -> Result<Program, ParseError> {
+    parse_with_warnings(source).map(|(p, _)| p)
+}
+
+/// Parses a litmus test and also returns its warnings (C dialect: scopes narrowed on shared
+/// memory, scopes of host threads).
+pub fn parse_with_warnings(source: &str) -> Result<(Program, Vec<Warning>), ParseError> {
     let mut lexer = lexer::Lexer::new(source);
     lexer.skip_trivia()?;
     let (word, span) = lexer.header_word();
     match word.as_str() {
-        "PTX" => ptx::parse(lexer),
-        "C" | "CUDA" | "OPENCL" => Err(ParseError::new(
-            span,
-            format!(
-                "C litmus dialect not supported yet (header `{word}`); only PTX tests are accepted"
-            ),
-        )
-        .expecting(ACCEPTED_ARCHES)),
+        "PTX" => ptx::parse(lexer).map(|p| (p, Vec::new())),
+        "C" | "CUDA" | "OPENCL" => c::parse(lexer, &word),
         "" => Err(ParseError::new(
             lexer.here_token_span(),
-            "expected a litmus header such as `PTX NAME` at the start of the test",
+            "expected a litmus header such as `PTX NAME` or `C NAME` at the start of the test",
         )
         .expecting(ACCEPTED_ARCHES)),
         _ => Err(ParseError::new(
             span,
-            format!(
-                "unknown architecture `{word}`; expected PTX (C, CUDA and OPENCL tests are \
-                 recognised but not supported yet)"
-            ),
+            format!("unknown architecture `{word}`; expected PTX, C, CUDA or OPENCL"),
         )
         .expecting(ACCEPTED_ARCHES)),
     }

@@ -11,8 +11,8 @@
 use crate::lexer::{Lexer, Tok, Token};
 use crate::ParseError;
 use scopecheck_ir::{
-    Arch, DevicePlacement, Instr, InstrKind, LocId, Location, MemorySpace, Placement, Program,
-    RegId, Span, Thread, Value,
+    Arch, Condition, DevicePlacement, Instr, InstrKind, LocId, Location, MemorySpace, Observable,
+    Placement, Program, RegId, Span, Thread, Value,
 };
 
 /// Parses a PTX test; `lexer` stands just after the `PTX` word.
@@ -46,7 +46,7 @@ pub(crate) struct ThreadState {
 }
 
 /// Where the placement row put a thread before clusters are numbered.
-enum RawPlacement {
+pub(crate) enum RawPlacement {
     Host,
     Device {
         warp: Option<u32>,
@@ -78,6 +78,9 @@ pub(crate) struct Parser<'a> {
     /// Current nesting depth of the condition, bounded so that `((((...` cannot overflow the
     /// stack.
     pub(crate) depth: usize,
+    /// Whether any identifier may name a register in the condition (the C dialect, whose
+    /// registers are the threads' local variables), not only `r<digits>`.
+    any_register_name: bool,
 }
 
 /// Which tokens start the part after the instruction table.
@@ -103,7 +106,52 @@ impl<'a> Parser<'a> {
             locations: Vec::new(),
             threads: Vec::new(),
             depth: 0,
+            any_register_name: false,
         }
+    }
+
+    /// A parser for the `locations` line and the condition of a test whose threads another
+    /// dialect built (the C dialect): `tokens` start at the condition; registers may be any
+    /// identifier.
+    pub(crate) fn for_condition(
+        src: &'a str,
+        tokens: Vec<Token>,
+        locations: Vec<Location>,
+        threads: Vec<Thread>,
+    ) -> Self {
+        let mut p = Parser::new(src, tokens);
+        p.locations = locations;
+        p.threads = threads
+            .into_iter()
+            .map(|thread| ThreadState {
+                thread,
+                labels: Vec::new(),
+                fixups: Vec::new(),
+            })
+            .collect();
+        p.any_register_name = true;
+        p
+    }
+
+    /// Reads the `locations` line and the condition up to the end of the input; gives back the
+    /// locations (the condition may add some) and the threads.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn finish_condition(
+        mut self,
+    ) -> Result<(Vec<Location>, Vec<Thread>, Vec<Observable>, Condition), ParseError> {
+        let (extra, condition) = self.condition_section()?;
+        if !self.at(&Tok::Eof) {
+            return Err(self.error_expected(
+                "nothing after the condition (only comments may follow it)",
+                &["the end of the input"],
+            ));
+        }
+        Ok((
+            self.locations,
+            self.threads.into_iter().map(|s| s.thread).collect(),
+            extra,
+            condition,
+        ))
     }
 
     // ---- token stream helpers ----
@@ -469,6 +517,11 @@ impl<'a> Parser<'a> {
                 self.bump();
                 return Ok((r, t.span));
             }
+            if self.any_register_name && !w.contains('.') && !w.starts_with('%') {
+                let w = w.clone();
+                self.bump();
+                return Ok((w, t.span));
+            }
         }
         Err(self.error_expected("a register such as `r0`", &["a register"]))
     }
@@ -753,7 +806,9 @@ impl<'a> Parser<'a> {
 /// Gives each device thread its cluster number. Threads of one (gpu, cta) share a cluster: the
 /// one a thread of that CTA names, or else a fresh number unused by any named cluster, so that
 /// `.cluster` scope means the same as `.cta` for CTAs placed without one.
-fn number_clusters(raw: &[(RawPlacement, Span, String)]) -> Result<Vec<Placement>, ParseError> {
+pub(crate) fn number_clusters(
+    raw: &[(RawPlacement, Span, String)],
+) -> Result<Vec<Placement>, ParseError> {
     let mut named: Vec<((u32, u32), u32)> = Vec::new();
     for (p, _, _) in raw {
         if let RawPlacement::Device {

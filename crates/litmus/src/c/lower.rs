@@ -1,0 +1,1687 @@
+//! Lowering one thread's AST to IR instructions.
+//!
+//! Locals become registers named as written (a shadowing declaration gets `name#2`);
+//! temporaries are `$t0`, `$t1`, ... (names no C identifier and no condition can spell).
+//! Expressions compile to `Mov` / `Binary` with constants folded; conditions compile to
+//! branches (`&&`, `||`, `!` by jumping, comparisons straight into `Eq` / `Ne` branches).
+//! A loop with an empty body and a condition is one block ending in one backward branch
+//! (`L: ld r, f; beq r, 0, L`), so that the explorer recognises await loops.
+
+use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
+use crate::{ParseError, Warning};
+use scopecheck_ir::{
+    Address, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, Instr, InstrKind, LocId,
+    Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+};
+
+/// A pointer parameter (or an atomic reference): its location and how it is accessed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ptr {
+    pub loc: LocId,
+    pub access: Access,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Reg(RegId),
+    Ptr(Ptr),
+    /// `cuda::atomic_ref<...> f(*x)`: `f` names the atomic object itself.
+    Ref(Ptr),
+}
+
+/// What an order is used for, to reject the orders C forbids there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Load,
+    Store,
+    Rmw,
+}
+
+pub(crate) struct Lower<'a> {
+    src: &'a str,
+    host: bool,
+    pub(crate) registers: Vec<String>,
+    pub(crate) code: Vec<Instr>,
+    scopes: Vec<Vec<(String, Binding)>>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, usize)>,
+    /// (continue label, break label) of the enclosing loops.
+    loops: Vec<(usize, usize)>,
+    end_label: usize,
+    temps: u32,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+const ORDERS: &[&str] = &[
+    "memory_order_relaxed",
+    "memory_order_acquire",
+    "memory_order_release",
+    "memory_order_acq_rel",
+    "memory_order_seq_cst",
+];
+
+const CL_SCOPES: &[&str] = &[
+    "memory_scope_work_item",
+    "memory_scope_sub_group",
+    "memory_scope_work_group",
+    "memory_scope_device",
+    "memory_scope_all_svm_devices",
+];
+
+fn order_name(w: &str) -> Option<Order> {
+    let w = ["cuda::std::", "cuda::", "std::"]
+        .iter()
+        .find_map(|p| w.strip_prefix(p))
+        .unwrap_or(w);
+    let o = w
+        .strip_prefix("memory_order_")
+        .or_else(|| w.strip_prefix("memory_order::"))?;
+    Some(match o {
+        "relaxed" => Order::Relaxed,
+        // Every implementation promotes consume to acquire.
+        "consume" | "acquire" => Order::Acquire,
+        "release" => Order::Release,
+        "acq_rel" => Order::AcqRel,
+        "seq_cst" => Order::SeqCst,
+        _ => return None,
+    })
+}
+
+fn cl_scope_name(w: &str) -> Option<Scope> {
+    Some(match w {
+        "memory_scope_work_item" => Scope::Thread,
+        "memory_scope_sub_group" => Scope::Warp,
+        "memory_scope_work_group" => Scope::Cta,
+        "memory_scope_device" => Scope::Gpu,
+        "memory_scope_all_svm_devices" | "memory_scope_all_devices" => Scope::Sys,
+        _ => super::parse::thread_scope(w)?,
+    })
+}
+
+fn order_word(o: Order) -> &'static str {
+    match o {
+        Order::Weak | Order::Volatile | Order::Relaxed => "memory_order_relaxed",
+        Order::Acquire => "memory_order_acquire",
+        Order::Release => "memory_order_release",
+        Order::AcqRel => "memory_order_acq_rel",
+        Order::SeqCst => "memory_order_seq_cst",
+    }
+}
+
+const RMW_NAMES: &[(&str, RmwOp)] = &[
+    ("exchange", RmwOp::Exch),
+    ("fetch_add", RmwOp::Add),
+    ("fetch_sub", RmwOp::Sub),
+    ("fetch_and", RmwOp::And),
+    ("fetch_or", RmwOp::Or),
+    ("fetch_xor", RmwOp::Xor),
+    ("fetch_min", RmwOp::Min),
+    ("fetch_max", RmwOp::Max),
+];
+
+const CUDA_RMW: &[(&str, RmwOp)] = &[
+    ("atomicAdd", RmwOp::Add),
+    ("atomicSub", RmwOp::Sub),
+    ("atomicExch", RmwOp::Exch),
+    ("atomicMin", RmwOp::Min),
+    ("atomicMax", RmwOp::Max),
+    ("atomicInc", RmwOp::Inc),
+    ("atomicDec", RmwOp::Dec),
+    ("atomicAnd", RmwOp::And),
+    ("atomicOr", RmwOp::Or),
+    ("atomicXor", RmwOp::Xor),
+];
+
+/// Cache-hinted loads and stores: weak accesses (a cache hint orders nothing).
+const HINT_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
+const HINT_STORES: &[&str] = &["__stcg", "__stwb", "__stcs", "__stwt"];
+
+/// The scope of a legacy CUDA atomic (`atomicAdd`, `atomicAdd_block`, `atomicCAS_system`, ...).
+fn cuda_atomic_scope(name: &str) -> Option<Scope> {
+    let known = CUDA_RMW.iter().map(|(n, _)| *n).chain(["atomicCAS"]);
+    for n in known {
+        if let Some(rest) = name.strip_prefix(n) {
+            match rest {
+                "" => return Some(Scope::Gpu),
+                "_block" => return Some(Scope::Cta),
+                "_system" => return Some(Scope::Sys),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn err(span: Span, msg: impl Into<String>) -> ParseError {
+    ParseError::new(span, msg)
+}
+
+impl<'a> Lower<'a> {
+    pub(crate) fn new(src: &'a str, host: bool) -> Self {
+        Lower {
+            src,
+            host,
+            registers: Vec::new(),
+            code: Vec::new(),
+            scopes: vec![Vec::new()],
+            labels: vec![None],
+            fixups: Vec::new(),
+            loops: Vec::new(),
+            end_label: 0,
+            temps: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Binds a parameter name; false when the name is taken.
+    pub(crate) fn bind_param(&mut self, name: &str, ptr: Ptr) -> bool {
+        if self.lookup(name).is_some() {
+            return false;
+        }
+        self.bind(name, Binding::Ptr(ptr));
+        true
+    }
+
+    /// Creates (or finds) a register the initial state names, bound in the outermost scope.
+    pub(crate) fn init_register(&mut self, name: &str) -> Result<RegId, String> {
+        match self.lookup(name) {
+            Some(Binding::Reg(r)) => Ok(r),
+            Some(_) => Err(format!(
+                "`{name}` is a parameter of this thread, not a register"
+            )),
+            None => {
+                let r = self.new_reg(name);
+                self.bind(name, Binding::Reg(r));
+                Ok(r)
+            }
+        }
+    }
+
+    /// Lowers the body and resolves the branches.
+    pub(crate) fn body(&mut self, body: &Stmt) -> Result<(), ParseError> {
+        self.stmt(body)?;
+        let end = self.end_label;
+        self.place(end);
+        for &(instr, label) in &self.fixups {
+            let target = self.labels.get(label).copied().flatten().unwrap_or(0);
+            if let Some(Instr {
+                kind: InstrKind::Branch { target: t, .. },
+                ..
+            }) = self.code.get_mut(instr)
+            {
+                *t = target;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- names, registers, labels, emission ----
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| *b))
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push((name.to_string(), b));
+        }
+    }
+
+    fn new_reg(&mut self, name: &str) -> RegId {
+        let mut n = name.to_string();
+        let mut k = 2;
+        while self.registers.contains(&n) {
+            n = format!("{name}#{k}");
+            k += 1;
+        }
+        self.registers.push(n);
+        RegId((self.registers.len() - 1) as u32)
+    }
+
+    fn temp(&mut self) -> RegId {
+        let n = format!("$t{}", self.temps);
+        self.temps += 1;
+        self.registers.push(n);
+        RegId((self.registers.len() - 1) as u32)
+    }
+
+    fn new_label(&mut self) -> usize {
+        self.labels.push(None);
+        self.labels.len() - 1
+    }
+
+    fn place(&mut self, label: usize) {
+        let here = self.code.len();
+        if let Some(l) = self.labels.get_mut(label) {
+            *l = Some(here);
+        }
+    }
+
+    fn emit(&mut self, kind: InstrKind, span: Span) {
+        let raw = self
+            .src
+            .get(span.offset..span.offset + span.len)
+            .unwrap_or("");
+        let text = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.code.push(Instr { kind, span, text });
+    }
+
+    fn branch(&mut self, cond: BranchCond, label: usize, span: Span) {
+        self.fixups.push((self.code.len(), label));
+        self.emit(InstrKind::Branch { cond, target: 0 }, span);
+    }
+
+    fn warn(&mut self, span: Span, message: String) {
+        self.warnings.push(Warning { span, message });
+    }
+
+    /// The scope an operation gets: host threads always operate at system scope.
+    fn scope(&mut self, scope: Scope, explicit: Option<Span>) -> Scope {
+        if self.host {
+            if let Some(span) = explicit {
+                if scope != Scope::Sys {
+                    self.warn(
+                        span,
+                        format!(
+                            "a host thread operates at system scope; scope {scope} treated as sys"
+                        ),
+                    );
+                }
+            }
+            return Scope::Sys;
+        }
+        scope
+    }
+
+    fn device_only(&self, name: &str, span: Span) -> Result<(), ParseError> {
+        if self.host {
+            return Err(err(
+                span,
+                format!("`{name}` is a device function; a host thread (`@host`) cannot call it"),
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- statements ----
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), ParseError> {
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::Block(b) => self.block(b)?,
+            StmtKind::Decl(vars) => {
+                for (name, span, init) in vars {
+                    if self
+                        .scopes
+                        .last()
+                        .is_some_and(|sc| sc.iter().any(|(n, _)| n == name))
+                    {
+                        return Err(err(
+                            *span,
+                            format!("`{name}` is already declared in this block"),
+                        ));
+                    }
+                    let r = self.new_reg(name);
+                    if let Some(e) = init {
+                        let v = self.value(e, Some(r))?;
+                        self.mov(r, v, s.span);
+                    }
+                    self.bind(name, Binding::Reg(r));
+                }
+            }
+            StmtKind::RefDecl {
+                ty,
+                name,
+                name_span,
+                target,
+            } => self.ref_decl(ty, name, *name_span, target)?,
+            StmtKind::Assign { target, op, value } => self.assign(target, op, value, s.span)?,
+            StmtKind::Expr(e) => {
+                self.value(e, None)?;
+            }
+            StmtKind::If(c, then, els) => self.if_stmt(c, then, els.as_deref())?,
+            StmtKind::While(c, body) => self.loop_(None, Some(c), None, body, c.span)?,
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => self.for_stmt(
+                init.as_deref(),
+                cond.as_ref(),
+                step.as_deref(),
+                body,
+                s.span,
+            )?,
+            StmtKind::DoWhile(body, c) => self.do_stmt(body, c)?,
+            StmtKind::Break | StmtKind::Continue => {
+                let Some(&(cont, end)) = self.loops.last() else {
+                    let w = if s.kind == StmtKind::Break {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    return Err(err(s.span, format!("`{w}` outside a loop")));
+                };
+                let l = if s.kind == StmtKind::Break { end } else { cont };
+                self.branch(BranchCond::Always, l, s.span);
+            }
+            StmtKind::Return => {
+                let l = self.end_label;
+                self.branch(BranchCond::Always, l, s.span);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn block(&mut self, b: &[Stmt]) -> Result<(), ParseError> {
+        self.scopes.push(Vec::new());
+        let r = b.iter().try_for_each(|s| self.stmt(s));
+        self.scopes.pop();
+        r
+    }
+
+    #[inline(never)]
+    fn if_stmt(&mut self, c: &Expr, then: &Stmt, els: Option<&Stmt>) -> Result<(), ParseError> {
+        // `if (c) break;` and `if (c) continue;` branch straight to the loop's exit or next
+        // iteration.
+        if let (None, Some(&(cont, end))) = (els, self.loops.last()) {
+            let jump = match &then.kind {
+                StmtKind::Block(b) if b.len() == 1 => &b[0].kind,
+                k => k,
+            };
+            match jump {
+                StmtKind::Break => return self.branch_if(c, true, end),
+                StmtKind::Continue => return self.branch_if(c, true, cont),
+                _ => {}
+            }
+        }
+        let else_l = self.new_label();
+        self.branch_if(c, false, else_l)?;
+        self.stmt(then)?;
+        if let Some(els) = els {
+            let end = self.new_label();
+            self.branch(BranchCond::Always, end, c.span);
+            self.place(else_l);
+            self.stmt(els)?;
+            self.place(end);
+        } else {
+            self.place(else_l);
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn for_stmt(
+        &mut self,
+        init: Option<&Stmt>,
+        cond: Option<&Expr>,
+        step: Option<&Stmt>,
+        body: &Stmt,
+        span: Span,
+    ) -> Result<(), ParseError> {
+        self.scopes.push(Vec::new());
+        let r = (|| {
+            if let Some(i) = init {
+                self.stmt(i)?;
+            }
+            self.loop_(None, cond, step, body, span)
+        })();
+        self.scopes.pop();
+        r
+    }
+
+    #[inline(never)]
+    fn do_stmt(&mut self, body: &Stmt, c: &Expr) -> Result<(), ParseError> {
+        let head = self.new_label();
+        let cont = self.new_label();
+        let end = self.new_label();
+        self.place(head);
+        self.loops.push((cont, end));
+        let r = self.stmt(body);
+        self.loops.pop();
+        r?;
+        self.place(cont);
+        self.branch_if(c, true, head)?;
+        self.place(end);
+        Ok(())
+    }
+
+    /// `while` and `for`: `L: if !c goto END; body; CONT: step; goto L; END:`, or, when there
+    /// is no body and no step, `L: if c goto L`.
+    #[inline(never)]
+    fn loop_(
+        &mut self,
+        _init: Option<&Stmt>,
+        cond: Option<&Expr>,
+        step: Option<&Stmt>,
+        body: &Stmt,
+        span: Span,
+    ) -> Result<(), ParseError> {
+        let head = self.new_label();
+        let cont = self.new_label();
+        let end = self.new_label();
+        self.place(head);
+        if body.is_empty() && step.iter().all(|s| s.is_empty()) {
+            match cond {
+                Some(c) => self.branch_if(c, true, head)?,
+                None => self.branch(BranchCond::Always, head, span),
+            }
+            return Ok(());
+        }
+        if let Some(c) = cond {
+            self.branch_if(c, false, end)?;
+        }
+        self.loops.push((cont, end));
+        let r = self.stmt(body);
+        self.loops.pop();
+        r?;
+        self.place(cont);
+        if let Some(st) = step {
+            self.stmt(st)?;
+        }
+        self.branch(BranchCond::Always, head, cond.map_or(span, |c| c.span));
+        self.place(end);
+        Ok(())
+    }
+
+    fn ref_decl(
+        &mut self,
+        ty: &CType,
+        name: &str,
+        name_span: Span,
+        target: &Expr,
+    ) -> Result<(), ParseError> {
+        let Some((ptr, addr)) = self.place_of(target)? else {
+            return Err(err(
+                target.span,
+                "an atomic reference binds to a location: write `*x` or `x[0]`",
+            ));
+        };
+        if addr.offset.is_some() {
+            return Err(err(
+                target.span,
+                "not supported: an atomic reference to a computed address",
+            ));
+        }
+        if self
+            .scopes
+            .last()
+            .is_some_and(|sc| sc.iter().any(|(n, _)| n == name))
+        {
+            return Err(err(
+                name_span,
+                format!("`{name}` is already declared in this block"),
+            ));
+        }
+        self.bind(
+            name,
+            Binding::Ref(Ptr {
+                loc: ptr.loc,
+                access: ty.access,
+            }),
+        );
+        Ok(())
+    }
+
+    fn mov(&mut self, dst: RegId, v: Operand, span: Span) {
+        if v != Operand::Reg(dst) {
+            self.emit(InstrKind::Mov { dst, src: v }, span);
+        }
+    }
+
+    fn assign(
+        &mut self,
+        target: &Expr,
+        op: &str,
+        value: &Expr,
+        span: Span,
+    ) -> Result<(), ParseError> {
+        let bin = match op {
+            "=" => None,
+            "+=" => Some(BinOp::Add),
+            "-=" => Some(BinOp::Sub),
+            "*=" => Some(BinOp::Mul),
+            "&=" => Some(BinOp::And),
+            "|=" => Some(BinOp::Or),
+            "^=" => Some(BinOp::Xor),
+            _ => return Err(err(span, format!("not supported: `{op}`"))),
+        };
+        if let ExprKind::Name(n) = &target.kind {
+            match self.lookup(n) {
+                Some(Binding::Reg(r)) => {
+                    match bin {
+                        None => {
+                            let v = self.value(value, Some(r))?;
+                            self.mov(r, v, span);
+                        }
+                        Some(b) => {
+                            let v = self.value(value, None)?;
+                            self.emit(
+                                InstrKind::Binary {
+                                    dst: r,
+                                    op: b,
+                                    a: Operand::Reg(r),
+                                    b: v,
+                                },
+                                span,
+                            );
+                        }
+                    }
+                    return Ok(());
+                }
+                Some(Binding::Ptr(_)) => {
+                    return Err(err(
+                        target.span,
+                        format!("not supported: assigning to the pointer `{n}` (write `*{n} = ...` to store)"),
+                    ))
+                }
+                Some(Binding::Ref(_)) => {}
+                None => return Err(self.unknown(n, target.span)),
+            }
+        }
+        let Some((ptr, addr)) = self.place_of(target)? else {
+            return Err(err(
+                target.span,
+                "cannot assign to this expression: expected a variable, `*x` or `x[0]`",
+            ));
+        };
+        match (bin, ptr.access) {
+            (None, _) => {
+                let v = self.value(value, None)?;
+                self.store(ptr, addr, v, span);
+            }
+            (Some(b), Access::Atomic { scope, .. }) => {
+                // `*x += v` on an atomic is a seq_cst fetch_add (C++ operator+=).
+                let rop = match b {
+                    BinOp::Add => RmwOp::Add,
+                    BinOp::Sub => RmwOp::Sub,
+                    BinOp::And => RmwOp::And,
+                    BinOp::Or => RmwOp::Or,
+                    BinOp::Xor => RmwOp::Xor,
+                    _ => {
+                        return Err(err(
+                            span,
+                            format!(
+                                "not supported: `{op}` on an atomic (no such atomic operation)"
+                            ),
+                        ))
+                    }
+                };
+                let v = self.value(value, None)?;
+                let scope = self.scope(scope, None);
+                let dst = self.temp();
+                self.emit(
+                    InstrKind::Rmw {
+                        dst: Some(dst),
+                        addr,
+                        kind: RmwKind::Op(rop, v),
+                        order: Order::SeqCst,
+                        scope,
+                    },
+                    span,
+                );
+            }
+            (Some(b), _) => {
+                let old = self.load(ptr, addr, None, target.span);
+                let v = self.value(value, None)?;
+                let t = self.temp();
+                self.emit(
+                    InstrKind::Binary {
+                        dst: t,
+                        op: b,
+                        a: old,
+                        b: v,
+                    },
+                    span,
+                );
+                self.store(ptr, addr, Operand::Reg(t), span);
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown(&self, name: &str, span: Span) -> ParseError {
+        let known: Vec<String> = self
+            .scopes
+            .iter()
+            .flatten()
+            .map(|(n, _)| format!("`{n}`"))
+            .collect();
+        err(
+            span,
+            format!("unknown name `{name}`: not a local variable or a parameter of this thread"),
+        )
+        .expecting(&known)
+    }
+
+    // ---- memory places ----
+
+    /// The pointer an expression denotes, with its offset register (`x`, `&x[i]`, `&*x`,
+    /// `x + i`, `&f` for an atomic reference).
+    fn pointer(&mut self, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+        match &e.kind {
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Ptr(p)) => Ok((
+                    p,
+                    Address {
+                        loc: p.loc,
+                        offset: None,
+                    },
+                )),
+                Some(Binding::Reg(_)) => Err(err(
+                    e.span,
+                    format!("`{n}` is a local value, not a pointer to a shared location"),
+                )),
+                Some(Binding::Ref(_)) => Err(err(
+                    e.span,
+                    format!("`{n}` is an atomic reference: pass `&{n}`, or call `{n}.load()`"),
+                )),
+                None => Err(self.unknown(n, e.span)),
+            },
+            ExprKind::Unary("&", inner) => match &inner.kind {
+                ExprKind::Unary("*", _) | ExprKind::Index(..) => self.place_of(inner)?.ok_or_else(
+                    || err(e.span, "expected a pointer such as `x` or `&x[0]`"),
+                ),
+                ExprKind::Name(n) => match self.lookup(n) {
+                    Some(Binding::Ref(p)) => Ok((
+                        p,
+                        Address {
+                            loc: p.loc,
+                            offset: None,
+                        },
+                    )),
+                    Some(Binding::Ptr(_)) => Err(err(
+                        e.span,
+                        format!("`&{n}` is the address of the pointer itself; pass `{n}`"),
+                    )),
+                    _ => Err(err(e.span, "not supported: addresses of local variables")),
+                },
+                _ => Err(err(e.span, "expected a pointer such as `x` or `&x[0]`")),
+            },
+            ExprKind::Binary("+", a, b) => {
+                let (p, _) = self.pointer(a)?;
+                let offset = self.offset(b)?;
+                Ok((p, Address { loc: p.loc, offset }))
+            }
+            ExprKind::Binary("-", _, _) => Err(err(
+                e.span,
+                "not supported: pointer arithmetic (only `x[0]`, or an offset register that is 0 at run time)",
+            )),
+            _ => Err(err(
+                e.span,
+                "expected a pointer parameter such as `x` or `&x[0]`",
+            )),
+        }
+    }
+
+    /// The offset of `x[i]`: none for a constant 0, a register for an address dependency.
+    fn offset(&mut self, i: &Expr) -> Result<Option<RegId>, ParseError> {
+        match self.value(i, None)? {
+            Operand::Imm(0) => Ok(None),
+            Operand::Imm(_) => Err(err(
+                i.span,
+                "not supported: pointer arithmetic (only `x[0]`, or an offset register that is 0 at run time)",
+            )),
+            Operand::Reg(r) => Ok(Some(r)),
+        }
+    }
+
+    /// The location an lvalue denotes: `*p`, `p[i]`, or an atomic reference `f`; `None` when
+    /// the expression is not a memory place.
+    fn place_of(&mut self, e: &Expr) -> Result<Option<(Ptr, Address)>, ParseError> {
+        match &e.kind {
+            ExprKind::Unary("*", p) => Ok(Some(self.pointer(p)?)),
+            ExprKind::Index(p, i) => {
+                let (ptr, _) = self.pointer(p)?;
+                let offset = self.offset(i)?;
+                Ok(Some((
+                    ptr,
+                    Address {
+                        loc: ptr.loc,
+                        offset,
+                    },
+                )))
+            }
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Ref(p)) => Ok(Some((
+                    p,
+                    Address {
+                        loc: p.loc,
+                        offset: None,
+                    },
+                ))),
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// A plain-syntax load: weak, volatile, or seq_cst on an atomic.
+    fn load(&mut self, ptr: Ptr, addr: Address, hint: Option<RegId>, span: Span) -> Operand {
+        let (order, scope) = match ptr.access {
+            Access::Plain => (Order::Weak, Scope::Sys),
+            Access::Volatile => (Order::Volatile, Scope::Sys),
+            Access::Atomic { scope, .. } => (Order::SeqCst, self.scope(scope, None)),
+        };
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(
+            InstrKind::Load {
+                dst,
+                addr,
+                order,
+                scope,
+            },
+            span,
+        );
+        Operand::Reg(dst)
+    }
+
+    fn store(&mut self, ptr: Ptr, addr: Address, value: Operand, span: Span) {
+        let (order, scope) = match ptr.access {
+            Access::Plain => (Order::Weak, Scope::Sys),
+            Access::Volatile => (Order::Volatile, Scope::Sys),
+            Access::Atomic { scope, .. } => (Order::SeqCst, self.scope(scope, None)),
+        };
+        self.emit(
+            InstrKind::Store {
+                addr,
+                value,
+                order,
+                scope,
+            },
+            span,
+        );
+    }
+
+    // ---- expressions ----
+
+    /// Whether evaluating `e` has no effect but computing registers (so `&&` may evaluate
+    /// both sides).
+    fn is_pure(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) => true,
+            ExprKind::Name(n) => matches!(self.lookup(n), Some(Binding::Reg(_))),
+            ExprKind::Unary(op, a) => !matches!(*op, "*" | "&") && self.is_pure(a),
+            ExprKind::Binary(_, a, b) => self.is_pure(a) && self.is_pure(b),
+            ExprKind::Ternary(..)
+            | ExprKind::Index(..)
+            | ExprKind::Call { .. }
+            | ExprKind::Member { .. } => false,
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        a: Operand,
+        b: Operand,
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Operand {
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
+            return Operand::Imm(op.apply(x, y));
+        }
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(InstrKind::Binary { dst, op, a, b }, span);
+        Operand::Reg(dst)
+    }
+
+    /// Evaluates `e`; the result goes to `hint` when an instruction computes it (the caller
+    /// moves it there otherwise).
+    fn value(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, ParseError> {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Operand::Imm(*v)),
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Reg(r)) => Ok(Operand::Reg(r)),
+                Some(Binding::Ref(p)) => Ok(self.load(
+                    p,
+                    Address {
+                        loc: p.loc,
+                        offset: None,
+                    },
+                    hint,
+                    span,
+                )),
+                Some(Binding::Ptr(_)) => Err(err(
+                    span,
+                    format!("`{n}` is a pointer: read the location with `*{n}`"),
+                )),
+                None => Err(self.unknown(n, span)),
+            },
+            ExprKind::Unary(op, a) => match *op {
+                "+" => self.value(a, hint),
+                "-" => {
+                    let v = self.value(a, None)?;
+                    Ok(self.binary(BinOp::Sub, Operand::Imm(0), v, hint, span))
+                }
+                "!" => {
+                    let v = self.value(a, None)?;
+                    Ok(self.binary(BinOp::Eq, v, Operand::Imm(0), hint, span))
+                }
+                "~" => {
+                    let v = self.value(a, None)?;
+                    Ok(self.binary(BinOp::Xor, v, Operand::Imm(-1), hint, span))
+                }
+                "*" => {
+                    let (p, addr) = self.pointer(a)?;
+                    Ok(self.load(p, addr, hint, span))
+                }
+                _ => Err(err(
+                    span,
+                    "not supported: address values (pass pointers only to atomic functions)",
+                )),
+            },
+            ExprKind::Index(..) => match self.place_of(e)? {
+                Some((p, addr)) => Ok(self.load(p, addr, hint, span)),
+                None => Err(err(span, "expected `x[0]`")),
+            },
+            ExprKind::Binary(op, a, b) => match *op {
+                "&&" | "||" => {
+                    if self.is_pure(a) && self.is_pure(b) {
+                        let va = self.value(a, None)?;
+                        let na = self.binary(BinOp::Ne, va, Operand::Imm(0), None, span);
+                        let vb = self.value(b, None)?;
+                        let nb = self.binary(BinOp::Ne, vb, Operand::Imm(0), None, span);
+                        let bop = if *op == "&&" { BinOp::And } else { BinOp::Or };
+                        return Ok(self.binary(bop, na, nb, hint, span));
+                    }
+                    let t = self.temp();
+                    let f = self.new_label();
+                    let end = self.new_label();
+                    self.branch_if(e, false, f)?;
+                    self.emit(
+                        InstrKind::Mov {
+                            dst: t,
+                            src: Operand::Imm(1),
+                        },
+                        span,
+                    );
+                    self.branch(BranchCond::Always, end, span);
+                    self.place(f);
+                    self.emit(
+                        InstrKind::Mov {
+                            dst: t,
+                            src: Operand::Imm(0),
+                        },
+                        span,
+                    );
+                    self.place(end);
+                    Ok(Operand::Reg(t))
+                }
+                _ => {
+                    let va = self.value(a, None)?;
+                    let vb = self.value(b, None)?;
+                    let (bop, x, y) = match *op {
+                        "+" => (BinOp::Add, va, vb),
+                        "-" => (BinOp::Sub, va, vb),
+                        "*" => (BinOp::Mul, va, vb),
+                        "&" => (BinOp::And, va, vb),
+                        "|" => (BinOp::Or, va, vb),
+                        "^" => (BinOp::Xor, va, vb),
+                        "==" => (BinOp::Eq, va, vb),
+                        "!=" => (BinOp::Ne, va, vb),
+                        "<" => (BinOp::Lt, va, vb),
+                        "<=" => (BinOp::Le, va, vb),
+                        ">" => (BinOp::Lt, vb, va),
+                        ">=" => (BinOp::Le, vb, va),
+                        _ => return Err(err(span, format!("not supported: operator `{op}`"))),
+                    };
+                    Ok(self.binary(bop, x, y, hint, span))
+                }
+            },
+            ExprKind::Ternary(c, a, b) => {
+                let t = self.temp();
+                let els = self.new_label();
+                let end = self.new_label();
+                self.branch_if(c, false, els)?;
+                let va = self.value(a, Some(t))?;
+                self.mov(t, va, a.span);
+                self.branch(BranchCond::Always, end, span);
+                self.place(els);
+                let vb = self.value(b, Some(t))?;
+                self.mov(t, vb, b.span);
+                self.place(end);
+                Ok(Operand::Reg(t))
+            }
+            ExprKind::Call {
+                name,
+                name_span,
+                args,
+            } => self.call(name, *name_span, args, hint, span),
+            ExprKind::Member {
+                obj,
+                method,
+                method_span,
+                args,
+            } => self.member(obj, method, *method_span, args, hint, span),
+        }
+    }
+
+    /// Emits code that jumps to `label` when `e` is `when` and falls through otherwise.
+    fn branch_if(&mut self, e: &Expr, when: bool, label: usize) -> Result<(), ParseError> {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Unary("!", a) => self.branch_if(a, !when, label),
+            ExprKind::Binary(op @ ("&&" | "||"), a, b) => {
+                // `a && b` is true when both are; `a || b` is false when both are.
+                let both = (*op == "&&") == when;
+                if both {
+                    let skip = self.new_label();
+                    self.branch_if(a, !when, skip)?;
+                    self.branch_if(b, when, label)?;
+                    self.place(skip);
+                } else {
+                    self.branch_if(a, when, label)?;
+                    self.branch_if(b, when, label)?;
+                }
+                Ok(())
+            }
+            ExprKind::Binary(op @ ("==" | "!="), a, b) => {
+                let va = self.value(a, None)?;
+                let vb = self.value(b, None)?;
+                let eq = (*op == "==") == when;
+                self.cond_branch(eq, va, vb, label, span);
+                Ok(())
+            }
+            _ => {
+                let v = self.value(e, None)?;
+                self.cond_branch(!when, v, Operand::Imm(0), label, span);
+                Ok(())
+            }
+        }
+    }
+
+    /// Branches to `label` when `a == b` (`eq`) or `a != b` (`!eq`), folding constants.
+    fn cond_branch(&mut self, eq: bool, a: Operand, b: Operand, label: usize, span: Span) {
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
+            if (x == y) == eq {
+                self.branch(BranchCond::Always, label, span);
+            }
+            return;
+        }
+        let cond = if eq {
+            BranchCond::Eq(a, b)
+        } else {
+            BranchCond::Ne(a, b)
+        };
+        self.branch(cond, label, span);
+    }
+
+    // ---- calls ----
+
+    fn arity(
+        &self,
+        name: &str,
+        args: &[Expr],
+        range: (usize, usize),
+        shape: &str,
+        span: Span,
+    ) -> Result<(), ParseError> {
+        if args.len() < range.0 || args.len() > range.1 {
+            let n = if range.0 == range.1 {
+                format!("{}", range.0)
+            } else {
+                format!("{} to {}", range.0, range.1)
+            };
+            return Err(err(
+                span,
+                format!(
+                    "`{name}` takes {n} argument{} ({shape}), found {}",
+                    if range.1 == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn order_arg(&self, e: &Expr, use_: Use) -> Result<Order, ParseError> {
+        let o = match &e.kind {
+            ExprKind::Name(n) => order_name(n),
+            _ => None,
+        };
+        let Some(o) = o else {
+            return Err(err(
+                e.span,
+                format!(
+                    "expected a memory order, found `{}`",
+                    self.src
+                        .get(e.span.offset..e.span.offset + e.span.len)
+                        .unwrap_or("")
+                ),
+            )
+            .expecting(ORDERS));
+        };
+        let bad = match use_ {
+            Use::Load => matches!(o, Order::Release | Order::AcqRel),
+            Use::Store => matches!(o, Order::Acquire | Order::AcqRel),
+            Use::Rmw => false,
+        };
+        if bad {
+            let what = if use_ == Use::Load {
+                "a load"
+            } else {
+                "a store"
+            };
+            return Err(err(
+                e.span,
+                format!("{} is not a valid order for {what}", order_word(o)),
+            ));
+        }
+        Ok(o)
+    }
+
+    fn scope_arg(&self, e: &Expr) -> Result<Scope, ParseError> {
+        let s = match &e.kind {
+            ExprKind::Name(n) => cl_scope_name(n),
+            _ => None,
+        };
+        s.ok_or_else(|| {
+            err(
+                e.span,
+                format!(
+                    "expected a memory scope, found `{}`",
+                    self.src
+                        .get(e.span.offset..e.span.offset + e.span.len)
+                        .unwrap_or("")
+                ),
+            )
+            .expecting(&[CL_SCOPES, THREAD_SCOPES].concat())
+        })
+    }
+
+    fn fence_order(&self, e: &Expr) -> Result<FenceOrder, ParseError> {
+        match self.order_arg(e, Use::Rmw)? {
+            Order::Acquire => Ok(FenceOrder::Acquire),
+            Order::Release => Ok(FenceOrder::Release),
+            Order::AcqRel => Ok(FenceOrder::AcqRel),
+            Order::SeqCst => Ok(FenceOrder::Sc),
+            _ => Err(err(
+                e.span,
+                "a fence with memory_order_relaxed orders nothing: use acquire, release, acq_rel or seq_cst",
+            )),
+        }
+    }
+
+    /// `CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE`.
+    fn fence_flags(&self, e: &Expr) -> Result<FenceSpaces, ParseError> {
+        match &e.kind {
+            ExprKind::Name(n) if n == "CLK_GLOBAL_MEM_FENCE" => Ok(FenceSpaces {
+                global: true,
+                shared: false,
+            }),
+            ExprKind::Name(n) if n == "CLK_LOCAL_MEM_FENCE" => Ok(FenceSpaces {
+                global: false,
+                shared: true,
+            }),
+            ExprKind::Name(n) if n == "CLK_IMAGE_MEM_FENCE" => {
+                Err(err(e.span, "not supported: image memory fences"))
+            }
+            ExprKind::Binary("|", a, b) => {
+                let (x, y) = (self.fence_flags(a)?, self.fence_flags(b)?);
+                Ok(FenceSpaces {
+                    global: x.global || y.global,
+                    shared: x.shared || y.shared,
+                })
+            }
+            _ => Err(err(
+                e.span,
+                "expected fence flags `CLK_GLOBAL_MEM_FENCE` and/or `CLK_LOCAL_MEM_FENCE` (joined with `|`)",
+            )
+            .expecting(&["`CLK_GLOBAL_MEM_FENCE`", "`CLK_LOCAL_MEM_FENCE`"])),
+        }
+    }
+
+    /// The atomic object argument of an `atomic_*` function.
+    fn atomic_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+        let (p, addr) = self.pointer(e)?;
+        if !matches!(p.access, Access::Atomic { .. }) {
+            return Err(err(
+                e.span,
+                format!("`{name}` needs a pointer to an atomic type (declare the parameter `atomic_int*`)"),
+            ));
+        }
+        Ok((p, addr))
+    }
+
+    fn default_scope(p: Ptr) -> Scope {
+        match p.access {
+            Access::Atomic { scope, .. } => scope,
+            _ => Scope::Gpu,
+        }
+    }
+
+    /// `&expected` of a C compare-exchange: a local variable.
+    fn expected_reg(&self, e: &Expr, by_ref: bool) -> Result<RegId, ParseError> {
+        let inner = match (&e.kind, by_ref) {
+            (ExprKind::Unary("&", inner), true) => inner,
+            (_, false) => e,
+            _ => {
+                return Err(err(
+                    e.span,
+                    "expected `&expected`, the address of a local variable",
+                ))
+            }
+        };
+        match &inner.kind {
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Reg(r)) => Ok(r),
+                None => Err(self.unknown(n, inner.span)),
+                _ => Err(err(
+                    inner.span,
+                    "the expected value of a compare-exchange must be a local variable",
+                )),
+            },
+            _ => Err(err(
+                inner.span,
+                "the expected value of a compare-exchange must be a local variable",
+            )),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rmw(
+        &mut self,
+        addr: Address,
+        kind: RmwKind,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Operand {
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(
+            InstrKind::Rmw {
+                dst: Some(dst),
+                addr,
+                kind,
+                order,
+                scope,
+            },
+            span,
+        );
+        Operand::Reg(dst)
+    }
+
+    /// A C compare-exchange: CAS into a temporary, the result `old == expected`, then
+    /// `expected := old`.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_exchange(
+        &mut self,
+        addr: Address,
+        expected: RegId,
+        new: Operand,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Operand {
+        let old = self.temp();
+        self.emit(
+            InstrKind::Rmw {
+                dst: Some(old),
+                addr,
+                kind: RmwKind::Cas {
+                    expected: Operand::Reg(expected),
+                    new,
+                },
+                order,
+                scope,
+            },
+            span,
+        );
+        let hint = hint.filter(|h| *h != expected);
+        let res = self.binary(
+            BinOp::Eq,
+            Operand::Reg(old),
+            Operand::Reg(expected),
+            hint,
+            span,
+        );
+        self.mov(expected, Operand::Reg(old), span);
+        res
+    }
+
+    fn fence(&mut self, order: FenceOrder, scope: Scope, spaces: FenceSpaces, span: Span) {
+        self.emit(
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces,
+            },
+            span,
+        );
+    }
+
+    fn call(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        args: &[Expr],
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        // OpenCL / C11 atomics.
+        if let Some(base) = name.strip_prefix("atomic_") {
+            let (base, explicit) = match base.strip_suffix("_explicit") {
+                Some(b) => (b, true),
+                None => (base, false),
+            };
+            return self.cl_atomic(name, base, explicit, args, hint, span);
+        }
+        if let Some(scope) = cuda_atomic_scope(name) {
+            return self.cuda_atomic(name, args, scope, hint, span);
+        }
+        match name {
+            "__threadfence_block" | "__threadfence" | "__threadfence_system" => {
+                self.device_only(name, name_span)?;
+                self.arity(name, args, (0, 0), "no arguments", span)?;
+                let scope = match name {
+                    "__threadfence_block" => Scope::Cta,
+                    "__threadfence" => Scope::Gpu,
+                    _ => Scope::Sys,
+                };
+                self.fence(FenceOrder::Sc, scope, FenceSpaces::ALL, span);
+                Ok(Operand::Imm(0))
+            }
+            "__syncthreads" | "barrier" | "work_group_barrier" => {
+                self.device_only(name, name_span)?;
+                if name == "__syncthreads" {
+                    self.arity(name, args, (0, 0), "no arguments", span)?;
+                } else {
+                    let max = if name == "barrier" { 1 } else { 2 };
+                    self.arity(name, args, (1, max), "flags[, scope]", span)?;
+                    if let Some(f) = args.first() {
+                        self.fence_flags(f)?;
+                    }
+                    if let Some(s) = args.get(1) {
+                        self.scope_arg(s)?;
+                    }
+                }
+                self.emit(
+                    InstrKind::Barrier {
+                        id: 0,
+                        kind: BarrierKind::Sync,
+                        count: None,
+                    },
+                    span,
+                );
+                Ok(Operand::Imm(0))
+            }
+            "cuda::atomic_thread_fence" | "cuda::std::atomic_thread_fence"
+            | "std::atomic_thread_fence" => {
+                let max = if name == "cuda::atomic_thread_fence" { 2 } else { 1 };
+                self.arity(name, args, (1, max), "order[, scope]", span)?;
+                let order = self.fence_order(&args[0])?;
+                let (scope, explicit) = match args.get(1) {
+                    Some(s) => (self.scope_arg(s)?, Some(s.span)),
+                    None => (Scope::Sys, None),
+                };
+                let scope = self.scope(scope, explicit);
+                self.fence(order, scope, FenceSpaces::ALL, span);
+                Ok(Operand::Imm(0))
+            }
+            n if HINT_LOADS.contains(&n) => {
+                self.device_only(name, name_span)?;
+                self.arity(name, args, (1, 1), "pointer", span)?;
+                let (p, addr) = self.pointer(&args[0])?;
+                let dst = hint.unwrap_or_else(|| self.temp());
+                let _ = p;
+                self.emit(
+                    InstrKind::Load {
+                        dst,
+                        addr,
+                        order: Order::Weak,
+                        scope: Scope::Sys,
+                    },
+                    span,
+                );
+                Ok(Operand::Reg(dst))
+            }
+            n if HINT_STORES.contains(&n) => {
+                self.device_only(name, name_span)?;
+                self.arity(name, args, (2, 2), "pointer, value", span)?;
+                let (_, addr) = self.pointer(&args[0])?;
+                let v = self.value(&args[1], None)?;
+                self.emit(
+                    InstrKind::Store {
+                        addr,
+                        value: v,
+                        order: Order::Weak,
+                        scope: Scope::Sys,
+                    },
+                    span,
+                );
+                Ok(Operand::Imm(0))
+            }
+            _ => Err(err(
+                name_span,
+                format!("not supported: call to `{name}` (not an atomic, fence or barrier function this dialect knows)"),
+            )),
+        }
+    }
+
+    fn cuda_atomic(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        scope: Scope,
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        self.device_only(name, span)?;
+        let base = name.trim_end_matches("_block").trim_end_matches("_system");
+        let scope = self.scope(scope, None);
+        if base == "atomicCAS" {
+            self.arity(name, args, (3, 3), "pointer, compare, value", span)?;
+            let (_, addr) = self.pointer(&args[0])?;
+            let expected = self.value(&args[1], None)?;
+            let new = self.value(&args[2], None)?;
+            return Ok(self.rmw(
+                addr,
+                RmwKind::Cas { expected, new },
+                Order::Relaxed,
+                scope,
+                hint,
+                span,
+            ));
+        }
+        let op = CUDA_RMW
+            .iter()
+            .find(|(n, _)| *n == base)
+            .map_or(RmwOp::Add, |(_, op)| *op);
+        self.arity(name, args, (2, 2), "pointer, value", span)?;
+        let (_, addr) = self.pointer(&args[0])?;
+        let v = self.value(&args[1], None)?;
+        Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, span))
+    }
+
+    /// Scope argument at `idx` if present, else the object's default.
+    fn scope_at(&mut self, args: &[Expr], idx: usize, p: Ptr) -> Result<Scope, ParseError> {
+        let (s, explicit) = match args.get(idx) {
+            Some(e) => (self.scope_arg(e)?, Some(e.span)),
+            None => (Self::default_scope(p), None),
+        };
+        Ok(self.scope(s, explicit))
+    }
+
+    fn cl_atomic(
+        &mut self,
+        name: &str,
+        base: &str,
+        explicit: bool,
+        args: &[Expr],
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        // Arity: the plain form takes exactly the operands; `_explicit` adds the order(s) and
+        // an optional scope.
+        let ar = |n: usize, orders: usize| {
+            if explicit {
+                (n + orders, n + orders + 1)
+            } else {
+                (n, n)
+            }
+        };
+        let rmw_op = match base {
+            "exchange" => Some(RmwOp::Exch),
+            "fetch_add" => Some(RmwOp::Add),
+            "fetch_sub" => Some(RmwOp::Sub),
+            "fetch_and" => Some(RmwOp::And),
+            "fetch_or" => Some(RmwOp::Or),
+            "fetch_xor" => Some(RmwOp::Xor),
+            "fetch_min" => Some(RmwOp::Min),
+            "fetch_max" => Some(RmwOp::Max),
+            _ => None,
+        };
+        if let Some(op) = rmw_op {
+            self.arity(
+                name,
+                args,
+                ar(2, 1),
+                "object, value[, order[, scope]]",
+                span,
+            )?;
+            let (p, addr) = self.atomic_obj(name, &args[0])?;
+            let v = self.value(&args[1], None)?;
+            let order = match args.get(2) {
+                Some(o) => self.order_arg(o, Use::Rmw)?,
+                None => Order::SeqCst,
+            };
+            let scope = self.scope_at(args, 3, p)?;
+            return Ok(self.rmw(addr, RmwKind::Op(op, v), order, scope, hint, span));
+        }
+        match (base, explicit) {
+            ("load", _) => {
+                self.arity(name, args, ar(1, 1), "object[, order[, scope]]", span)?;
+                let (p, addr) = self.atomic_obj(name, &args[0])?;
+                let order = match args.get(1) {
+                    Some(o) => self.order_arg(o, Use::Load)?,
+                    None => Order::SeqCst,
+                };
+                let scope = self.scope_at(args, 2, p)?;
+                let dst = hint.unwrap_or_else(|| self.temp());
+                self.emit(
+                    InstrKind::Load {
+                        dst,
+                        addr,
+                        order,
+                        scope,
+                    },
+                    span,
+                );
+                Ok(Operand::Reg(dst))
+            }
+            ("store", _) => {
+                self.arity(
+                    name,
+                    args,
+                    ar(2, 1),
+                    "object, value[, order[, scope]]",
+                    span,
+                )?;
+                let (p, addr) = self.atomic_obj(name, &args[0])?;
+                let v = self.value(&args[1], None)?;
+                let order = match args.get(2) {
+                    Some(o) => self.order_arg(o, Use::Store)?,
+                    None => Order::SeqCst,
+                };
+                let scope = self.scope_at(args, 3, p)?;
+                self.emit(
+                    InstrKind::Store {
+                        addr,
+                        value: v,
+                        order,
+                        scope,
+                    },
+                    span,
+                );
+                Ok(Operand::Imm(0))
+            }
+            ("compare_exchange_strong" | "compare_exchange_weak", _) => {
+                self.arity(
+                    name,
+                    args,
+                    ar(3, 2),
+                    "object, &expected, desired[, success, failure[, scope]]",
+                    span,
+                )?;
+                let (p, addr) = self.atomic_obj(name, &args[0])?;
+                let expected = self.expected_reg(&args[1], true)?;
+                let new = self.value(&args[2], None)?;
+                let order = match args.get(3) {
+                    Some(o) => self.order_arg(o, Use::Rmw)?,
+                    None => Order::SeqCst,
+                };
+                if let Some(f) = args.get(4) {
+                    self.order_arg(f, Use::Load)?;
+                }
+                let scope = self.scope_at(args, 5, p)?;
+                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, span))
+            }
+            ("init", false) => {
+                self.arity(name, args, (2, 2), "object, value", span)?;
+                let (_, addr) = self.atomic_obj(name, &args[0])?;
+                let v = self.value(&args[1], None)?;
+                self.emit(
+                    InstrKind::Store {
+                        addr,
+                        value: v,
+                        order: Order::Weak,
+                        scope: Scope::Sys,
+                    },
+                    span,
+                );
+                Ok(Operand::Imm(0))
+            }
+            ("work_item_fence", false) => {
+                self.device_only(name, span)?;
+                self.arity(name, args, (3, 3), "flags, order, scope", span)?;
+                let spaces = self.fence_flags(&args[0])?;
+                let order = self.fence_order(&args[1])?;
+                let scope = self.scope_arg(&args[2])?;
+                self.fence(order, scope, spaces, span);
+                Ok(Operand::Imm(0))
+            }
+            ("thread_fence", false) => {
+                self.arity(name, args, (1, 2), "order[, scope]", span)?;
+                let order = self.fence_order(&args[0])?;
+                let (scope, explicit) = match args.get(1) {
+                    Some(s) => (self.scope_arg(s)?, Some(s.span)),
+                    None => (Scope::Gpu, None),
+                };
+                let scope = self.scope(scope, explicit);
+                self.fence(order, scope, FenceSpaces::ALL, span);
+                Ok(Operand::Imm(0))
+            }
+            _ => Err(err(
+                span,
+                format!("not supported: call to `{name}` (not an OpenCL atomic function)"),
+            )),
+        }
+    }
+
+    /// libcu++ / std members: `x->load(order)`, `f.store(v, order)`, ...
+    fn member(
+        &mut self,
+        obj: &Expr,
+        method: &str,
+        method_span: Span,
+        args: &[Expr],
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        let target = match &obj.kind {
+            ExprKind::Unary("&", _) | ExprKind::Binary(..) => Some(self.pointer(obj)?),
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Ptr(p)) | Some(Binding::Ref(p)) => Some((
+                    p,
+                    Address {
+                        loc: p.loc,
+                        offset: None,
+                    },
+                )),
+                Some(Binding::Reg(_)) => None,
+                None => return Err(self.unknown(n, obj.span)),
+            },
+            _ => self.place_of(obj)?,
+        };
+        let Some((p, addr)) = target else {
+            return Err(err(
+                obj.span,
+                "member functions are called on atomic objects: `x->load()` or `f.load()`",
+            ));
+        };
+        let Access::Atomic { scope, .. } = p.access else {
+            return Err(err(
+                obj.span,
+                format!("`{method}` needs an atomic object (declare the parameter `cuda::atomic<int, ...>*` or use `cuda::atomic_ref`)"),
+            ));
+        };
+        let scope = self.scope(scope, None);
+        let order_at = |me: &Self, i: usize, u: Use| -> Result<Order, ParseError> {
+            match args.get(i) {
+                Some(o) => me.order_arg(o, u),
+                None => Ok(Order::SeqCst),
+            }
+        };
+        if let Some((_, op)) = RMW_NAMES.iter().find(|(n, _)| *n == method) {
+            self.arity(method, args, (1, 2), "value[, order]", span)?;
+            let v = self.value(&args[0], None)?;
+            let order = order_at(self, 1, Use::Rmw)?;
+            return Ok(self.rmw(addr, RmwKind::Op(*op, v), order, scope, hint, span));
+        }
+        match method {
+            "load" => {
+                self.arity(method, args, (0, 1), "[order]", span)?;
+                let order = order_at(self, 0, Use::Load)?;
+                let dst = hint.unwrap_or_else(|| self.temp());
+                self.emit(
+                    InstrKind::Load {
+                        dst,
+                        addr,
+                        order,
+                        scope,
+                    },
+                    span,
+                );
+                Ok(Operand::Reg(dst))
+            }
+            "store" => {
+                self.arity(method, args, (1, 2), "value[, order]", span)?;
+                let v = self.value(&args[0], None)?;
+                let order = order_at(self, 1, Use::Store)?;
+                self.emit(
+                    InstrKind::Store {
+                        addr,
+                        value: v,
+                        order,
+                        scope,
+                    },
+                    span,
+                );
+                Ok(Operand::Imm(0))
+            }
+            "compare_exchange_strong" | "compare_exchange_weak" => {
+                self.arity(
+                    method,
+                    args,
+                    (2, 4),
+                    "expected, desired[, order | success, failure]",
+                    span,
+                )?;
+                let expected = self.expected_reg(&args[0], false)?;
+                let new = self.value(&args[1], None)?;
+                let order = order_at(self, 2, Use::Rmw)?;
+                if let Some(f) = args.get(3) {
+                    self.order_arg(f, Use::Load)?;
+                }
+                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, span))
+            }
+            _ => Err(err(
+                method_span,
+                format!("not supported: member function `{method}`"),
+            )
+            .expecting(&[
+                "load",
+                "store",
+                "exchange",
+                "fetch_add",
+                "fetch_sub",
+                "fetch_and",
+                "fetch_or",
+                "fetch_xor",
+                "fetch_min",
+                "fetch_max",
+                "compare_exchange_strong",
+                "compare_exchange_weak",
+            ])),
+        }
+    }
+}

@@ -1,0 +1,631 @@
+//! The C dialect (herd7's C litmus format with placements, for CUDA C++ and OpenCL).
+//!
+//! [`lexer`] reads C tokens up to the condition, [`parse`] reads the header, initial state and
+//! threads into an AST, [`lower`] turns each thread into IR instructions, and the condition is
+//! handed to the PTX condition parser (re-lexed with the PTX lexer from where it starts), so
+//! that conditions read the same in every dialect. The memory-space checks run last, on the
+//! lowered threads. The dialect is described in `docs/litmus-c.md`.
+
+mod lexer;
+mod lower;
+mod parse;
+
+#[cfg(test)]
+mod tests;
+
+use crate::lexer::Lexer;
+use crate::ptx::{number_clusters, thread_number, Parser, RawPlacement};
+use crate::{ParseError, Warning};
+use lexer::{CLexer, CTok};
+use lower::{Lower, Ptr};
+use parse::{space_word, CParser, CType, Stmt};
+use scopecheck_ir::{
+    Arch, InstrKind, LocId, Location, MemorySpace, Placement, Program, Scope, Span, Thread, Value,
+};
+
+/// A thread as written.
+struct ThreadDef {
+    name: String,
+    span: Span,
+    placement: RawPlacement,
+    host: bool,
+    params: Vec<(String, Span, CType)>,
+    body: Stmt,
+}
+
+/// A register initialised in the initial state.
+struct RegInit {
+    thread: u32,
+    thread_span: Span,
+    reg: String,
+    reg_span: Span,
+    value: Value,
+}
+
+/// Locations with the space each was declared in (and where), if any.
+struct Locs {
+    locations: Vec<Location>,
+    declared: Vec<Option<(MemorySpace, Span)>>,
+}
+
+impl Locs {
+    fn get_or_create(&mut self, name: &str, span: Span) -> LocId {
+        if let Some(i) = self.locations.iter().position(|l| l.name == name) {
+            return LocId(i as u32);
+        }
+        self.locations.push(Location {
+            name: name.to_string(),
+            space: MemorySpace::Global,
+            init: 0,
+            span: Some(span),
+        });
+        self.declared.push(None);
+        LocId((self.locations.len() - 1) as u32)
+    }
+
+    /// Records that `loc` is declared in `space` at `span`; a different earlier space is an
+    /// error.
+    fn declare(&mut self, loc: LocId, space: MemorySpace, span: Span) -> Result<(), ParseError> {
+        let i = loc.0 as usize;
+        let name = self.locations.get(i).map_or("", |l| l.name.as_str());
+        match self.declared.get(i).copied().flatten() {
+            Some((old, old_span)) if old != space => Err(ParseError::new(
+                span,
+                format!(
+                    "location `{name}` is declared in {} memory here but in {} memory at line {}, column {}",
+                    space_name(space),
+                    space_name(old),
+                    old_span.line,
+                    old_span.column
+                ),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                if let Some(d) = self.declared.get_mut(i) {
+                    *d = Some((space, span));
+                }
+                if let Some(l) = self.locations.get_mut(i) {
+                    l.space = space;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn space_name(s: MemorySpace) -> &'static str {
+    match s {
+        MemorySpace::Global => "global",
+        MemorySpace::Shared => "local (shared)",
+        MemorySpace::HostMapped => "host",
+        MemorySpace::Managed => "managed",
+        MemorySpace::HostPageable => "pageable",
+    }
+}
+
+/// Parses a C, CUDA or OPENCL test; `lexer` stands just after the header word.
+pub(crate) fn parse(
+    mut lexer: Lexer<'_>,
+    arch: &str,
+) -> Result<(Program, Vec<Warning>), ParseError> {
+    let src = lexer.source();
+    let (name, name_span) = lexer.rest_of_line();
+    if name.is_empty() {
+        return Err(ParseError::new(
+            name_span,
+            format!("expected the test name after `{arch}` on the header line"),
+        )
+        .expecting(&["a test name"]));
+    }
+    let toks = CLexer::new(src, lexer.here_token_span()).tokens()?;
+    let mut p = CParser::new(src, toks);
+    let description = match &p.peek().tok {
+        CTok::Str(s) => {
+            let s = s.clone();
+            p.bump();
+            Some(s)
+        }
+        _ => None,
+    };
+    let mut locs = Locs {
+        locations: Vec::new(),
+        declared: Vec::new(),
+    };
+    let reg_inits = if p.at_punct("{") {
+        init_section(&mut p, &mut locs)?
+    } else {
+        Vec::new()
+    };
+    let mut defs = Vec::new();
+    while p.peek().tok != CTok::End {
+        defs.push(thread_def(&mut p, defs.len())?);
+    }
+    let cond_start = p.peek().span;
+    if defs.is_empty() {
+        return Err(p.error_expected("a thread such as `P0 (int* x) { ... }`", &["`P0`"]));
+    }
+    // Placements and clusters.
+    let raw: Vec<(RawPlacement, Span, String)> = defs
+        .iter_mut()
+        .map(|d| {
+            let pl = std::mem::replace(
+                &mut d.placement,
+                RawPlacement::Device {
+                    warp: None,
+                    cta: 0,
+                    cluster: None,
+                    gpu: 0,
+                },
+            );
+            (pl, d.span, d.name.clone())
+        })
+        .collect();
+    let placements = number_clusters(&raw)?;
+    for init in &reg_inits {
+        if init.thread as usize >= defs.len() {
+            let n = defs.len();
+            return Err(ParseError::new(
+                init.thread_span,
+                format!(
+                    "no thread P{} in this test: it has {n} thread{}",
+                    init.thread,
+                    if n == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    // Lower each thread.
+    let mut threads = Vec::new();
+    let mut warnings = Vec::new();
+    for (t, (def, placement)) in defs.iter().zip(placements).enumerate() {
+        let mut lw = Lower::new(src, def.host);
+        for (pname, pspan, ty) in &def.params {
+            let loc = locs.get_or_create(pname, *pspan);
+            let (space, space_span) = ty.space.unwrap_or((MemorySpace::Global, *pspan));
+            locs.declare(loc, space, space_span)?;
+            // Host threads operate at system scope whatever the type says; the lowering sees to
+            // that.
+            let access = ty.access;
+            if !lw.bind_param(pname, Ptr { loc, access }) {
+                return Err(ParseError::new(
+                    *pspan,
+                    format!("parameter `{pname}` is declared twice"),
+                ));
+            }
+        }
+        let mut init_regs = Vec::new();
+        for init in reg_inits.iter().filter(|i| i.thread as usize == t) {
+            let r = lw
+                .init_register(&init.reg)
+                .map_err(|m| ParseError::new(init.reg_span, m))?;
+            if init_regs.iter().any(|(id, _)| *id == r) {
+                return Err(ParseError::new(
+                    init.reg_span,
+                    format!("register P{t}:{} is initialised twice", init.reg),
+                ));
+            }
+            init_regs.push((r, init.value));
+        }
+        lw.body(&def.body)?;
+        warnings.append(&mut lw.warnings);
+        threads.push(Thread {
+            name: def.name.clone(),
+            placement,
+            span: Some(def.span),
+            registers: lw.registers,
+            init_regs,
+            code: lw.code,
+        });
+    }
+    check_spaces(&locs.locations, &mut threads, &mut warnings)?;
+    // The condition, read by the PTX condition parser.
+    let tokens = Lexer::resume(src, cond_start).tokens()?;
+    let (locations, threads, extra_observables, condition) =
+        Parser::for_condition(src, tokens, locs.locations, threads).finish_condition()?;
+    Ok((
+        Program {
+            arch: Arch::C,
+            name,
+            description,
+            locations,
+            threads,
+            condition,
+            extra_observables,
+        },
+        warnings,
+    ))
+}
+
+/// `{ x=0; [y]=1; int z = 2; local int* w; x@shared=0; 1:r0=0; P1:r1=2; }`.
+fn init_section(p: &mut CParser, locs: &mut Locs) -> Result<Vec<RegInit>, ParseError> {
+    p.expect_punct("{", "`{`")?;
+    let mut regs = Vec::new();
+    loop {
+        if p.eat_punct("}").is_some() {
+            return Ok(regs);
+        }
+        if p.peek().tok == CTok::End {
+            return Err(p.error_expected("`}` to close the initial state", &["`}`"]));
+        }
+        init_entry(p, locs, &mut regs)?;
+        if p.eat_punct(";").is_none() && !p.at_punct("}") {
+            return Err(p.error_expected(
+                "`;` between initial-state entries, or `}` to close the initial state",
+                &["`;`", "`}`"],
+            ));
+        }
+    }
+}
+
+fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Result<(), ParseError> {
+    if p.peek_at(1).tok == CTok::Punct(":") {
+        let t = p.peek().clone();
+        let thread = match &t.tok {
+            CTok::Int(v) => u32::try_from(*v).ok(),
+            CTok::Ident(w) => thread_number(w),
+            _ => None,
+        };
+        let Some(thread) = thread else {
+            return Err(p.error_expected("a thread such as `P0` or `0`", &["a thread"]));
+        };
+        p.bump();
+        p.bump();
+        let (reg, reg_span) = p.ident("a register (a local variable name)")?;
+        p.expect_punct("=", "`=` and the register's initial value")?;
+        let (value, _) = p.int_value("the register's initial value")?;
+        regs.push(RegInit {
+            thread,
+            thread_span: t.span,
+            reg,
+            reg_span,
+            value,
+        });
+        return Ok(());
+    }
+    let (name, name_span, mut space) = if p.eat_punct("[").is_some() {
+        let (n, s) = p.ident("a location name")?;
+        p.expect_punct("]", "`]` after the location name")?;
+        (n, s, None)
+    } else {
+        let ty = p.ctype()?;
+        if ty.is_some() {
+            // `int* p` declares the location `p` points to.
+            if p.eat_punct("*").is_some() && p.at_punct("*") {
+                return Err(ParseError::new(
+                    p.peek().span,
+                    "not supported: pointers to pointers",
+                ));
+            }
+        }
+        let (n, s) = p.ident("a location name, `[location]` or `P0:r0`")?;
+        (n, s, ty.and_then(|t| t.space))
+    };
+    if p.eat_punct("@").is_some() {
+        let (w, s) = p.ident("a memory space")?;
+        let sp = space_word(&w).ok_or_else(|| {
+            ParseError::new(
+                s,
+                format!("unknown memory space `{w}`; expected global, local, shared, host, managed or pageable"),
+            )
+            .expecting(&["global", "local", "shared", "host", "managed", "pageable"])
+        })?;
+        space = Some((sp, s));
+    }
+    let value = if p.eat_punct("=").is_some() {
+        if p.at_punct("&") {
+            return Err(ParseError::new(
+                p.peek().span,
+                "not supported: pointer values in the initial state (locations hold integers)",
+            ));
+        }
+        p.int_value("the location's initial value")?.0
+    } else {
+        0
+    };
+    if locs.locations.iter().any(|l| l.name == name) {
+        return Err(ParseError::new(
+            name_span,
+            format!("location `{name}` is initialised twice"),
+        ));
+    }
+    let id = locs.get_or_create(&name, name_span);
+    if let Some(l) = locs.locations.get_mut(id.0 as usize) {
+        l.init = value;
+    }
+    if let Some((sp, s)) = space {
+        locs.declare(id, sp, s)?;
+    }
+    Ok(())
+}
+
+/// `P0@wg 0, dev 0 (global atomic_int* flag, global int* data) { ... }`.
+fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, ParseError> {
+    let start = p.peek().span;
+    if p.at_ident("void") {
+        p.bump();
+    }
+    let expected = format!("P{index}");
+    let t = p.peek().clone();
+    match &t.tok {
+        CTok::Ident(w) if *w == expected => {
+            p.bump();
+        }
+        CTok::Ident(w) if thread_number(w).is_some() => {
+            return Err(ParseError::new(
+                t.span,
+                format!("expected thread `{expected}`, found `{w}`: threads must be named P0, P1, ... in order"),
+            )
+            .expecting(&[format!("`{expected}`")]));
+        }
+        CTok::Ident(w) if p.peek_at(1).tok == CTok::Punct("(") || parse::is_type_start(w) => {
+            return Err(ParseError::new(
+                t.span,
+                "not supported: function definitions and global declarations (only threads `P0 (...) { ... }`)",
+            ));
+        }
+        _ => {
+            return Err(p.error_expected(
+                &format!("thread `{expected}` or the condition"),
+                &[
+                    format!("`{expected}`"),
+                    "`exists`".into(),
+                    "`~exists`".into(),
+                    "`forall`".into(),
+                ],
+            ))
+        }
+    }
+    let (placement, host) = if p.eat_punct("@").is_some() {
+        placement(p)?
+    } else {
+        (
+            RawPlacement::Device {
+                warp: None,
+                cta: 0,
+                cluster: None,
+                gpu: 0,
+            },
+            false,
+        )
+    };
+    let span = p.span_from(start);
+    p.expect_punct("(", "`(` and the thread's parameters")?;
+    let mut params = Vec::new();
+    if p.at_ident("void") && p.peek_at(1).tok == CTok::Punct(")") {
+        p.bump();
+    }
+    if p.eat_punct(")").is_none() {
+        loop {
+            params.push(param(p)?);
+            if p.eat_punct(",").is_some() {
+                continue;
+            }
+            p.expect_punct(")", "`,` or `)` in the parameter list")?;
+            break;
+        }
+    }
+    if !p.at_punct("{") {
+        return Err(p.error_expected("`{` to open the thread body", &["`{`"]));
+    }
+    let body = p.block()?;
+    Ok(ThreadDef {
+        name: expected,
+        span,
+        placement,
+        host,
+        params,
+        body,
+    })
+}
+
+/// `global atomic_int* flag`.
+fn param(p: &mut CParser) -> Result<(String, Span, CType), ParseError> {
+    let Some(ty) = p.ctype()? else {
+        return Err(p.error_expected("a parameter such as `global atomic_int* x`", &["a type"]));
+    };
+    if p.at_punct("&") {
+        return Err(ParseError::new(
+            p.peek().span,
+            "not supported: reference parameters (use a pointer `T* x`)",
+        ));
+    }
+    p.expect_punct("*", "`*`: parameters are pointers to shared locations")?;
+    if p.at_punct("*") {
+        return Err(ParseError::new(
+            p.peek().span,
+            "not supported: pointers to pointers",
+        ));
+    }
+    // Qualifiers after the `*` (`int* const x`, `int* __restrict__ x`).
+    while let CTok::Ident(w) = &p.peek().tok {
+        if matches!(w.as_str(), "const" | "__restrict__" | "restrict") {
+            p.bump();
+        } else {
+            break;
+        }
+    }
+    let (name, span) = p.ident("the parameter name")?;
+    if p.at_punct("[") {
+        return Err(ParseError::new(
+            p.peek().span,
+            "not supported: array parameters (use `T* x` and `x[0]`)",
+        ));
+    }
+    Ok((name, span, ty))
+}
+
+/// After `@`: `host`, or placement items in any order, each at most once, commas optional.
+fn placement(p: &mut CParser) -> Result<(RawPlacement, bool), ParseError> {
+    const ITEMS: &[&str] = &[
+        "`host`",
+        "`wi`",
+        "`sg`",
+        "`wg`",
+        "`dev`",
+        "`thread`",
+        "`warp`",
+        "`block`",
+        "`cta`",
+        "`cluster`",
+        "`gpu`",
+        "`device`",
+    ];
+    if p.at_ident("host") {
+        p.bump();
+        return Ok((RawPlacement::Host, true));
+    }
+    // warp, cta, cluster, gpu.
+    let mut values: [Option<(u32, Span)>; 4] = [None; 4];
+    let mut any = false;
+    loop {
+        let t = p.peek().clone();
+        let CTok::Ident(w) = &t.tok else {
+            if any && p.at_punct("(") {
+                break;
+            }
+            return Err(p.error_expected(
+                "a placement item (`wg 0`, `dev 0`, `block 0`, `gpu 0`, ...) or `host`",
+                ITEMS,
+            ));
+        };
+        let slot = match w.as_str() {
+            "wi" | "thread" => None,
+            "sg" | "warp" => Some(0),
+            "wg" | "block" | "cta" => Some(1),
+            "cluster" => Some(2),
+            "dev" | "gpu" | "device" => Some(3),
+            _ => {
+                return Err(p.error_expected(
+                    "a placement item (`wg 0`, `dev 0`, `block 0`, `gpu 0`, ...) or `host`",
+                    ITEMS,
+                ))
+            }
+        };
+        p.bump();
+        any = true;
+        match slot {
+            None => {
+                // The thread's own index is irrelevant: every thread is its own thread.
+                if matches!(p.peek().tok, CTok::Int(_)) {
+                    p.bump();
+                }
+            }
+            Some(i) => {
+                if values[i].is_some() {
+                    return Err(ParseError::new(
+                        t.span,
+                        format!("`{w}` repeats a placement level already given for this thread"),
+                    ));
+                }
+                values[i] = Some(p.u32_literal(&format!("the {w} number"))?);
+            }
+        }
+        p.eat_punct(",");
+        if p.at_punct("(") {
+            break;
+        }
+    }
+    let [warp, cta, cluster, gpu] = values;
+    Ok((
+        RawPlacement::Device {
+            warp: warp.map(|v| v.0),
+            cta: cta.map_or(0, |v| v.0),
+            cluster,
+            gpu: gpu.map_or(0, |v| v.0),
+        },
+        false,
+    ))
+}
+
+/// The memory-space rules: a shared (`local`) location belongs to one CTA, and a scope wider
+/// than the CTA on it is narrowed to the CTA with a warning.
+fn check_spaces(
+    locations: &[Location],
+    threads: &mut [Thread],
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ParseError> {
+    for (li, loc) in locations.iter().enumerate() {
+        if loc.space != MemorySpace::Shared {
+            continue;
+        }
+        let id = LocId(li as u32);
+        let mut owner: Option<(usize, Placement)> = None;
+        for (ti, t) in threads.iter().enumerate() {
+            let Some(instr) = t.code.iter().find(|i| accessed(&i.kind) == Some(id)) else {
+                continue;
+            };
+            if t.placement == Placement::Host {
+                return Err(ParseError::new(
+                    instr.span,
+                    format!(
+                        "`{}` is in local (shared) memory, which host thread {} cannot touch",
+                        loc.name, t.name
+                    ),
+                ));
+            }
+            match &owner {
+                None => owner = Some((ti, t.placement)),
+                Some((o, pl)) if !pl.same_cta(&t.placement) => {
+                    let other = threads.get(*o).map_or("", |x| x.name.as_str());
+                    return Err(ParseError::new(
+                        instr.span,
+                        format!(
+                            "`{}` is in local (shared) memory, private to one block (work-group): {} is in another CTA than {other}, which also uses it",
+                            loc.name, t.name
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    for t in threads.iter_mut() {
+        for instr in &mut t.code {
+            let shared_loc = accessed(&instr.kind).and_then(|l| {
+                locations
+                    .get(l.0 as usize)
+                    .filter(|x| x.space == MemorySpace::Shared)
+            });
+            match &mut instr.kind {
+                InstrKind::Load { order, scope, .. }
+                | InstrKind::Store { order, scope, .. }
+                | InstrKind::Rmw { order, scope, .. } => {
+                    if let Some(loc) = shared_loc {
+                        if order.is_atomic() && *scope > Scope::Cta {
+                            warnings.push(Warning {
+                                span: instr.span,
+                                message: format!(
+                                    "atomic on `{}` (local/shared memory) with scope {}: treated as block (cta) scope",
+                                    loc.name, scope
+                                ),
+                            });
+                            *scope = Scope::Cta;
+                        }
+                    }
+                }
+                InstrKind::Fence { scope, spaces, .. }
+                    if spaces.shared && !spaces.global && *scope > Scope::Cta =>
+                {
+                    warnings.push(Warning {
+                        span: instr.span,
+                        message: format!(
+                            "a fence on local memory only with scope {scope}: treated as work-group (cta) scope"
+                        ),
+                    });
+                    *scope = Scope::Cta;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn accessed(kind: &InstrKind) -> Option<LocId> {
+    match kind {
+        InstrKind::Load { addr, .. }
+        | InstrKind::Store { addr, .. }
+        | InstrKind::Rmw { addr, .. } => Some(addr.loc),
+        _ => None,
+    }
+}

@@ -1,0 +1,982 @@
+//! The C dialect's syntax: token stream helpers, types, statements and expressions, read into
+//! a small AST ([`Stmt`], [`Expr`]) that [`super::lower`] turns into IR.
+
+use super::lexer::{CTok, CToken};
+use crate::ParseError;
+use scopecheck_ir::{MemorySpace, Scope, Span};
+
+/// How deeply statements and expressions may nest; far beyond any real test and low enough
+/// that the recursion (here and in lowering) cannot exhaust the stack.
+const MAX_DEPTH: usize = 100;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ExprKind {
+    Int(i64),
+    Name(String),
+    /// `-e`, `!e`, `~e`, `+e`, `*e` (dereference), `&e` (address).
+    Unary(&'static str, Box<Expr>),
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    Index(Box<Expr>, Box<Expr>),
+    Call {
+        name: String,
+        name_span: Span,
+        args: Vec<Expr>,
+    },
+    /// `obj->method(args)` or `obj.method(args)`.
+    Member {
+        obj: Box<Expr>,
+        method: String,
+        method_span: Span,
+        args: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum StmtKind {
+    Empty,
+    Block(Vec<Stmt>),
+    /// `int a = 1, b;`
+    Decl(Vec<(String, Span, Option<Expr>)>),
+    /// `cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);`
+    RefDecl {
+        ty: CType,
+        name: String,
+        name_span: Span,
+        target: Expr,
+    },
+    /// `target op value` with `op` one of `=`, `+=`, `-=`, ... (`x++` is `x += 1`).
+    Assign {
+        target: Expr,
+        op: &'static str,
+        value: Expr,
+    },
+    Expr(Expr),
+    If(Expr, Box<Stmt>, Option<Box<Stmt>>),
+    While(Expr, Box<Stmt>),
+    DoWhile(Box<Stmt>, Expr),
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Box<Stmt>>,
+        body: Box<Stmt>,
+    },
+    Break,
+    Continue,
+    Return,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+impl Stmt {
+    /// Whether the statement does nothing at all (an empty loop body).
+    pub(crate) fn is_empty(&self) -> bool {
+        match &self.kind {
+            StmtKind::Empty => true,
+            StmtKind::Block(b) => b.iter().all(Stmt::is_empty),
+            _ => false,
+        }
+    }
+}
+
+/// How accesses through a pointer behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Plain,
+    Volatile,
+    /// An atomic type; the scope its plain-syntax accesses and members use.
+    Atomic {
+        scope: Scope,
+        cuda: bool,
+    },
+}
+
+/// A type as declared: its memory space word, how it is accessed, whether it is a pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CType {
+    pub space: Option<(MemorySpace, Span)>,
+    pub access: Access,
+    /// `cuda::atomic_ref<...>` (or `std::atomic_ref`): may bind a local name to a location.
+    pub is_ref: bool,
+    pub span: Span,
+}
+
+/// Memory space words of parameters and initial-state entries.
+pub(crate) fn space_word(w: &str) -> Option<MemorySpace> {
+    Some(match w {
+        "global" | "__global" | "__device__" => MemorySpace::Global,
+        "local" | "__local" | "shared" | "__shared__" => MemorySpace::Shared,
+        "host" => MemorySpace::HostMapped,
+        "managed" | "__managed__" => MemorySpace::Managed,
+        "pageable" => MemorySpace::HostPageable,
+        _ => return None,
+    })
+}
+
+/// Plain (non-atomic) type words.
+const BASE_TYPES: &[&str] = &[
+    "int",
+    "unsigned",
+    "signed",
+    "long",
+    "short",
+    "char",
+    "bool",
+    "_Bool",
+    "uint32_t",
+    "int32_t",
+    "uint64_t",
+    "int64_t",
+    "size_t",
+    "uint",
+    "ulong",
+    "const",
+    "__restrict__",
+    "restrict",
+];
+
+/// OpenCL / C11 atomic type names (default scope: device).
+const ATOMIC_TYPES: &[&str] = &[
+    "atomic_int",
+    "atomic_uint",
+    "atomic_long",
+    "atomic_ulong",
+    "atomic_bool",
+    "atomic_flag",
+];
+
+/// Template atomic types: name, whether it is a reference type, whether it is libcu++'s.
+const TEMPLATE_TYPES: &[(&str, bool, bool)] = &[
+    ("cuda::atomic", false, true),
+    ("cuda::atomic_ref", true, true),
+    ("cuda::std::atomic", false, true),
+    ("cuda::std::atomic_ref", true, true),
+    ("std::atomic", false, false),
+    ("std::atomic_ref", true, false),
+];
+
+/// Statements that C has and this dialect does not.
+const UNSUPPORTED_KEYWORDS: &[(&str, &str)] = &[
+    ("goto", "goto"),
+    ("switch", "switch statements"),
+    ("case", "switch statements"),
+    ("default", "switch statements"),
+    ("struct", "structs"),
+    ("union", "unions"),
+    ("typedef", "typedef"),
+    ("enum", "enums"),
+    ("sizeof", "sizeof"),
+    ("asm", "inline assembly"),
+    ("__asm__", "inline assembly"),
+    ("static", "static variables"),
+    ("extern", "extern declarations"),
+    ("float", "floating point"),
+    ("double", "floating point"),
+    ("void", "function definitions and void values"),
+];
+
+pub(crate) fn is_type_start(w: &str) -> bool {
+    BASE_TYPES.contains(&w)
+        || ATOMIC_TYPES.contains(&w)
+        || TEMPLATE_TYPES.iter().any(|(n, _, _)| *n == w)
+        || w == "volatile"
+        || w == "_Atomic"
+        || w == "auto"
+        || space_word(w).is_some()
+}
+
+/// The scope a `cuda::thread_scope_*` word names.
+pub(crate) fn thread_scope(w: &str) -> Option<Scope> {
+    let w = w
+        .strip_prefix("cuda::std::")
+        .or_else(|| w.strip_prefix("cuda::"))
+        .unwrap_or(w);
+    Some(match w {
+        "thread_scope_thread" => Scope::Thread,
+        "thread_scope_block" => Scope::Cta,
+        "thread_scope_cluster" => Scope::Cluster,
+        "thread_scope_device" => Scope::Gpu,
+        "thread_scope_system" => Scope::Sys,
+        _ => return None,
+    })
+}
+
+pub(crate) const THREAD_SCOPES: &[&str] = &[
+    "cuda::thread_scope_thread",
+    "cuda::thread_scope_block",
+    "cuda::thread_scope_cluster",
+    "cuda::thread_scope_device",
+    "cuda::thread_scope_system",
+];
+
+pub(crate) struct CParser {
+    toks: Vec<CToken>,
+    pos: usize,
+    end: CToken,
+    prev: Span,
+    depth: usize,
+}
+
+impl CParser {
+    pub(crate) fn new(src: &str, toks: Vec<CToken>) -> Self {
+        let end = toks.last().cloned().unwrap_or(CToken {
+            tok: CTok::End,
+            span: Span {
+                offset: src.len(),
+                len: 0,
+                line: 1,
+                column: 1,
+            },
+        });
+        CParser {
+            toks,
+            pos: 0,
+            prev: end.span,
+            end,
+            depth: 0,
+        }
+    }
+
+    // ---- token stream helpers ----
+
+    pub(crate) fn peek(&self) -> &CToken {
+        self.toks.get(self.pos).unwrap_or(&self.end)
+    }
+
+    pub(crate) fn peek_at(&self, n: usize) -> &CToken {
+        self.toks
+            .get(self.pos.saturating_add(n))
+            .unwrap_or(&self.end)
+    }
+
+    pub(crate) fn bump(&mut self) -> CToken {
+        let t = self.peek().clone();
+        if self.pos < self.toks.len() && t.tok != CTok::End {
+            self.pos += 1;
+        }
+        self.prev = t.span;
+        t
+    }
+
+    pub(crate) fn at_punct(&self, p: &str) -> bool {
+        matches!(self.peek().tok, CTok::Punct(q) if q == p)
+    }
+
+    pub(crate) fn at_ident(&self, w: &str) -> bool {
+        matches!(&self.peek().tok, CTok::Ident(x) if x == w)
+    }
+
+    pub(crate) fn eat_punct(&mut self, p: &str) -> Option<Span> {
+        if self.at_punct(p) {
+            Some(self.bump().span)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn expect_punct(&mut self, p: &str, what: &str) -> Result<Span, ParseError> {
+        match self.eat_punct(p) {
+            Some(s) => Ok(s),
+            None => Err(self.error_expected(what, &[format!("`{p}`")])),
+        }
+    }
+
+    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> ParseError {
+        let t = self.peek();
+        ParseError::new(
+            t.span,
+            format!("expected {what}, found {}", t.tok.describe()),
+        )
+        .expecting(expected)
+    }
+
+    pub(crate) fn span_from(&self, start: Span) -> Span {
+        let end = self.prev.offset + self.prev.len;
+        Span {
+            len: end.saturating_sub(start.offset),
+            ..start
+        }
+    }
+
+    pub(crate) fn ident(&mut self, what: &str) -> Result<(String, Span), ParseError> {
+        match &self.peek().tok {
+            CTok::Ident(w) => {
+                let w = w.clone();
+                Ok((w, self.bump().span))
+            }
+            _ => Err(self.error_expected(what, &[what])),
+        }
+    }
+
+    /// An integer with an optional minus sign.
+    pub(crate) fn int_value(&mut self, what: &str) -> Result<(i64, Span), ParseError> {
+        let start = self.peek().span;
+        let neg = self.eat_punct("-").is_some();
+        match self.peek().tok {
+            CTok::Int(v) => {
+                self.bump();
+                let v = if neg { v.wrapping_neg() } else { v };
+                Ok((v, self.span_from(start)))
+            }
+            _ => Err(self.error_expected(what, &["an integer"])),
+        }
+    }
+
+    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), ParseError> {
+        match self.peek().tok {
+            CTok::Int(v) => {
+                let span = self.peek().span;
+                let v = u32::try_from(v).map_err(|_| {
+                    ParseError::new(span, format!("{what} must be between 0 and {}", u32::MAX))
+                })?;
+                self.bump();
+                Ok((v, span))
+            }
+            _ => Err(self.error_expected(what, &[what])),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(ParseError::new(
+                self.peek().span,
+                format!("code nested too deeply (more than {MAX_DEPTH} levels)"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    // ---- types ----
+
+    /// Type words: a memory space, qualifiers, a plain, atomic or template type. Returns `None`
+    /// when the next token starts no type.
+    pub(crate) fn ctype(&mut self) -> Result<Option<CType>, ParseError> {
+        let start = self.peek().span;
+        let mut space: Option<(MemorySpace, Span)> = None;
+        let mut volatile = false;
+        let mut atomic: Option<(Scope, bool)> = None;
+        let mut is_ref = false;
+        let mut any = false;
+        loop {
+            let t = self.peek().clone();
+            let CTok::Ident(w) = &t.tok else { break };
+            if let Some(s) = space_word(w) {
+                if space.is_some() {
+                    return Err(ParseError::new(
+                        t.span,
+                        format!("a second memory space `{w}` in one type"),
+                    ));
+                }
+                space = Some((s, t.span));
+            } else if w == "volatile" {
+                volatile = true;
+            } else if BASE_TYPES.contains(&w.as_str()) || w == "auto" {
+            } else if ATOMIC_TYPES.contains(&w.as_str()) {
+                atomic = Some((Scope::Gpu, false));
+            } else if w == "_Atomic" {
+                atomic = Some((Scope::Gpu, false));
+                if self.peek_at(1).tok == CTok::Punct("(") {
+                    self.bump();
+                    self.bump();
+                    self.skip_base_types()?;
+                    self.expect_punct(")", "`)` after the type of `_Atomic(`")?;
+                    any = true;
+                    continue;
+                }
+            } else if let Some(&(_, r, cuda)) = TEMPLATE_TYPES.iter().find(|(n, _, _)| n == w) {
+                self.bump();
+                self.expect_punct("<", "`<` and the value type")?;
+                self.skip_base_types()?;
+                let mut scope = Scope::Sys;
+                if self.eat_punct(",").is_some() {
+                    let (sw, sspan) = self.ident("a thread scope")?;
+                    scope = thread_scope(&sw).ok_or_else(|| {
+                        ParseError::new(
+                            sspan,
+                            format!("unknown thread scope `{sw}`; expected one of cuda::thread_scope_thread, _block, _cluster, _device, _system"),
+                        )
+                        .expecting(THREAD_SCOPES)
+                    })?;
+                    if !cuda {
+                        return Err(ParseError::new(
+                            sspan,
+                            format!("`{w}` takes no scope; use `cuda::atomic` for a scoped atomic"),
+                        ));
+                    }
+                }
+                self.expect_punct(">", "`>` to close the template")?;
+                atomic = Some((scope, cuda));
+                is_ref = r;
+                any = true;
+                continue;
+            } else {
+                break;
+            }
+            any = true;
+            self.bump();
+        }
+        if !any {
+            return Ok(None);
+        }
+        let access = match (atomic, volatile) {
+            (Some((scope, cuda)), _) => Access::Atomic { scope, cuda },
+            (None, true) => Access::Volatile,
+            (None, false) => Access::Plain,
+        };
+        Ok(Some(CType {
+            space,
+            access,
+            is_ref,
+            span: self.span_from(start),
+        }))
+    }
+
+    /// The value type inside `<...>` or `_Atomic(...)`: plain type words only.
+    fn skip_base_types(&mut self) -> Result<(), ParseError> {
+        let mut any = false;
+        while let CTok::Ident(w) = &self.peek().tok {
+            if !BASE_TYPES.contains(&w.as_str()) {
+                break;
+            }
+            any = true;
+            self.bump();
+        }
+        if !any {
+            return Err(self.error_expected(
+                "a value type such as `int`",
+                &["`int`", "`unsigned`", "`uint32_t`"],
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- statements ----
+
+    /// `{ statements }`; the `{` is next.
+    pub(crate) fn block(&mut self) -> Result<Stmt, ParseError> {
+        let start = self.expect_punct("{", "`{` to open the block")?;
+        let mut body = Vec::new();
+        loop {
+            if self.eat_punct("}").is_some() {
+                break;
+            }
+            if self.peek().tok == CTok::End {
+                return Err(self.error_expected("`}` to close the block", &["`}`"]));
+            }
+            body.push(self.stmt()?);
+        }
+        Ok(Stmt {
+            kind: StmtKind::Block(body),
+            span: self.span_from(start),
+        })
+    }
+
+    pub(crate) fn stmt(&mut self) -> Result<Stmt, ParseError> {
+        self.enter()?;
+        let r = self.stmt_inner();
+        self.leave();
+        r
+    }
+
+    fn stmt_inner(&mut self) -> Result<Stmt, ParseError> {
+        if self.at_punct("{") {
+            return self.block();
+        }
+        self.other_stmt()
+    }
+
+    #[inline(never)]
+    fn other_stmt(&mut self) -> Result<Stmt, ParseError> {
+        let start = self.peek().span;
+        if self.eat_punct(";").is_some() {
+            return Ok(Stmt {
+                kind: StmtKind::Empty,
+                span: start,
+            });
+        }
+        let word = match &self.peek().tok {
+            CTok::Ident(w) => Some(w.clone()),
+            _ => None,
+        };
+        if let Some(w) = word.as_deref() {
+            if let Some((_, what)) = UNSUPPORTED_KEYWORDS.iter().find(|(k, _)| *k == w) {
+                return Err(ParseError::new(start, format!("not supported: {what}")));
+            }
+            if self.peek_at(1).tok == CTok::Punct(":") {
+                return Err(ParseError::new(
+                    start,
+                    "not supported: labels and goto (use if, while, for and break)",
+                ));
+            }
+            let kind = match w {
+                "if" => self.if_stmt()?,
+                "else" => {
+                    return Err(ParseError::new(start, "`else` without a matching `if`"));
+                }
+                "while" => self.while_stmt()?,
+                "do" => self.do_stmt()?,
+                "for" => self.for_stmt()?,
+                "break" | "continue" | "return" => {
+                    self.bump();
+                    if w == "return" && !self.at_punct(";") {
+                        return Err(ParseError::new(
+                            self.peek().span,
+                            "not supported: returning a value (threads return nothing)",
+                        ));
+                    }
+                    self.expect_punct(";", &format!("`;` after `{w}`"))?;
+                    match w {
+                        "break" => StmtKind::Break,
+                        "continue" => StmtKind::Continue,
+                        _ => StmtKind::Return,
+                    }
+                }
+                _ => {
+                    let s = self.simple_stmt()?;
+                    self.expect_punct(";", "`;` at the end of the statement")?;
+                    s.kind
+                }
+            };
+            return Ok(Stmt {
+                kind,
+                span: self.span_from(start),
+            });
+        }
+        let s = self.simple_stmt()?;
+        self.expect_punct(";", "`;` at the end of the statement")?;
+        Ok(Stmt {
+            kind: s.kind,
+            span: self.span_from(start),
+        })
+    }
+
+    #[inline(never)]
+    fn if_stmt(&mut self) -> Result<StmtKind, ParseError> {
+        self.bump();
+        let c = self.paren_cond("if")?;
+        let then = Box::new(self.stmt()?);
+        let els = if self.at_ident("else") {
+            self.bump();
+            Some(Box::new(self.stmt()?))
+        } else {
+            None
+        };
+        Ok(StmtKind::If(c, then, els))
+    }
+
+    #[inline(never)]
+    fn while_stmt(&mut self) -> Result<StmtKind, ParseError> {
+        self.bump();
+        let c = self.paren_cond("while")?;
+        let body = Box::new(self.stmt()?);
+        Ok(StmtKind::While(c, body))
+    }
+
+    #[inline(never)]
+    fn do_stmt(&mut self) -> Result<StmtKind, ParseError> {
+        self.bump();
+        let body = Box::new(self.stmt()?);
+        if !self.at_ident("while") {
+            return Err(
+                self.error_expected("`while (condition);` after the body of `do`", &["`while`"])
+            );
+        }
+        self.bump();
+        let c = self.paren_cond("while")?;
+        self.expect_punct(";", "`;` after `do ... while (...)`")?;
+        Ok(StmtKind::DoWhile(body, c))
+    }
+
+    #[inline(never)]
+    fn for_stmt(&mut self) -> Result<StmtKind, ParseError> {
+        self.bump();
+        self.expect_punct("(", "`(` after `for`")?;
+        let init = if self.at_punct(";") {
+            None
+        } else {
+            Some(Box::new(self.simple_stmt()?))
+        };
+        self.expect_punct(";", "`;` after the initialisation of `for`")?;
+        let cond = if self.at_punct(";") {
+            None
+        } else {
+            Some(self.expr()?)
+        };
+        self.expect_punct(";", "`;` after the condition of `for`")?;
+        let step = if self.at_punct(")") {
+            None
+        } else {
+            Some(Box::new(self.simple_stmt()?))
+        };
+        self.expect_punct(")", "`)` to close `for (...)`")?;
+        let body = Box::new(self.stmt()?);
+        Ok(StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        })
+    }
+
+    /// `(condition)` after `if` or `while`.
+    fn paren_cond(&mut self, kw: &str) -> Result<Expr, ParseError> {
+        self.expect_punct("(", &format!("`(` after `{kw}`"))?;
+        let c = self.expr()?;
+        self.expect_punct(")", "`)` to close the condition")?;
+        Ok(c)
+    }
+
+    /// A declaration, assignment, increment or expression, without its `;`.
+    fn simple_stmt(&mut self) -> Result<Stmt, ParseError> {
+        let start = self.peek().span;
+        if let CTok::Ident(w) = &self.peek().tok {
+            if is_type_start(w) {
+                return self.declaration();
+            }
+        }
+        for op in ["++", "--"] {
+            if self.eat_punct(op).is_some() {
+                let target = self.unary()?;
+                return Ok(self.incdec(target, op, start));
+            }
+        }
+        let target = self.expr()?;
+        for op in ["++", "--"] {
+            if self.eat_punct(op).is_some() {
+                return Ok(self.incdec(target, op, start));
+            }
+        }
+        const ASSIGN_OPS: [&str; 11] = [
+            "=", "+=", "-=", "*=", "&=", "|=", "^=", "/=", "%=", "<<=", ">>=",
+        ];
+        if let CTok::Punct(p) = self.peek().tok {
+            if let Some(op) = ASSIGN_OPS.iter().find(|o| **o == p) {
+                let op_span = self.bump().span;
+                if matches!(*op, "/=" | "%=" | "<<=" | ">>=") {
+                    return Err(ParseError::new(op_span, format!("not supported: `{op}`")));
+                }
+                let value = self.expr()?;
+                return Ok(Stmt {
+                    kind: StmtKind::Assign { target, op, value },
+                    span: self.span_from(start),
+                });
+            }
+        }
+        Ok(Stmt {
+            kind: StmtKind::Expr(target),
+            span: self.span_from(start),
+        })
+    }
+
+    fn incdec(&self, target: Expr, op: &str, start: Span) -> Stmt {
+        let span = self.span_from(start);
+        Stmt {
+            kind: StmtKind::Assign {
+                target,
+                op: if op == "++" { "+=" } else { "-=" },
+                value: Expr {
+                    kind: ExprKind::Int(1),
+                    span,
+                },
+            },
+            span,
+        }
+    }
+
+    /// `int a = 1, b;` or `cuda::atomic_ref<int, S> f(*x);`, without the `;`.
+    fn declaration(&mut self) -> Result<Stmt, ParseError> {
+        let start = self.peek().span;
+        let ty = self
+            .ctype()?
+            .ok_or_else(|| self.error_expected("a type", &["a type"]))?;
+        if let Some((_, span)) = ty.space {
+            return Err(ParseError::new(
+                span,
+                "not supported: memory spaces on local variables (declare shared locations as parameters)",
+            ));
+        }
+        if self.at_punct("*") || self.at_punct("&") {
+            return Err(ParseError::new(
+                self.peek().span,
+                "not supported: pointer and reference local variables (use the parameters)",
+            ));
+        }
+        if ty.is_ref {
+            let (name, name_span) = self.ident("the name of the atomic reference")?;
+            let close = if self.eat_punct("(").is_some() {
+                ")"
+            } else if self.eat_punct("{").is_some() {
+                "}"
+            } else {
+                return Err(self.error_expected(
+                    "`(` and the object the reference binds to, as in `f(*flag)`",
+                    &["`(`", "`{`"],
+                ));
+            };
+            let target = self.expr()?;
+            self.expect_punct(close, &format!("`{close}` after the referenced object"))?;
+            return Ok(Stmt {
+                kind: StmtKind::RefDecl {
+                    ty,
+                    name,
+                    name_span,
+                    target,
+                },
+                span: self.span_from(start),
+            });
+        }
+        if matches!(ty.access, Access::Atomic { .. }) {
+            return Err(ParseError::new(
+                ty.span,
+                "not supported: atomic local variables (declare shared atomics as parameters)",
+            ));
+        }
+        let mut vars = Vec::new();
+        loop {
+            let (name, span) = self.ident("a variable name")?;
+            if self.at_punct("[") {
+                return Err(ParseError::new(
+                    self.peek().span,
+                    "not supported: local arrays",
+                ));
+            }
+            let init = if self.eat_punct("=").is_some() {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            vars.push((name, span, init));
+            if self.eat_punct(",").is_none() {
+                break;
+            }
+        }
+        Ok(Stmt {
+            kind: StmtKind::Decl(vars),
+            span: self.span_from(start),
+        })
+    }
+
+    // ---- expressions ----
+
+    pub(crate) fn expr(&mut self) -> Result<Expr, ParseError> {
+        self.enter()?;
+        let r = self.ternary();
+        self.leave();
+        r
+    }
+
+    fn ternary(&mut self) -> Result<Expr, ParseError> {
+        let start = self.peek().span;
+        let c = self.binary(1)?;
+        if self.eat_punct("?").is_none() {
+            return Ok(c);
+        }
+        let a = self.expr()?;
+        self.expect_punct(":", "`:` of the conditional expression")?;
+        let b = self.expr()?;
+        Ok(Expr {
+            kind: ExprKind::Ternary(Box::new(c), Box::new(a), Box::new(b)),
+            span: self.span_from(start),
+        })
+    }
+
+    fn binary(&mut self, min_prec: u8) -> Result<Expr, ParseError> {
+        let start = self.peek().span;
+        let mut left = self.unary()?;
+        while let CTok::Punct(p) = self.peek().tok {
+            let Some(prec) = binary_prec(p) else { break };
+            if prec < min_prec {
+                break;
+            }
+            let op_span = self.bump().span;
+            if matches!(p, "/" | "%" | "<<" | ">>") {
+                return Err(ParseError::new(
+                    op_span,
+                    format!("not supported: operator `{p}`"),
+                ));
+            }
+            self.enter()?;
+            let right = self.binary(prec + 1);
+            self.leave();
+            left = Expr {
+                kind: ExprKind::Binary(p, Box::new(left), Box::new(right?)),
+                span: self.span_from(start),
+            };
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ParseError> {
+        self.enter()?;
+        let r = self.unary_inner();
+        self.leave();
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, ParseError> {
+        let start = self.peek().span;
+        if let CTok::Punct(p) = self.peek().tok {
+            if let Some(op) = ["-", "!", "~", "+", "*", "&"].into_iter().find(|o| *o == p) {
+                self.bump();
+                let e = self.unary()?;
+                return Ok(Expr {
+                    kind: ExprKind::Unary(op, Box::new(e)),
+                    span: self.span_from(start),
+                });
+            }
+            if p == "++" || p == "--" {
+                return Err(ParseError::new(
+                    start,
+                    format!("not supported: `{p}` inside an expression (write it as a statement)"),
+                ));
+            }
+        }
+        let mut e = self.primary()?;
+        loop {
+            if self.eat_punct("[").is_some() {
+                let i = self.expr()?;
+                self.expect_punct("]", "`]` after the index")?;
+                e = Expr {
+                    kind: ExprKind::Index(Box::new(e), Box::new(i)),
+                    span: self.span_from(start),
+                };
+            } else if self.at_punct("->") || self.at_punct(".") {
+                self.bump();
+                let (method, method_span) = self.ident("a member function name")?;
+                if !self.at_punct("(") {
+                    return Err(ParseError::new(
+                        method_span,
+                        format!("not supported: member `{method}` (only member function calls on atomics)"),
+                    ));
+                }
+                let args = self.args()?;
+                e = Expr {
+                    kind: ExprKind::Member {
+                        obj: Box::new(e),
+                        method,
+                        method_span,
+                        args,
+                    },
+                    span: self.span_from(start),
+                };
+            } else if self.at_punct("(") {
+                let ExprKind::Name(name) = &e.kind else {
+                    return Err(ParseError::new(
+                        self.peek().span,
+                        "not supported: calling something other than a named function",
+                    ));
+                };
+                let (name, name_span) = (name.clone(), e.span);
+                let args = self.args()?;
+                e = Expr {
+                    kind: ExprKind::Call {
+                        name,
+                        name_span,
+                        args,
+                    },
+                    span: self.span_from(start),
+                };
+            } else {
+                break;
+            }
+        }
+        Ok(e)
+    }
+
+    /// `(a, b, c)`.
+    fn args(&mut self) -> Result<Vec<Expr>, ParseError> {
+        self.expect_punct("(", "`(`")?;
+        let mut args = Vec::new();
+        if self.eat_punct(")").is_some() {
+            return Ok(args);
+        }
+        loop {
+            args.push(self.expr()?);
+            if self.eat_punct(",").is_some() {
+                continue;
+            }
+            self.expect_punct(")", "`,` or `)` in the argument list")?;
+            return Ok(args);
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, ParseError> {
+        let t = self.peek().clone();
+        match &t.tok {
+            CTok::Int(v) => {
+                self.bump();
+                Ok(Expr {
+                    kind: ExprKind::Int(*v),
+                    span: t.span,
+                })
+            }
+            CTok::Ident(w) => {
+                if let Some((_, what)) = UNSUPPORTED_KEYWORDS.iter().find(|(k, _)| k == w) {
+                    return Err(ParseError::new(t.span, format!("not supported: {what}")));
+                }
+                if is_type_start(w) {
+                    return Err(ParseError::new(
+                        t.span,
+                        format!("unexpected type word `{w}` in an expression"),
+                    ));
+                }
+                self.bump();
+                let kind = match w.as_str() {
+                    "true" => ExprKind::Int(1),
+                    "false" => ExprKind::Int(0),
+                    _ => ExprKind::Name(w.clone()),
+                };
+                Ok(Expr { kind, span: t.span })
+            }
+            CTok::Punct("(") => {
+                if let CTok::Ident(w) = &self.peek_at(1).tok {
+                    if is_type_start(w) {
+                        return Err(ParseError::new(t.span, "not supported: casts"));
+                    }
+                }
+                self.bump();
+                let e = self.expr()?;
+                self.expect_punct(")", "`)` to close the parenthesis")?;
+                Ok(Expr {
+                    kind: e.kind,
+                    span: self.span_from(t.span),
+                })
+            }
+            _ => Err(self.error_expected(
+                "an expression (a number, a variable, `*pointer` or a call)",
+                &["an integer", "a variable", "`*`", "a call", "`(`"],
+            )),
+        }
+    }
+}
+
+fn binary_prec(p: &str) -> Option<u8> {
+    Some(match p {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | "<=" | ">" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        _ => return None,
+    })
+}
