@@ -343,7 +343,7 @@ impl<'a> Lower<'a> {
                 self.value(e, None)?;
             }
             StmtKind::If(c, then, els) => self.if_stmt(c, then, els.as_deref())?,
-            StmtKind::While(c, body) => self.loop_(None, Some(c), None, body, c.span)?,
+            StmtKind::While(c, body) => self.loop_(Some(c), None, body, c.span)?,
             StmtKind::For {
                 init,
                 cond,
@@ -429,7 +429,7 @@ impl<'a> Lower<'a> {
             if let Some(i) = init {
                 self.stmt(i)?;
             }
-            self.loop_(None, cond, step, body, span)
+            self.loop_(cond, step, body, span)
         })();
         self.scopes.pop();
         r
@@ -456,7 +456,6 @@ impl<'a> Lower<'a> {
     #[inline(never)]
     fn loop_(
         &mut self,
-        _init: Option<&Stmt>,
         cond: Option<&Expr>,
         step: Option<&Stmt>,
         body: &Stmt,

@@ -1305,6 +1305,14 @@ fn libcu_members_refs_and_fences() {
             },
         ]
     );
+    let p = ok(&one(
+        "std::atomic<int>* g",
+        "int r = g->load(std::memory_order::acquire);",
+    ));
+    assert_eq!(
+        kinds(&p, 0),
+        vec![load(reg(&p, 0, "r"), 0, Order::Acquire, Scope::Sys)]
+    );
     err_at(&one("int* y", "y->load();"), 3, 1, "needs an atomic object");
     err_at(
         &one("atomic_int* y", "y->wait(0);"),
