@@ -1,7 +1,7 @@
 //! Litmus test parsers producing scopecheck IR.
 //!
 //! The PTX dialect is described in `docs/litmus-ptx.md`, the C dialect (C, CUDA, OPENCL
-//! headers) in `docs/litmus-c.md` and module [`c`]. The parser is hand-written: a lexer
+//! headers) in `docs/litmus-c.md` and the `c` module. The parser is hand-written: a lexer
 //! ([`lexer`]) turns the text after the header line into tokens with exact spans, and a
 //! recursive-descent parser builds the [`Program`]: [`ptx`] reads the sections (header, initial
 //! state, placement row, instruction table), [`instr`] reads one instruction, and [`condition`]
