@@ -7,10 +7,13 @@
 //! be read, parsed or checked, 2 for bad usage.
 
 mod bench;
+mod caps;
 mod check;
+mod cost;
 mod inputs;
 mod options;
 mod render;
+mod run;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,12 @@ enum Command {
     Check(check::CheckArgs),
     /// Measures how fast tests are checked (single thread).
     Bench(bench::BenchArgs),
+    /// Runs each litmus test on the GPU under stress and compares what it did with the model.
+    Run(run::RunArgs),
+    /// Reports the device attributes that decide what each scope can promise.
+    Caps(caps::CapsArgs),
+    /// Measures what each order and scope costs on the GPU.
+    Cost(cost::CostArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +45,9 @@ fn main() -> ExitCode {
     let all_checked = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Caps(args) => caps::run(&args),
+        Command::Cost(args) => cost::run(&args),
     };
     if all_checked {
         ExitCode::SUCCESS

@@ -318,6 +318,9 @@ impl Layout {
                 }
             }
         }
+        if let Some(why) = barrier_hazard(program, &groups) {
+            return Err(GenError::Unsupported(why));
+        }
         let mut regs = Vec::new();
         let mut shared_obs = Vec::new();
         for o in program.observables() {
@@ -449,6 +452,74 @@ impl Layout {
         }
         out
     }
+}
+
+/// Why the test's barriers could leave a role waiting forever, if they could. A CTA barrier that
+/// never completes is the one hang the iteration cap cannot bound, so the runner only runs
+/// barriers it can show complete: in threads without branches, with every user of a barrier
+/// arriving equally often and the expected count equal to the number of users.
+pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
+    for t in &program.threads {
+        let bars = t
+            .code
+            .iter()
+            .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
+        let branches = t
+            .code
+            .iter()
+            .any(|i| matches!(i.kind, InstrKind::Branch { .. }));
+        if bars && branches {
+            return Some(format!(
+                "{} branches and uses a CTA barrier: a barrier a thread skips or repeats would \
+                 hang the GPU, so the runner does not run such tests",
+                t.name
+            ));
+        }
+    }
+    for g in groups {
+        let mut ids: Vec<u32> = Vec::new();
+        for &r in &g.roles {
+            for i in &program.thread(r).code {
+                if let InstrKind::Barrier { id, .. } = i.kind {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+        for id in ids {
+            let uses: Vec<Vec<Option<u32>>> = g
+                .roles
+                .iter()
+                .map(|&r| {
+                    program
+                        .thread(r)
+                        .code
+                        .iter()
+                        .filter_map(|i| match i.kind {
+                            InstrKind::Barrier { id: b, count, .. } if b == id => Some(count),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .filter(|u: &Vec<Option<u32>>| !u.is_empty())
+                .collect();
+            let users = uses.len() as u32;
+            let same_length = uses.windows(2).all(|w| w[0].len() == w[1].len());
+            let counts_fit = uses
+                .iter()
+                .flatten()
+                .all(|c| c.unwrap_or(g.roles.len() as u32) == users);
+            if !same_length || !counts_fit {
+                return Some(format!(
+                    "barrier {id} of CTA {}: its users do not all arrive equally often with the \
+                     count of its users, so it might never complete and hang the GPU",
+                    g.cta
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The location an instruction accesses, if any.
@@ -593,7 +664,10 @@ mod tests {
             for t in 0..l.block_threads {
                 if let Assignment::Role { instance, role } = l.assign(&s, nblocks, b, t) {
                     let cell = &mut seen[instance as usize][role.0 as usize];
-                    assert!(cell.is_none(), "instance {instance} role {role:?} taken twice");
+                    assert!(
+                        cell.is_none(),
+                        "instance {instance} role {role:?} taken twice"
+                    );
                     *cell = Some(b);
                 }
             }

@@ -48,8 +48,11 @@ pub enum RunError {
     Gen(#[from] GenError),
     #[error("the model could not check this test: {0}")]
     Model(String),
-    #[error("launch {launch} exceeded its time budget of {budget_ms} ms; the run was stopped")]
-    Watchdog { launch: u64, budget_ms: u64 },
+    #[error("launch {launch} exceeded its time budget of {budget:?}; the run was stopped")]
+    Watchdog {
+        launch: u64,
+        budget: std::time::Duration,
+    },
     #[error("bad option: {0}")]
     Options(String),
 }

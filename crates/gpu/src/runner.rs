@@ -115,6 +115,8 @@ pub struct RunResult {
     pub blocks: u32,
     pub block_threads: u32,
     pub instances_per_launch: u32,
+    /// Time from the call to the first launch (module load, allocations, initial image).
+    pub setup: Duration,
 }
 
 impl RunResult {
@@ -148,9 +150,12 @@ pub fn run(
         )));
     }
     if !opts.scratch_words.is_power_of_two() {
-        return Err(RunError::Options("scratch words must be a power of two".into()));
+        return Err(RunError::Options(
+            "scratch words must be a power of two".into(),
+        ));
     }
     let ninst = layout.instances(blocks);
+    let entered = Instant::now();
     let stream = &dev.stream;
     let module = dev
         .ctx
@@ -184,7 +189,11 @@ pub fn run(
     let mut hist: CudaSlice<u64> = stream.alloc_zeros(BINS as usize).map_err(&alloc)?;
     let tbl_words = table.words();
     let tbl = stream
-        .clone_htod(if tbl_words.is_empty() { &[0u32][..] } else { &tbl_words[..] })
+        .clone_htod(if tbl_words.is_empty() {
+            &[0u32][..]
+        } else {
+            &tbl_words[..]
+        })
         .map_err(&copy)?;
     let forbid = stream.clone_htod(&table.forbidden_words()).map_err(&copy)?;
     let aw = anomaly_words(table.observables.len()) as usize;
@@ -215,6 +224,7 @@ pub fn run(
     let mut other_samples = Vec::new();
     let mut launches = 0u64;
     let start = Instant::now();
+    let setup = start - entered;
     let launch_err = driver_err("launching a kernel");
     let stop_reason = loop {
         if stop.load(Ordering::Relaxed) {
@@ -263,7 +273,8 @@ pub fn run(
                 .arg(&launch_no);
             // SAFETY: as above, for the collect kernel's parameters.
             unsafe { c.launch(collect_cfg) }.map_err(&launch_err)?;
-            ev.record(stream).map_err(driver_err("recording an event"))?;
+            ev.record(stream)
+                .map_err(driver_err("recording an event"))?;
             shuffles.push(s);
             launches += 1;
         }
@@ -277,9 +288,12 @@ pub fn run(
                     Err(e) => return Err(driver_err("running a launch")(e)),
                 }
                 if waited.elapsed() > opts.launch_budget {
+                    // Freeing memory or unloading the module would wait for the launch that
+                    // overran; leave them to the process's end instead of blocking here.
+                    std::mem::forget((mem, rec, scratch, hist, tbl, forbid, anom, module, events));
                     return Err(RunError::Watchdog {
                         launch: first + i as u64,
-                        budget_ms: opts.launch_budget.as_millis() as u64,
+                        budget: opts.launch_budget,
                     });
                 }
                 std::thread::sleep(POLL);
@@ -309,7 +323,9 @@ pub fn run(
             stream.memset_zeros(&mut anom).map_err(&copy)?;
         }
     };
-    stream.synchronize().map_err(driver_err("finishing the run"))?;
+    stream
+        .synchronize()
+        .map_err(driver_err("finishing the run"))?;
     let elapsed = start.elapsed();
     let h = stream.clone_dtoh(&hist).map_err(&copy)?;
     let dense = h[..table.len().min(MAX_DENSE as usize)].to_vec();
@@ -329,5 +345,6 @@ pub fn run(
         blocks,
         block_threads: layout.block_threads,
         instances_per_launch: counted_per_launch as u32,
+        setup,
     })
 }

@@ -80,3 +80,23 @@ fn every_generated_kernel_assembles_for_sm_90() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(assembled > 0);
 }
+
+#[test]
+fn the_cost_benchmarks_assemble_for_sm_90() {
+    let Some(ptxas) = find_ptxas() else {
+        println!("note: ptxas not found; skipped");
+        return;
+    };
+    let out = std::env::temp_dir().join(format!("scopecheck-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let ptx = out.join("cost.ptx");
+    std::fs::write(&ptx, scopecheck_gpu::cost::module_ptx()).unwrap();
+    let o = Command::new(&ptxas)
+        .args(["-arch=sm_90", "-o"])
+        .arg(out.join("cost.cubin"))
+        .arg(&ptx)
+        .output()
+        .expect("ptxas runs");
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

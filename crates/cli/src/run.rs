@@ -1,0 +1,512 @@
+//! `scopecheck run`: runs each litmus test on the GPU under stress and compares every observed
+//! final state with the states the model allows.
+//!
+//! A state the model forbids is reported loudly as a model/hardware disagreement, with the
+//! hardware threads that ran the instance; the states satisfying the test's condition (the weak
+//! outcome a test is usually written to catch) are reported with their count and rate.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use clap::Args;
+use scopecheck_gpu::compare::{compare, state_text, Comparison, StateTable};
+use scopecheck_gpu::driver::Device;
+use scopecheck_gpu::layout::{
+    DEFAULT_BLOCK_THREADS, DEFAULT_LOOP_CAP, DEFAULT_PER_LINE, DEFAULT_STRESS_WARPS,
+};
+use scopecheck_gpu::runner::{
+    self, RunOptions, RunResult, Stop, DEFAULT_BATCH, DEFAULT_PRE_ITERS, DEFAULT_STRESS_ITERS,
+};
+use scopecheck_gpu::{generate, GenOptions, RunError};
+use scopecheck_ir::Program;
+use scopecheck_model::Verdict;
+use serde_json::{json, Value};
+
+use crate::check::{check_guarded, read_and_parse};
+use crate::inputs;
+use crate::options::{CheckFlags, OnOff};
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    check: CheckFlags,
+    /// How long to run each test (e.g. 10s, 500ms, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    time: Duration,
+    /// Stop each test after this many instances (whichever of this and --time comes first).
+    #[arg(long, value_name = "N")]
+    instances: Option<u64>,
+    /// Spare warps stressing scratch memory, and pre-stress by the test threads.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    stress: OnOff,
+    /// Print one JSON object per file (the `check` fields plus what the GPU observed).
+    #[arg(long)]
+    json: bool,
+    /// Print the generated PTX of each test instead of running it (needs no GPU).
+    #[arg(long)]
+    emit_ptx: bool,
+    /// The GPU to run on.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    device: usize,
+    /// Blocks per launch (default: as many as the GPU holds at once).
+    #[arg(long, value_name = "N")]
+    blocks: Option<u32>,
+    /// Threads per block for tests without barriers (a power of two).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BLOCK_THREADS)]
+    block_threads: u32,
+    /// Warps of each block that stress memory instead of running roles.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_STRESS_WARPS)]
+    stress_warps: u32,
+    /// Rounds of scratch traffic of each stress thread per launch.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_STRESS_ITERS)]
+    stress_iters: u32,
+    /// Rounds of scratch traffic of each test thread before it starts its role.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PRE_ITERS)]
+    pre_iters: u32,
+    /// Instances whose copies of a location share one 128-byte line (power of two, 1 to 32).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PER_LINE)]
+    per_line: u32,
+    /// How often one backward branch may be taken on the GPU before the instance is cut.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LOOP_CAP)]
+    loop_cap: u32,
+    /// Time budget of one launch; a launch that exceeds it stops the run.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+    launch_budget: Duration,
+    /// Launches queued between checks of the stop flag and the anomaly records.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BATCH)]
+    batch: u32,
+    /// Seed of the thread randomisation.
+    #[arg(long, value_name = "N", default_value_t = RunOptions::default().seed)]
+    seed: u64,
+    /// Litmus files, or directories to search recursively for *.litmus files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// `10s`, `500ms`, `2m`, or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 10s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("unknown unit `{unit}` (use ms, s, m or h)")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("`{s}` is not a duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Set by Ctrl-C; the runner finishes the batch in flight and reports what it has.
+fn stop_flag() -> &'static AtomicBool {
+    static STOP: OnceLock<AtomicBool> = OnceLock::new();
+    STOP.get_or_init(|| {
+        // A second handler cannot be installed; then Ctrl-C keeps its default (ends the process).
+        let _ = ctrlc::set_handler(|| {
+            if let Some(s) = STOP.get() {
+                s.store(true, Ordering::Relaxed);
+            }
+        });
+        AtomicBool::new(false)
+    })
+}
+
+impl RunArgs {
+    fn gen_options(&self) -> GenOptions {
+        GenOptions {
+            block_threads: self.block_threads,
+            stress_warps: if self.stress == OnOff::On {
+                self.stress_warps
+            } else {
+                0
+            },
+            per_line: self.per_line,
+            loop_cap: self.loop_cap,
+        }
+    }
+
+    fn run_options(&self) -> RunOptions {
+        let on = self.stress == OnOff::On;
+        RunOptions {
+            time: self.time,
+            max_instances: self.instances,
+            blocks: self.blocks,
+            stress_iters: if on { self.stress_iters } else { 0 },
+            pre_iters: if on { self.pre_iters } else { 0 },
+            launch_budget: self.launch_budget,
+            batch: self.batch,
+            seed: self.seed,
+            ..RunOptions::default()
+        }
+    }
+}
+
+/// Runs `run`; returns whether every file ran and no forbidden state was observed.
+pub fn run(args: &RunArgs) -> bool {
+    let inputs = inputs::collect(&args.paths);
+    let gen = args.gen_options();
+    if args.emit_ptx {
+        let mut ok = true;
+        for input in &inputs {
+            match read_and_parse(input).map(|(_, p)| generate(&p, &gen)) {
+                Ok(Ok(k)) => print!("{}", k.ptx),
+                Ok(Err(e)) => {
+                    eprintln!("{}: {e}", input.file);
+                    ok = false;
+                }
+                Err(f) => {
+                    f.eprint();
+                    ok = false;
+                }
+            }
+        }
+        return ok;
+    }
+    let device = match Device::open(args.device) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
+    let stop = stop_flag();
+    let opts = args.check.check_options();
+    let run_opts = args.run_options();
+    let mut all_good = true;
+    for input in &inputs {
+        if stop.load(Ordering::Relaxed) {
+            eprintln!("interrupted: {} not run", input.file);
+            all_good = false;
+            continue;
+        }
+        let (source, program) = match read_and_parse(input) {
+            Ok(x) => x,
+            Err(f) => {
+                report_failure(args.json, &f.file, &f.message);
+                all_good = false;
+                continue;
+            }
+        };
+        let verdict = match check_guarded(&input.file, &source, &program, &opts) {
+            Ok(v) => v,
+            Err(f) => {
+                report_failure(args.json, &f.file, &f.message);
+                all_good = false;
+                continue;
+            }
+        };
+        let began = std::time::Instant::now();
+        let outcome = run_one(&device, &program, &verdict, &gen, &run_opts, stop);
+        let wall = began.elapsed();
+        match outcome {
+            Ok((result, cmp)) => {
+                let mut out = std::io::stdout().lock();
+                let text = if args.json {
+                    {
+                        let mut v =
+                            json_line(&input.file, &device, &program, &verdict, &result, &cmp);
+                        if let Value::Object(m) = &mut v {
+                            m.insert("setup_seconds".into(), result.setup.as_secs_f64().into());
+                            m.insert("wall_seconds".into(), wall.as_secs_f64().into());
+                        }
+                        v.to_string()
+                    }
+                } else {
+                    report_text(&device, &program, &verdict, &result, &cmp, args.stress)
+                };
+                let _ = writeln!(out, "{text}");
+                all_good &= judge(&program, &verdict, &result, &cmp).0 == 0;
+            }
+            Err(e) => {
+                report_failure(args.json, &input.file, &e.to_string());
+                all_good = false;
+                if matches!(e, RunError::Watchdog { .. }) {
+                    // A launch is still running on the GPU and tearing the context down would
+                    // wait for it: end the process now; the driver reclaims the GPU.
+                    let _ = std::io::stdout().flush();
+                    std::process::exit(1);
+                }
+                if matches!(e, RunError::Driver { .. }) {
+                    // The GPU may be in a bad state; do not queue more work on it.
+                    break;
+                }
+            }
+        }
+    }
+    all_good
+}
+
+fn report_failure(json: bool, file: &str, message: &str) {
+    if json {
+        println!("{}", scopecheck_report::json_error(file, 0, 0, message));
+    } else {
+        eprintln!("error: {file}: {message}");
+    }
+}
+
+fn run_one(
+    device: &Device,
+    program: &Program,
+    verdict: &Verdict,
+    gen: &GenOptions,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<(RunResult, Comparison), RunError> {
+    let table = StateTable::new(program, &verdict.states)?;
+    let kernel = generate(program, gen)?;
+    let result = runner::run(device, program, &kernel, &table, opts, stop)?;
+    let cmp = compare(
+        program,
+        &table,
+        &result.dense,
+        result.other,
+        &result.other_samples,
+    );
+    Ok((result, cmp))
+}
+
+/// Whether some thread has a backward branch: the model explores such loops a bounded number of
+/// times, the GPU up to `--loop-cap` times, so states with values the model never reached may be
+/// beyond the explored bound rather than forbidden.
+fn loops(program: &Program) -> bool {
+    program.threads.iter().any(|t| {
+        t.code.iter().enumerate().any(|(i, ins)| {
+            matches!(ins.kind, scopecheck_ir::InstrKind::Branch { target, .. } if target <= i)
+        })
+    })
+}
+
+/// Instances in states the model forbids (a disagreement), and instances in states beyond the
+/// explored bound (values the bounded exploration never produced, in a test that loops or whose
+/// exploration is incomplete).
+fn judge(program: &Program, verdict: &Verdict, r: &RunResult, cmp: &Comparison) -> (u64, u64) {
+    if !verdict.is_complete() {
+        return (0, cmp.forbidden);
+    }
+    if loops(program) {
+        let beyond = r.other.min(cmp.forbidden);
+        return (cmp.forbidden - beyond, beyond);
+    }
+    (cmp.forbidden, 0)
+}
+
+fn rate(count: u64, r: &RunResult) -> f64 {
+    count as f64 / r.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+fn report_text(
+    device: &Device,
+    program: &Program,
+    verdict: &Verdict,
+    r: &RunResult,
+    cmp: &Comparison,
+    stress: OnOff,
+) -> String {
+    let obs = program.observables();
+    let mut s = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        s,
+        "Test {} {} (model: {}, {} states{})",
+        program.name,
+        scopecheck_report::test_kind(verdict.quantifier),
+        scopecheck_report::outcome_text(verdict.outcome),
+        verdict.states.len(),
+        if verdict.is_complete() {
+            ""
+        } else {
+            ", exploration incomplete"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "Device {} (GPU {}), {} blocks x {} threads, {} instances per launch, stress {}",
+        device.name,
+        device.ordinal,
+        r.blocks,
+        r.block_threads,
+        r.instances_per_launch,
+        if stress == OnOff::On { "on" } else { "off" }
+    );
+    let stop = match r.stop {
+        Stop::Time => "time",
+        Stop::Instances => "instance count",
+        Stop::Interrupted => "interrupted",
+    };
+    let _ = writeln!(
+        s,
+        "Instances {} in {:.2} s ({:.1} M/s), {} launches, stopped by {stop}; cut by the loop cap {}",
+        r.instances,
+        r.elapsed.as_secs_f64(),
+        r.instances_per_second() / 1e6,
+        r.launches,
+        r.cut
+    );
+    let _ = writeln!(s, "Observed states {}", cmp.states.len());
+    for st in &cmp.states {
+        let mark = match (st.allowed, st.satisfies) {
+            (true, true) => "allowed, satisfies the condition",
+            (true, false) => "allowed",
+            (false, true) => "FORBIDDEN, satisfies the condition",
+            (false, false) => "FORBIDDEN",
+        };
+        let _ = writeln!(
+            s,
+            "{:>14} {:>14.1}/s  {}  {mark}",
+            st.count,
+            rate(st.count, r),
+            state_text(program, &obs, &st.values)
+        );
+    }
+    if cmp.unsampled_other > 0 {
+        let _ = writeln!(
+            s,
+            "{:>14}  instances in states outside the model's values (not sampled)",
+            cmp.unsampled_other
+        );
+    }
+    let _ = writeln!(
+        s,
+        "Condition {}: satisfied by {} instances ({:.1}/s)",
+        scopecheck_report::condition_text(program),
+        cmp.satisfying,
+        rate(cmp.satisfying, r)
+    );
+    if cmp.forbidden == 0 {
+        let _ = writeln!(
+            s,
+            "Hardware agrees with the model: every observed state is allowed"
+        );
+    } else {
+        let what = if verdict.is_complete() {
+            "MODEL/HARDWARE DISAGREEMENT"
+        } else {
+            "STATES OUTSIDE THE EXPLORED SET (exploration incomplete)"
+        };
+        let _ = writeln!(
+            s,
+            "!!! {what}: {} instances ended in states the model does not allow",
+            cmp.forbidden
+        );
+        for a in &r.anomalies {
+            let threads: Vec<String> = a
+                .threads
+                .iter()
+                .enumerate()
+                .map(|(t, p)| match p {
+                    Some((b, th)) => {
+                        format!("{} on block {b} thread {th}", program.threads[t].name)
+                    }
+                    None => format!("{} not found", program.threads[t].name),
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "!!!   launch {} instance {}: {}  ({})",
+                a.launch,
+                a.instance,
+                state_text(program, &obs, &a.values),
+                threads.join(", ")
+            );
+        }
+    }
+    s
+}
+
+fn json_line(
+    file: &str,
+    device: &Device,
+    program: &Program,
+    verdict: &Verdict,
+    r: &RunResult,
+    cmp: &Comparison,
+) -> Value {
+    let mut v = scopecheck_report::json(file, program, verdict, Duration::ZERO);
+    let obs = program.observables();
+    let named = |vals: &[i64]| -> Value {
+        obs.iter()
+            .zip(vals)
+            .map(|(o, x)| (program.observable_name(*o), Value::from(*x)))
+            .collect::<serde_json::Map<String, Value>>()
+            .into()
+    };
+    let observed: Vec<Value> = cmp
+        .states
+        .iter()
+        .map(|s| {
+            json!({
+                "values": named(&s.values),
+                "count": s.count,
+                "per_second": rate(s.count, r),
+                "allowed": s.allowed,
+                "satisfies": s.satisfies,
+            })
+        })
+        .collect();
+    let anomalies: Vec<Value> = r
+        .anomalies
+        .iter()
+        .map(|a| {
+            json!({
+                "launch": a.launch,
+                "instance": a.instance,
+                "values": named(&a.values),
+                "threads": a.threads.iter().enumerate().map(|(t, p)| json!({
+                    "thread": program.threads[t].name,
+                    "block": p.map(|x| x.0),
+                    "hw_thread": p.map(|x| x.1),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "gpu".into(),
+            json!({ "name": device.name, "ordinal": device.ordinal }),
+        );
+        m.insert("observed".into(), observed.into());
+        m.insert("instances".into(), r.instances.into());
+        m.insert("cut".into(), r.cut.into());
+        m.insert("launches".into(), r.launches.into());
+        m.insert("seconds".into(), r.elapsed.as_secs_f64().into());
+        m.insert(
+            "instances_per_second".into(),
+            r.instances_per_second().into(),
+        );
+        m.insert("satisfying_observed".into(), cmp.satisfying.into());
+        m.insert("forbidden_observed".into(), cmp.forbidden.into());
+        let (disagree, beyond) = judge(program, verdict, r, cmp);
+        m.insert("beyond_bound_observed".into(), beyond.into());
+        m.insert("disagreement".into(), (disagree > 0).into());
+        m.insert("anomalies".into(), anomalies.into());
+        m.insert("interrupted".into(), (r.stop == Stop::Interrupted).into());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+    }
+}
