@@ -37,6 +37,9 @@ pub struct Graph<'p> {
     pub writes: EventSet,
     /// For each read, the write it reads from. Indexed by event; `None` for other events.
     pub rf: Vec<Option<usize>>,
+    /// Relations a model derives from the events alone (not from reads-from), computed once per
+    /// graph however many reads-from choices are tried on it. See [`Graph::memo`].
+    memo: std::cell::RefCell<Vec<(&'static str, Relation)>>,
 }
 
 /// Why a choice of paths does not make an execution.
@@ -125,9 +128,17 @@ impl<'p> Graph<'p> {
                 writes.insert(i);
             }
         }
-        let same_loc = Relation::from_fn(n, |i, j| {
-            events[i].kind.loc().is_some() && events[i].kind.loc() == events[j].kind.loc()
-        });
+        let mut same_loc = Relation::new(n);
+        for loc in 0..program.locations.len() {
+            let here: Vec<usize> = (0..n)
+                .filter(|&i| events[i].kind.loc().map(|l| l.0 as usize) == Some(loc))
+                .collect();
+            for &i in &here {
+                for &j in &here {
+                    same_loc.insert(i, j);
+                }
+            }
+        }
         Ok(Graph {
             program,
             thread_start: starts,
@@ -140,11 +151,23 @@ impl<'p> Graph<'p> {
             reads,
             writes,
             rf: vec![None; n],
+            memo: Default::default(),
         })
     }
 
     pub fn len(&self) -> usize {
         self.events.len()
+    }
+
+    /// The relation `key` names, computed by `compute` on first use. Only for relations that do
+    /// not depend on reads-from (which changes while the graph is reused).
+    pub fn memo(&self, key: &'static str, compute: impl FnOnce() -> Relation) -> Relation {
+        if let Some((_, r)) = self.memo.borrow().iter().find(|(k, _)| *k == key) {
+            return r.clone();
+        }
+        let r = compute();
+        self.memo.borrow_mut().push((key, r.clone()));
+        r
     }
 
     pub fn is_empty(&self) -> bool {

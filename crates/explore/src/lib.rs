@@ -35,6 +35,14 @@ pub trait Model: Sync {
         true
     }
 
+    /// Whether `g`, whose reads-from is chosen for some reads only (the others are `None`), may
+    /// still be completed into a consistent execution. Must only say no when every completion
+    /// breaks an axiom: only axioms that get harder with more reads-from edges may be checked.
+    fn consistent_so_far(&self, g: &Graph) -> bool {
+        let _ = g;
+        true
+    }
+
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
     /// reads-from is chosen, and the races the model sees in it; counts each rejected candidate
     /// under the axiom that rejected it.
@@ -428,8 +436,15 @@ impl<'p> Run<'_, 'p> {
         if k < reads.len() {
             for &w in &candidates[k] {
                 g.rf[reads[k]] = Some(w);
-                self.reads_from(g, reads, candidates, k + 1, paths);
+                // Prune as early as the model allows: a prefix of reads-from that already breaks
+                // an axiom breaks it in every completion.
+                if self.model.consistent_so_far(g) {
+                    self.reads_from(g, reads, candidates, k + 1, paths);
+                } else {
+                    self.out.rejected.add("(reads-from prefix)");
+                }
             }
+            g.rf[reads[k]] = None;
             return;
         }
         self.out.candidates += 1;

@@ -15,14 +15,31 @@ pub fn for_each_order(
     pairs: &[(usize, usize)],
     visit: &mut dyn FnMut(&Relation),
 ) {
-    let closed = forced.closure();
-    if !closed.is_irreflexive() {
-        return;
-    }
-    extend(closed, pairs, visit);
+    for_each_order_pruned(forced, pairs, &|_| false, visit)
 }
 
-fn extend(order: Relation, pairs: &[(usize, usize)], visit: &mut dyn FnMut(&Relation)) {
+/// As [`for_each_order`], but gives up a partial order as soon as `dead` says no extension of it
+/// can be accepted. `dead` must be monotone: once true for an order, true for every larger one
+/// (as every axiom that only gets harder with more edges is).
+pub fn for_each_order_pruned(
+    forced: &Relation,
+    pairs: &[(usize, usize)],
+    dead: &dyn Fn(&Relation) -> bool,
+    visit: &mut dyn FnMut(&Relation),
+) {
+    let closed = forced.closure();
+    if !closed.is_irreflexive() || dead(&closed) {
+        return;
+    }
+    extend(closed, pairs, dead, visit);
+}
+
+fn extend(
+    order: Relation,
+    pairs: &[(usize, usize)],
+    dead: &dyn Fn(&Relation) -> bool,
+    visit: &mut dyn FnMut(&Relation),
+) {
     // Skip pairs already decided by what was chosen before.
     let mut rest = pairs;
     while let Some((&(a, b), tail)) = rest.split_first() {
@@ -37,12 +54,12 @@ fn extend(order: Relation, pairs: &[(usize, usize)], visit: &mut dyn FnMut(&Rela
         return;
     };
     let mut one = order.clone();
-    if one.insert_closed(a, b) {
-        extend(one, tail, visit);
+    if one.insert_closed(a, b) && !dead(&one) {
+        extend(one, tail, dead, visit);
     }
     let mut other = order;
-    if other.insert_closed(b, a) {
-        extend(other, tail, visit);
+    if other.insert_closed(b, a) && !dead(&other) {
+        extend(other, tail, dead, visit);
     }
 }
 

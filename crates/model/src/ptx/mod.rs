@@ -16,7 +16,7 @@ pub mod races;
 pub mod strength;
 pub mod synchronization;
 
-use scopecheck_explore::orders::for_each_order;
+use scopecheck_explore::orders::{for_each_order, for_each_order_pruned};
 use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
 
 use axioms::*;
@@ -34,6 +34,24 @@ impl Model for Ptx {
     /// order and reads-from between them would close an SC-per-location cycle.
     fn may_read_from(&self, g: &Graph, read: usize, write: usize) -> bool {
         !g.po.contains(read, write)
+    }
+
+    /// No-Thin-Air, SC-per-location and the reads-from half of Causality on the reads-from
+    /// chosen so far (causality without the Fence-SC order, a part of every choice of it): all
+    /// only get harder with more reads-from edges.
+    fn consistent_so_far(&self, g: &Graph) -> bool {
+        let rf = g.rf_relation();
+        if !no_thin_air(g, &rf) {
+            return false;
+        }
+        let ms = strength::morally_strong(g);
+        if !sc_per_location(g, &ms, &rf) || !rmws_read_distinct_writes(g, &ms) {
+            return false;
+        }
+        let obs = observation::observation(g, &rf, &ms);
+        let sync = synchronization::release_acquire_sync(g, &obs, &ms);
+        let cause = causality::causality(&causality::base_causality(g, &[&sync]), &obs);
+        cause.is_irreflexive() && causality_rf(&rf, &cause)
     }
 
     fn executions(
@@ -69,7 +87,15 @@ impl Model for Ptx {
             }
             let forced = coherence_forced(g, &cause);
             let mut any = false;
-            for_each_order(&forced, &write_pairs, &mut |co| {
+            // Atomicity, SC-per-location and the from-reads half of Causality only get harder
+            // with more coherence edges: a partial order failing one has no good extension.
+            let dead = |co: &Relation| {
+                let fr = g.fr_relation(co);
+                !atomicity(g, &ms, co, &fr)
+                    || !sc_per_location(g, &ms, &rf.union(co).union(&fr))
+                    || !causality_fr(&fr, &cause)
+            };
+            for_each_order_pruned(&forced, &write_pairs, &dead, &mut |co| {
                 any = true;
                 let fr = g.fr_relation(co);
                 let verdict = if !atomicity(g, &ms, co, &fr) {
@@ -107,6 +133,26 @@ impl Model for Ptx {
             accept(co, races);
         }
     }
+}
+
+/// Atomicity, seen from reads-from alone: two morally strong RMWs never read the same write `W`
+/// when `W` is the initial write or morally strong with both. Both RMW writes then follow `W` in
+/// coherence (initial writes come first; otherwise SC-per-location orders `W` before an RMW
+/// write whose read reads it), and they are ordered with each other, so the later one would read
+/// a write coherence-before the earlier one's write.
+fn rmws_read_distinct_writes(g: &Graph, ms: &Relation) -> bool {
+    let rmws: Vec<(usize, usize)> = g.rmw.pairs().collect();
+    let before = |w: usize, r: usize| g.events[w].thread.is_none() || ms.contains(w, r);
+    rmws.iter().enumerate().all(|(k, &(r1, w1))| {
+        rmws[k + 1..]
+            .iter()
+            .all(|&(r2, w2)| match (g.rf[r1], g.rf[r2]) {
+                (Some(a), Some(b)) if a == b => {
+                    !(ms.contains(w1, w2) && before(a, r1) && before(a, r2))
+                }
+                _ => true,
+            })
+    })
 }
 
 /// Pairs of writes to one location (initial writes aside) that coherence must relate: the

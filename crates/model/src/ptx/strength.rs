@@ -23,8 +23,12 @@ pub fn strong_scope(e: &Event) -> Option<Scope> {
     }
 }
 
-/// The `ms` relation over all events of `g`.
+/// The `ms` relation over all events of `g` (computed once per graph).
 pub fn morally_strong(g: &Graph) -> Relation {
+    g.memo("ptx.morally_strong", || compute(g))
+}
+
+fn compute(g: &Graph) -> Relation {
     let n = g.len();
     Relation::from_fn(n, |i, j| {
         if i == j {

@@ -28,8 +28,13 @@ fn scope_of(e: &Event) -> Option<Scope> {
     }
 }
 
-/// `strong_r`: same thread, or both atomic and each one's scope including the other's thread.
+/// `strong_r`: same thread, or both atomic and each one's scope including the other's thread
+/// (computed once per graph).
 pub fn scope_inclusion(g: &Graph) -> Relation {
+    g.memo("src11.scope_inclusion", || compute(g))
+}
+
+fn compute(g: &Graph) -> Relation {
     Relation::from_fn(g.len(), |i, j| {
         if i == j {
             return false;
