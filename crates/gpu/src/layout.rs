@@ -365,7 +365,7 @@ impl Layout {
         match self.unit {
             Unit::Warp {
                 lane_instances: false,
-            } => instance % WARP == 0,
+            } => instance.is_multiple_of(WARP),
             _ => true,
         }
     }
