@@ -231,3 +231,68 @@ pub fn state_text(program: &Program, obs: &[Observable], values: &[Value]) -> St
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopecheck_model::{check, CheckOptions};
+
+    const MP: &str = r#"PTX MP
+{ data=0; flag=0; }
+ P0@cta 0,gpu 0         | P1@cta 1,gpu 0          ;
+ st.weak data, 1        | ld.acquire.gpu r0, flag ;
+ st.release.gpu flag, 1 | ld.weak r1, data        ;
+exists (P1:r0 == 1 /\ P1:r1 == 0)
+"#;
+
+    fn mp() -> (Program, Vec<FinalState>) {
+        let p = scopecheck_litmus::parse(MP).unwrap();
+        let v = check(&p, &CheckOptions::default()).unwrap();
+        (p, v.states)
+    }
+
+    #[test]
+    fn the_table_encodes_every_state_and_marks_the_forbidden_one() {
+        let (p, states) = mp();
+        let t = StateTable::new(&p, &states).unwrap();
+        assert_eq!(t.values, vec![vec![0, 1], vec![0, 1]]);
+        for i in 0..t.len() as u32 {
+            assert_eq!(t.index(&t.decode(i)), Some(i));
+        }
+        // The stale read after the flag is the one forbidden state.
+        let stale = t.index(&[1, 0]).unwrap();
+        assert!(!t.allowed[stale as usize]);
+        assert_eq!(t.allowed.iter().filter(|a| !**a).count(), 1);
+        assert_eq!(t.forbidden_words()[stale as usize], 1);
+        assert_eq!(t.index(&[2, 0]), None);
+        // The kernel's table: a count, then MAX_VALUES words, per observable.
+        let w = t.words();
+        assert_eq!(w.len(), 2 * (MAX_VALUES as usize + 1));
+        assert_eq!(&w[..3], &[2, 0, 1]);
+    }
+
+    #[test]
+    fn comparison_counts_forbidden_and_unknown_states() {
+        let (p, states) = mp();
+        let t = StateTable::new(&p, &states).unwrap();
+        let mut dense = vec![0u64; t.len()];
+        dense[t.index(&[0, 0]).unwrap() as usize] = 10;
+        dense[t.index(&[1, 1]).unwrap() as usize] = 5;
+        dense[t.index(&[1, 0]).unwrap() as usize] = 2;
+        let c = compare(&p, &t, &dense, 3, &[vec![7, 7]]);
+        assert_eq!(c.forbidden, 2 + 3);
+        assert_eq!(c.satisfying, 2);
+        assert_eq!(c.unsampled_other, 2);
+        assert_eq!(c.states[0].count, 10);
+        assert!(c
+            .states
+            .iter()
+            .any(|s| s.values == vec![7, 7] && !s.allowed));
+    }
+
+    #[test]
+    fn words_round_trip_negative_values() {
+        assert_eq!(value(word(-3)), -3);
+        assert_eq!(value(word(7)), 7);
+    }
+}

@@ -40,8 +40,10 @@ pub const DEFAULT_BLOCK_THREADS: u32 = 256;
 /// Default warps of each block kept for memory stress.
 pub const DEFAULT_STRESS_WARPS: u32 = 2;
 /// Default number of instances whose copies of one location share a 128-byte line: instances
-/// interleaved in memory contend for lines as real data structures do.
-pub const DEFAULT_PER_LINE: u32 = 8;
+/// interleaved in memory contend for lines as real data structures do. Tuned on an H200
+/// (docs/hardware/h200.md): a full line of 32 instances showed the weak outcomes of the MP family
+/// 2 to 4 times as often as 8, and 1 almost never.
+pub const DEFAULT_PER_LINE: u32 = 32;
 /// Default bound on how often one backward branch may be taken before the role gives up.
 pub const DEFAULT_LOOP_CAP: u32 = 64;
 
