@@ -215,8 +215,17 @@ pub fn run(args: &RunArgs) -> bool {
                 let mut out = std::io::stdout().lock();
                 let text = if args.json {
                     {
-                        let mut v =
-                            json_line(&input.file, &device, &program, &verdict, &result, &cmp);
+                        let mut v = json_line(
+                            &input.file,
+                            &Gpu {
+                                name: &device.name,
+                                ordinal: device.ordinal,
+                            },
+                            &program,
+                            &verdict,
+                            &result,
+                            &cmp,
+                        );
                         if let Value::Object(m) = &mut v {
                             m.insert("setup_seconds".into(), result.setup.as_secs_f64().into());
                             m.insert("wall_seconds".into(), wall.as_secs_f64().into());
@@ -224,7 +233,11 @@ pub fn run(args: &RunArgs) -> bool {
                         v.to_string()
                     }
                 } else {
-                    report_text(&device, &program, &verdict, &result, &cmp, args.stress)
+                    let gpu = Gpu {
+                        name: &device.name,
+                        ordinal: device.ordinal,
+                    };
+                    report_text(&gpu, &program, &verdict, &result, &cmp, args.stress)
                 };
                 let _ = writeln!(out, "{text}");
                 all_good &= judge(&program, &verdict, &result, &cmp).0 == 0;
@@ -306,8 +319,14 @@ fn rate(count: u64, r: &RunResult) -> f64 {
     count as f64 / r.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
 }
 
+/// The GPU a report names.
+struct Gpu<'a> {
+    name: &'a str,
+    ordinal: usize,
+}
+
 fn report_text(
-    device: &Device,
+    device: &Gpu,
     program: &Program,
     verdict: &Verdict,
     r: &RunResult,
@@ -427,7 +446,7 @@ fn report_text(
 
 fn json_line(
     file: &str,
-    device: &Device,
+    device: &Gpu,
     program: &Program,
     verdict: &Verdict,
     r: &RunResult,
@@ -499,6 +518,59 @@ fn json_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(dense: Vec<u64>, other: u64) -> RunResult {
+        RunResult {
+            instances: dense.iter().sum::<u64>() + other,
+            dense,
+            other,
+            other_samples: vec![],
+            cut: 0,
+            launches: 1,
+            elapsed: Duration::from_secs(1),
+            anomalies: vec![],
+            stop: Stop::Time,
+            blocks: 2,
+            block_threads: 256,
+            instances_per_launch: 384,
+            setup: Duration::ZERO,
+        }
+    }
+
+    const MP: &str = "PTX MP\n{ data=0; flag=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n \
+        st.weak data, 1 | ld.acquire.gpu r0, flag ;\n st.release.gpu flag, 1 | ld.weak r1, data ;\n\
+        exists (P1:r0 == 1 /\\ P1:r1 == 0)\n";
+
+    #[test]
+    fn a_forbidden_state_is_reported_loudly_and_allowed_ones_with_rates() {
+        let p = scopecheck_litmus::parse(MP).unwrap();
+        let v = scopecheck_model::check(&p, &scopecheck_model::CheckOptions::default()).unwrap();
+        let t = StateTable::new(&p, &v.states).unwrap();
+        let gpu = Gpu {
+            name: "Test GPU",
+            ordinal: 0,
+        };
+        let mut dense = vec![0; t.len()];
+        dense[t.index(&[0, 0]).unwrap() as usize] = 300;
+        let r = result(dense.clone(), 0);
+        let cmp = compare(&p, &t, &r.dense, 0, &[]);
+        let text = report_text(&gpu, &p, &v, &r, &cmp, OnOff::On);
+        assert!(text.contains("Hardware agrees with the model"), "{text}");
+        assert!(text.contains("300.0/s"), "{text}");
+        dense[t.index(&[1, 0]).unwrap() as usize] = 4;
+        let r = result(dense, 0);
+        let cmp = compare(&p, &t, &r.dense, 0, &[]);
+        let text = report_text(&gpu, &p, &v, &r, &cmp, OnOff::On);
+        assert!(
+            text.contains("!!! MODEL/HARDWARE DISAGREEMENT: 4 instances"),
+            "{text}"
+        );
+        let json = json_line("mp.litmus", &gpu, &p, &v, &r, &cmp);
+        assert_eq!(json["disagreement"], true);
+        assert_eq!(json["forbidden_observed"], 4);
+        assert_eq!(json["observed"][0]["count"], 300);
+        assert_eq!(json["result"], "No");
+    }
 
     #[test]
     fn durations_parse_with_units() {
