@@ -39,6 +39,10 @@ struct Sample {
 
 /// Runs `bench`; returns whether every file was parsed and checked.
 pub fn run(args: &BenchArgs) -> bool {
+    if let Err(e) = args.flags.platform() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let opts = args.flags.check_options();
     let mut all_checked = true;
     let mut parsed = Vec::new();

@@ -41,6 +41,10 @@ pub struct Checked {
 /// Runs `check`; returns whether every file was checked.
 pub fn run(args: &CheckArgs) -> bool {
     let inputs = inputs::collect(&args.paths);
+    if let Err(e) = args.flags.platform() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let opts = args.flags.check_options();
     let models = args.flags.models();
     let (tx, rx) = mpsc::channel();

@@ -1,7 +1,7 @@
 //! The options every checking subcommand shares: model, unroll bound, scheduler.
 
 use clap::{Args, ValueEnum};
-use scopecheck_model::{CheckOptions, ModelKind, Progress, Scheduler, DEFAULT_UNROLL};
+use scopecheck_model::{CheckOptions, ModelKind, Platform, Progress, Scheduler, DEFAULT_UNROLL};
 
 /// The `--model` choices.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -54,6 +54,50 @@ pub struct CheckFlags {
     /// How many blocks of one GPU are resident at once (default: all).
     #[arg(long, value_name = "N")]
     resident_blocks: Option<u32>,
+    /// A built-in platform profile: ideal (default), h200-pcie, gh200, arm-noncoherent.
+    #[arg(long, value_name = "NAME", conflicts_with = "platform_file")]
+    platform: Option<String>,
+    /// A platform profile file (TOML, as `scopecheck caps --toml` writes it).
+    #[arg(long, value_name = "FILE.toml")]
+    platform_file: Option<std::path::PathBuf>,
+}
+
+/// Reads a platform profile: a `[platform]` table with `name` and the capabilities
+/// `host_native_atomics`, `concurrent_managed_access`, `pageable_memory_access` (booleans or
+/// 0/1), and optionally `coherent_host_memory` (default true, as on x86). Other keys, such as the
+/// rest of what `scopecheck caps --toml` writes, are ignored.
+pub fn platform_from_toml(text: &str, file: &str) -> Result<Platform, String> {
+    let value: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{file}: not a TOML file: {e}"))?;
+    let table = match value.get("platform") {
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => return Err(format!("{file}: `platform` must be a table")),
+        None => &value,
+    };
+    let flag = |key: &str, default: Option<bool>| -> Result<bool, String> {
+        match table.get(key) {
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(toml::Value::Integer(0)) => Ok(false),
+            Some(toml::Value::Integer(1)) => Ok(true),
+            Some(other) => Err(format!(
+                "{file}: `{key}` must be true/false or 0/1, not {other}"
+            )),
+            None => default.ok_or_else(|| format!("{file}: the platform table has no `{key}`")),
+        }
+    };
+    let name = match table.get("name") {
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(_) => return Err(format!("{file}: `name` must be a string")),
+        None => file.to_string(),
+    };
+    Ok(Platform {
+        name,
+        host_native_atomics: flag("host_native_atomics", None)?,
+        concurrent_managed_access: flag("concurrent_managed_access", None)?,
+        pageable_memory_access: flag("pageable_memory_access", None)?,
+        coherent_host_memory: flag("coherent_host_memory", Some(true))?,
+    })
 }
 
 impl CheckFlags {
@@ -65,6 +109,24 @@ impl CheckFlags {
             Some(Model::Ptx) => vec![Some(ModelKind::Ptx)],
             Some(Model::Src11) => vec![Some(ModelKind::Src11)],
             Some(Model::Both) => vec![Some(ModelKind::Src11), Some(ModelKind::Ptx)],
+        }
+    }
+
+    /// The platform asked for, or why it cannot be had.
+    pub fn platform(&self) -> Result<Platform, String> {
+        if let Some(file) = &self.platform_file {
+            let shown = file.display().to_string();
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{shown}: {e}"))?;
+            return platform_from_toml(&text, &shown);
+        }
+        match &self.platform {
+            None => Ok(Platform::ideal()),
+            Some(name) => Platform::builtin(name).ok_or_else(|| {
+                format!(
+                    "unknown platform `{name}`; expected one of {}",
+                    Platform::BUILTIN.join(", ")
+                )
+            }),
         }
     }
 
@@ -85,6 +147,29 @@ impl CheckFlags {
                 its: self.its == OnOff::On,
                 resident_blocks: self.resident_blocks,
             },
+            // Checked by the subcommands before they start (`platform()`).
+            platform: self.platform().unwrap_or_else(|_| Platform::ideal()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_files_take_caps_output_and_reject_bad_values() {
+        let caps = "[platform]\nname = \"NVIDIA H200\"\ncompute_capability = \"9.0\"\nhost_native_atomics = false\nconcurrent_managed_access = true\npageable_memory_access = 0\n\n[scopes]\ncta = \"x\"\n";
+        let p = platform_from_toml(caps, "h200.toml").expect("caps output is a profile");
+        assert_eq!(p.name, "NVIDIA H200");
+        assert!(!p.host_native_atomics && p.concurrent_managed_access && !p.pageable_memory_access);
+        assert!(p.coherent_host_memory, "coherence defaults to x86's");
+        let bad = "[platform]\nhost_native_atomics = 2\n";
+        let e = platform_from_toml(bad, "bad.toml").unwrap_err();
+        assert!(e.contains("host_native_atomics"), "{e}");
+        let missing = "[platform]\nname = \"x\"\n";
+        assert!(platform_from_toml(missing, "m.toml")
+            .unwrap_err()
+            .contains("no `host_native_atomics`"));
     }
 }

@@ -205,6 +205,8 @@ pub fn judge(
         reduced_loops,
         hangs,
         races,
+        platform: opts.platform.name.clone(),
+        platform_notes: vec![],
     })
 }
 

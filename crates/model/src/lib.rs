@@ -3,10 +3,12 @@
 
 pub mod compare;
 mod judge;
+mod platform;
 pub mod ptx;
 pub mod src11;
 mod verdict;
 
+pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
 pub use scopecheck_explore::RaceKind;
 pub use verdict::{
@@ -45,6 +47,8 @@ pub struct CheckOptions {
     pub unroll: u32,
     /// The scheduler hangs are judged under.
     pub scheduler: Scheduler,
+    /// The machine: what host-device programs may rely on.
+    pub platform: Platform,
 }
 
 impl Default for CheckOptions {
@@ -53,6 +57,7 @@ impl Default for CheckOptions {
             model: None,
             unroll: DEFAULT_UNROLL,
             scheduler: Scheduler::default(),
+            platform: Platform::ideal(),
         }
     }
 }
@@ -86,13 +91,69 @@ impl ModelKind {
 }
 
 /// Explores every execution of `program` the chosen model allows and judges the condition. A C
-/// program checked under PTX is first compiled with the PTX mapping (`ptx::mapping`).
+/// program checked under PTX is first compiled with the PTX mapping (`ptx::mapping`). On a
+/// platform lacking a capability, the verdict says which states only that lack makes reachable.
 pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
-    match opts.model.unwrap_or(ModelKind::for_dialect(program.arch)) {
-        ModelKind::Ptx if program.arch == Arch::C => {
-            judge::judge(&ptx::mapping::compile(program), &ptx::Ptx, opts)
+    platform::check_program(program, &opts.platform)?;
+    let mut verdict = check_on(program, opts, &opts.platform)?;
+    let talks_to_host = program
+        .threads
+        .iter()
+        .any(|t| t.placement == scopecheck_ir::Placement::Host);
+    let missing: Vec<&str> = opts
+        .platform
+        .missing()
+        .into_iter()
+        .filter(|c| talks_to_host && platform::affects_models(c))
+        .collect();
+    // Each missing capability alone, then all of them together (their effects can overlap).
+    let mut trials: Vec<Vec<&str>> = missing.iter().map(|c| vec![*c]).collect();
+    if missing.len() > 1 {
+        trials.push(missing.clone());
+    }
+    for granted in trials {
+        let mut with = opts.platform.clone();
+        for c in &granted {
+            with = with.with(c);
         }
-        ModelKind::Ptx => judge::judge(program, &ptx::Ptx, opts),
-        ModelKind::Src11 => judge::judge(program, &src11::ScopedC11, opts),
+        let other = check_on(program, opts, &with)?;
+        let extra: Vec<String> = verdict
+            .states
+            .iter()
+            .filter(|s| !other.states.iter().any(|w| w.values == s.values))
+            .map(|s| {
+                s.values
+                    .iter()
+                    .map(|(o, v)| format!("{}={v};", program.observable_name(*o)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        if !extra.is_empty() && (granted.len() == 1 || verdict.platform_notes.is_empty()) {
+            verdict.platform_notes.push(format!(
+                "{} lacks {}: only because of that can the program end in {}",
+                opts.platform.name,
+                granted.join(" and "),
+                extra.join(" | ")
+            ));
+        }
+    }
+    Ok(verdict)
+}
+
+fn check_on(
+    program: &Program,
+    opts: &CheckOptions,
+    platform: &Platform,
+) -> Result<Verdict, CheckError> {
+    let platform = platform.clone();
+    match opts.model.unwrap_or(ModelKind::for_dialect(program.arch)) {
+        ModelKind::Ptx if program.arch == Arch::C => judge::judge(
+            &ptx::mapping::compile(program),
+            &ptx::Ptx { platform },
+            opts,
+        ),
+        ModelKind::Ptx => judge::judge(program, &ptx::Ptx { platform }, opts),
+        ModelKind::Src11 => judge::judge(program, &src11::ScopedC11 { platform }, opts),
     }
 }

@@ -113,6 +113,9 @@ pub struct Verdict {
     /// Races found in consistent executions: for the language models, any race makes the
     /// program's behaviour undefined, whatever the states say.
     pub races: Vec<RaceReport>,
+    /// The platform checked on, and which final states only its missing capabilities allow.
+    pub platform: String,
+    pub platform_notes: Vec<String>,
 }
 
 impl Verdict {

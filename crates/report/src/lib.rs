@@ -103,6 +103,9 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
     races_text(program, verdict, &mut out);
+    for note in &verdict.platform_notes {
+        let _ = writeln!(out, "Platform {}: {note}", verdict.platform);
+    }
     liveness_text(program, verdict, &mut out);
     out
 }
@@ -313,6 +316,8 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "terminates": verdict.terminates(),
         "reduced_loops": verdict.reduced_loops,
         "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
+        "platform": verdict.platform,
+        "platform_notes": verdict.platform_notes,
         "racy": verdict.is_racy(),
         "races": verdict.races.iter().map(|r| race_json(program, r)).collect::<Vec<_>>(),
         "rejected": verdict.rejected.iter().map(|(a, n)| (a.to_string(), Value::from(*n))).collect::<Map<String, Value>>(),

@@ -2,6 +2,8 @@
 
 use scopecheck_explore::{Graph, Relation};
 
+use crate::Platform;
+
 pub const COHERENCE: &str = "Coherence";
 pub const FENCE_SC: &str = "Fence-SC";
 pub const ATOMICITY: &str = "Atomicity";
@@ -32,11 +34,21 @@ pub fn fence_sc(cause: &Relation) -> bool {
 }
 
 /// Atomicity: for an RMW `(Ar, Aw)` and a write `W` morally strong with it, not both
-/// `Ar fr W` (Ar reads a write coherence-before W) and `W co Aw`.
-pub fn atomicity(g: &Graph, ms: &Relation, co: &Relation, fr: &Relation) -> bool {
+/// `Ar fr W` (Ar reads a write coherence-before W) and `W co Aw`. A platform without host-native
+/// atomics exempts a host write from a device RMW on host memory, and the reverse.
+pub fn atomicity(
+    g: &Graph,
+    ms: &Relation,
+    co: &Relation,
+    fr: &Relation,
+    platform: &Platform,
+) -> bool {
     g.rmw.pairs().all(|(ar, aw)| {
-        fr.successors(ar)
-            .all(|w| w == aw || !(co.contains(w, aw) && ms.contains(w, aw)))
+        fr.successors(ar).all(|w| {
+            w == aw
+                || !(co.contains(w, aw) && ms.contains(w, aw))
+                || platform.splits_atomicity(g, aw, w)
+        })
     })
 }
 

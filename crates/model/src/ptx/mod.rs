@@ -21,9 +21,22 @@ use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
 
 use axioms::*;
 
-/// The PTX model.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Ptx;
+use crate::Platform;
+
+/// The PTX model, on a platform (which decides whether host and device accesses to host
+/// memory can be morally strong and atomic together).
+#[derive(Clone, Debug)]
+pub struct Ptx {
+    pub platform: Platform,
+}
+
+impl Default for Ptx {
+    fn default() -> Self {
+        Ptx {
+            platform: Platform::ideal(),
+        }
+    }
+}
 
 impl Model for Ptx {
     fn name(&self) -> &'static str {
@@ -44,7 +57,7 @@ impl Model for Ptx {
         if !no_thin_air(g, &rf) {
             return false;
         }
-        let ms = strength::morally_strong(g);
+        let ms = strength::morally_strong(g, &self.platform);
         if !sc_per_location(g, &ms, &rf) || !rmws_read_distinct_writes(g, &ms) {
             return false;
         }
@@ -64,7 +77,7 @@ impl Model for Ptx {
         if !no_thin_air(g, &rf) {
             return rejected.add(NO_THIN_AIR);
         }
-        let ms = strength::morally_strong(g);
+        let ms = strength::morally_strong(g, &self.platform);
         // Morally strong reads-from and program order alone already decide some cycles.
         if !sc_per_location(g, &ms, &rf) {
             return rejected.add(SC_PER_LOCATION);
@@ -91,14 +104,14 @@ impl Model for Ptx {
             // with more coherence edges: a partial order failing one has no good extension.
             let dead = |co: &Relation| {
                 let fr = g.fr_relation(co);
-                !atomicity(g, &ms, co, &fr)
+                !atomicity(g, &ms, co, &fr, &self.platform)
                     || !sc_per_location(g, &ms, &rf.union(co).union(&fr))
                     || !causality_fr(&fr, &cause)
             };
             for_each_order_pruned(&forced, &write_pairs, &dead, &mut |co| {
                 any = true;
                 let fr = g.fr_relation(co);
-                let verdict = if !atomicity(g, &ms, co, &fr) {
+                let verdict = if !atomicity(g, &ms, co, &fr, &self.platform) {
                     Err(ATOMICITY)
                 } else if !sc_per_location(g, &ms, &rf.union(co).union(&fr)) {
                     Err(SC_PER_LOCATION)

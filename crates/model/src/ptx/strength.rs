@@ -8,6 +8,8 @@
 use scopecheck_explore::{Event, EventKind, Graph, Relation};
 use scopecheck_ir::Scope;
 
+use crate::Platform;
+
 /// The scope of a strong operation; `None` for weak accesses and initial writes.
 ///
 /// Barrier halves count as CTA-scoped: a `bar.sync` orders memory among the CTA's threads (the
@@ -23,12 +25,13 @@ pub fn strong_scope(e: &Event) -> Option<Scope> {
     }
 }
 
-/// The `ms` relation over all events of `g` (computed once per graph).
-pub fn morally_strong(g: &Graph) -> Relation {
-    g.memo("ptx.morally_strong", || compute(g))
+/// The `ms` relation over all events of `g` (computed once per graph). A platform without
+/// coherent host memory keeps host and device accesses to it apart.
+pub fn morally_strong(g: &Graph, platform: &Platform) -> Relation {
+    g.memo("ptx.morally_strong", || compute(g, platform))
 }
 
-fn compute(g: &Graph) -> Relation {
+fn compute(g: &Graph, platform: &Platform) -> Relation {
     let n = g.len();
     Relation::from_fn(n, |i, j| {
         if i == j {
@@ -40,6 +43,9 @@ fn compute(g: &Graph) -> Relation {
         }
         if a.thread.is_some() && a.thread == b.thread {
             return true;
+        }
+        if platform.separates(g, i, j) {
+            return false;
         }
         match (
             strong_scope(a),

@@ -3,6 +3,7 @@
 use scopecheck_explore::{Graph, Relation};
 
 use super::synchronization::HappensBefore;
+use crate::Platform;
 
 pub const COHERENCE: &str = "Coherence";
 pub const ATOMICITY: &str = "Atomicity";
@@ -26,11 +27,14 @@ pub fn coherence(g: &Graph, hb: &HappensBefore, eco: &Relation) -> bool {
     })
 }
 
-/// Atomicity: `rmw ∩ (rb ; mo)` is empty: nothing comes between an RMW's read and its write.
-pub fn atomicity(g: &Graph, rb: &Relation, mo: &Relation) -> bool {
-    g.rmw
-        .pairs()
-        .all(|(r, w)| !rb.successors(r).any(|x| mo.contains(x, w)))
+/// Atomicity: `rmw ∩ (rb ; mo)` is empty: nothing comes between an RMW's read and its write,
+/// except, on a platform without host-native atomics, a write from the other side (host or
+/// device) of a word of host memory.
+pub fn atomicity(g: &Graph, rb: &Relation, mo: &Relation, platform: &Platform) -> bool {
+    g.rmw.pairs().all(|(r, w)| {
+        !rb.successors(r)
+            .any(|x| mo.contains(x, w) && !platform.splits_atomicity(g, w, x))
+    })
 }
 
 /// SC: the scoped partial SC order is acyclic.

@@ -17,9 +17,21 @@ use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
 
 use axioms::*;
 
-/// The scoped C11 model (`--model src11`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ScopedC11;
+use crate::Platform;
+
+/// The scoped C11 model (`--model src11`), on a platform.
+#[derive(Clone, Debug)]
+pub struct ScopedC11 {
+    pub platform: Platform,
+}
+
+impl Default for ScopedC11 {
+    fn default() -> Self {
+        ScopedC11 {
+            platform: Platform::ideal(),
+        }
+    }
+}
 
 impl Model for ScopedC11 {
     fn name(&self) -> &'static str {
@@ -41,7 +53,7 @@ impl Model for ScopedC11 {
         if !no_thin_air(g, &rf) {
             return rejected.add(NO_THIN_AIR);
         }
-        let inclusion = scope::scope_inclusion(g);
+        let inclusion = scope::scope_inclusion(g, &self.platform);
         let hb = synchronization::happens_before(g, &rf, &inclusion);
         if !hb.is_irreflexive() {
             return rejected.add(COHERENCE);
@@ -78,7 +90,7 @@ impl Model for ScopedC11 {
             eco.close();
             let verdict = if !coherence(g, &hb, &eco) {
                 Err(COHERENCE)
-            } else if !atomicity(g, &rb, mo) {
+            } else if !atomicity(g, &rb, mo, &self.platform) {
                 Err(ATOMICITY)
             } else if !axioms::sc(&sc::psc(g, &hb.global, mo, &rb, &eco), &inclusion) {
                 Err(SC)

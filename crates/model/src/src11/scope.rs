@@ -9,6 +9,8 @@
 use scopecheck_explore::{Event, EventKind, Graph, Relation};
 use scopecheck_ir::{FenceOrder, Order, Scope};
 
+use crate::Platform;
+
 /// An atomic access or a fence (non-atomic: plain and `volatile` accesses, initial writes).
 pub fn is_atomic(e: &Event) -> bool {
     match e.kind {
@@ -30,11 +32,11 @@ fn scope_of(e: &Event) -> Option<Scope> {
 
 /// `strong_r`: same thread, or both atomic and each one's scope including the other's thread
 /// (computed once per graph).
-pub fn scope_inclusion(g: &Graph) -> Relation {
-    g.memo("src11.scope_inclusion", || compute(g))
+pub fn scope_inclusion(g: &Graph, platform: &Platform) -> Relation {
+    g.memo("src11.scope_inclusion", || compute(g, platform))
 }
 
-fn compute(g: &Graph) -> Relation {
+fn compute(g: &Graph, platform: &Platform) -> Relation {
     Relation::from_fn(g.len(), |i, j| {
         if i == j {
             return false;
@@ -43,7 +45,7 @@ fn compute(g: &Graph) -> Relation {
         if a.thread.is_some() && a.thread == b.thread {
             return true;
         }
-        if !is_atomic(a) || !is_atomic(b) {
+        if !is_atomic(a) || !is_atomic(b) || platform.separates(g, i, j) {
             return false;
         }
         match (scope_of(a), scope_of(b), g.placement(i), g.placement(j)) {
