@@ -277,6 +277,7 @@ impl Gen<'_> {
             ".u32 p_wrot",
             ".u32 p_stress_iters",
             ".u32 p_pre_iters",
+            ".u32 p_zero",
         ];
         for (i, p) in params.iter().enumerate() {
             let sep = if i + 1 < params.len() { "," } else { "" };
@@ -295,6 +296,7 @@ impl Gen<'_> {
             self,
             "\t.reg .b64 \t%mem, %rec, %scratch, %recp, %ibase, %sbase;"
         );
+        e!(self, "\t.reg .b32 \t%zero;");
         for (ti, t) in self.p.threads.iter().enumerate() {
             if !t.registers.is_empty() {
                 let names: Vec<String> = (0..t.registers.len())
@@ -316,6 +318,7 @@ impl Gen<'_> {
         e!(self, "\tcvta.to.global.u64 \t%rec, %rec;");
         e!(self, "\tld.param.u64 \t%scratch, [p_scratch];");
         e!(self, "\tcvta.to.global.u64 \t%scratch, %scratch;");
+        e!(self, "\tld.param.u32 \t%zero, [p_zero];");
         e!(self, "\tmov.u32 \t%t_id, %tid.x;");
         e!(self, "\tmov.u32 \t%b_id, %ctaid.x;");
         e!(
@@ -729,6 +732,26 @@ impl Gen<'_> {
                 }
             }
             InstrKind::Binary { dst, op, a, b } => {
+                // `xor r, x, x`, `sub r, x, x`, `and r, x, 0`, `mul r, x, 0` are how tests write
+                // a dependency that is always 0. ptxas would fold them to a constant and drop the
+                // dependency; `and` with a kernel parameter that is 0 at run time keeps it.
+                let zero_of = match (op, a, b) {
+                    (BinOp::Xor | BinOp::Sub, Operand::Reg(x), Operand::Reg(y)) if x == y => {
+                        Some(x)
+                    }
+                    (BinOp::And | BinOp::Mul, Operand::Reg(x), Operand::Imm(0))
+                    | (BinOp::And | BinOp::Mul, Operand::Imm(0), Operand::Reg(x)) => Some(x),
+                    _ => None,
+                };
+                if let Some(x) = zero_of {
+                    e!(
+                        self,
+                        "\tand.b32 \t{}, {}, %zero;",
+                        Self::reg(t, dst),
+                        Self::reg(t, x)
+                    );
+                    return Ok(());
+                }
                 let a = self.opnd(t, a, "%x12");
                 let b = match b {
                     Operand::Reg(r) => Self::reg(t, r),

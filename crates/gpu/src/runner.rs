@@ -42,6 +42,8 @@ const COLLECT_THREADS: u32 = 256;
 const MAX_BLOCKS_PER_SM: u32 = 32;
 /// Most anomalous instances a run keeps with their details.
 pub const MAX_KEPT_ANOMALIES: usize = 32;
+/// The test kernel's `p_zero`: 0 at run time, unknown to the PTX assembler (see codegen).
+const ZERO: u32 = 0;
 /// Poll interval of the watchdog while a launch runs.
 const POLL: Duration = Duration::from_micros(50);
 
@@ -258,7 +260,8 @@ pub fn run(
                 .arg(&s.rot)
                 .arg(&s.wrot)
                 .arg(&opts.stress_iters)
-                .arg(&opts.pre_iters);
+                .arg(&opts.pre_iters)
+                .arg(&ZERO);
             // SAFETY: the arguments match the kernel's parameters one for one (see codegen),
             // and every buffer is sized for `blocks` blocks of this layout.
             unsafe { b.launch(test_cfg) }.map_err(&launch_err)?;
