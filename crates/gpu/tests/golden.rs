@@ -1,5 +1,6 @@
 //! Golden tests of the generated PTX: the whole text of a few tests' modules is compared with
-//! the file under `tests/golden/`. After an intended change, `BLESS=1 cargo test -p
+//! the file under `tests/golden/`. The litmus sources are copies kept beside the goldens, so that
+//! an edit to the corpus does not change them. After an intended change, `BLESS=1 cargo test -p
 //! scopecheck-gpu --test golden` rewrites them; review the diff.
 
 use std::path::Path;
@@ -25,9 +26,8 @@ fn generated_ptx_matches_the_goldens() {
     let bless = std::env::var_os("BLESS").is_some();
     let mut diffs = Vec::new();
     for name in GOLDEN {
-        let src =
-            std::fs::read_to_string(root.join(format!("../../tests/litmus/ptx/{name}.litmus")))
-                .expect("golden test source");
+        let src = std::fs::read_to_string(root.join(format!("tests/golden/{name}.litmus")))
+            .expect("golden test source");
         let program = scopecheck_litmus::parse(&src).expect("golden test parses");
         let ptx = generate(&program, &GenOptions::default())
             .expect("golden test generates")
