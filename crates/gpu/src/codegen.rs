@@ -847,7 +847,6 @@ impl Gen<'_> {
 
     fn collect_kernel(&mut self) {
         let obs = self.p.observables();
-        let words = self.l.record.words();
         let aw = anomaly_words(obs.len());
         e!(self, ".shared .align 4 .b32 s_hist[{BINS}];");
         e!(self, "");
@@ -1055,6 +1054,5 @@ impl Gen<'_> {
         e!(self, "FLUSH_DONE:");
         e!(self, "\tret;");
         e!(self, "}}");
-        let _ = words;
     }
 }

@@ -308,13 +308,18 @@ pub fn run(
             for r in 0..n {
                 let at = 1 + r * aw;
                 let instance = raw[at];
-                let launch = raw[at + 1] as u64;
+                // The kernel records the launch number's low 32 bits; this batch's launches are
+                // consecutive, so the offset into the batch is their difference.
+                let in_batch = raw[at + 1].wrapping_sub(first as u32) as usize;
+                let launch = first + in_batch as u64;
                 let values: Vec<Value> = raw[at + 2..at + aw].iter().map(|&w| value(w)).collect();
                 if table.index(&values).is_none() {
                     other_samples.push(values.clone());
                 }
                 if anomalies.len() < MAX_KEPT_ANOMALIES {
-                    let s = &shuffles[(launch - first) as usize];
+                    let Some(s) = shuffles.get(in_batch) else {
+                        continue;
+                    };
                     anomalies.push(Anomaly {
                         launch,
                         instance,
