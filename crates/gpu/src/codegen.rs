@@ -1056,3 +1056,67 @@ impl Gen<'_> {
         e!(self, "}}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ptx(src: &str) -> String {
+        let p = scopecheck_litmus::parse(src).expect("test parses");
+        generate(&p, &GenOptions::default()).expect("generates").ptx
+    }
+
+    #[test]
+    fn each_instruction_family_has_its_ptx_form() {
+        let k = ptx(r#"PTX forms
+{ x=0; y=0; }
+ P0@cta 0,gpu 0                | P1@cta 1,gpu 0          ;
+ atom.acquire.gpu.sub r0, x, 2 | ld.volatile r0, y       ;
+ atom.sys.exch r1, y, 3        | st.release.cta x, 1     ;
+ red.release.gpu.min x, r1     | fence.acq_rel.cluster   ;
+ atom.acq_rel.gpu.cas r2, y, 3, 4 | membar.gl           ;
+exists (P0:r0 == 0)
+"#);
+        for want in [
+            "neg.s32",
+            "atom.acquire.gpu.global.add.u32",
+            "atom.relaxed.sys.global.exch.b32",
+            "red.release.gpu.global.min.s32",
+            "atom.acq_rel.gpu.global.cas.b32",
+            "ld.relaxed.sys.global.u32",
+            "st.release.cta.global.u32",
+            "fence.acq_rel.cluster;",
+        ] {
+            assert!(k.contains(want), "missing {want} in\n{k}");
+        }
+    }
+
+    #[test]
+    fn backward_branches_count_iterations_and_give_up_at_the_cap() {
+        let k = ptx(r#"PTX spin
+{ x=0; }
+ P0@cta 0,gpu 0          | P1@cta 1,gpu 0 ;
+ L: ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;
+ beq r0, 0, L            |                ;
+exists (P0:r0 == 1)
+"#);
+        assert!(k.contains(&format!(
+            "setp.gt.u32 \t%p1, %loops, {};",
+            DEFAULT_LOOP_CAP_FOR_TEST
+        )));
+        assert!(k.contains("@%p1 bra \tR0_CUT;"));
+        assert!(k.contains(&format!("mov.u32 \t%status, {STATUS_CUT};")));
+    }
+
+    #[test]
+    fn values_that_do_not_fit_32_bits_are_refused() {
+        let p = scopecheck_litmus::parse(
+            "PTX big\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, 8589934592 ;\nexists (x == 0)\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            generate(&p, &GenOptions::default()),
+            Err(GenError::Unsupported(m)) if m.contains("32 bits")
+        ));
+    }
+}
