@@ -1102,7 +1102,7 @@ exists (P0:r0 == 1)
 "#);
         assert!(k.contains(&format!(
             "setp.gt.u32 \t%p1, %loops, {};",
-            DEFAULT_LOOP_CAP_FOR_TEST
+            crate::layout::DEFAULT_LOOP_CAP
         )));
         assert!(k.contains("@%p1 bra \tR0_CUT;"));
         assert!(k.contains(&format!("mov.u32 \t%status, {STATUS_CUT};")));
