@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rayon::prelude::*;
 use scopecheck_ir::Program;
+use scopecheck_litmus::Warning;
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
 use crate::inputs::{self, Input};
@@ -33,6 +34,8 @@ pub struct CheckArgs {
 /// how long checking took.
 pub struct Checked {
     pub program: Program,
+    /// What the front-end changed or doubts (e.g. a device scope narrowed on shared memory).
+    pub warnings: Vec<Warning>,
     pub verdicts: Vec<Verdict>,
     pub disagreements: Vec<String>,
     pub time: Duration,
@@ -80,7 +83,7 @@ pub fn check_file(
     opts: &CheckOptions,
     models: &[Option<ModelKind>],
 ) -> Result<Checked, Box<Failure>> {
-    let (source, program) = read_and_parse(input)?;
+    let (source, program, warnings) = read_parse_warn(input)?;
     let start = Instant::now();
     let mut verdicts = Vec::with_capacity(models.len());
     for m in models {
@@ -96,6 +99,7 @@ pub fn check_file(
     };
     Ok(Checked {
         program,
+        warnings,
         verdicts,
         disagreements,
         time: start.elapsed(),
@@ -104,13 +108,18 @@ pub fn check_file(
 
 /// Reads and parses one file.
 pub fn read_and_parse(input: &Input) -> Result<(String, Program), Box<Failure>> {
+    read_parse_warn(input).map(|(source, program, _)| (source, program))
+}
+
+/// Reads and parses one file, with the front-end's warnings.
+pub fn read_parse_warn(input: &Input) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
     let source = std::fs::read_to_string(&input.path)
         .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
-    match scopecheck_litmus::parse(&source) {
-        Ok(program) => Ok((source, program)),
+    match scopecheck_litmus::parse_with_warnings(&source) {
+        Ok((program, warnings)) => Ok((source, program, warnings)),
         Err(e) => Err(Failure::parse(&input.file, source, &e)),
     }
 }
@@ -137,6 +146,9 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
     // A closed stdout (`| head`) is not an error worth reporting; keep going quietly.
     match (result, json) {
         (Ok(c), false) => {
+            for w in &c.warnings {
+                let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
+            }
             for v in &c.verdicts {
                 if both {
                     let _ = writeln!(out, "Model {}", v.model);
@@ -153,7 +165,7 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
             }
         }
         (Ok(c), true) => {
-            let line = if both {
+            let mut line = if both {
                 scopecheck_report::json_both(
                     &input.file,
                     &c.program,
@@ -164,6 +176,20 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
             } else {
                 scopecheck_report::json(&input.file, &c.program, &c.verdicts[0], c.time)
             };
+            if let serde_json::Value::Object(m) = &mut line {
+                let warnings: Vec<serde_json::Value> = c
+                    .warnings
+                    .iter()
+                    .map(|w| {
+                        serde_json::json!({
+                            "line": w.span.line,
+                            "column": w.span.column,
+                            "message": w.message,
+                        })
+                    })
+                    .collect();
+                m.insert("warnings".into(), warnings.into());
+            }
             let _ = writeln!(out, "{line}");
         }
         (Err(f), false) => {

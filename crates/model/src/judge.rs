@@ -207,6 +207,7 @@ pub fn judge(
         races,
         platform: opts.platform.name.clone(),
         platform_notes: vec![],
+        lints: crate::lint::lints(program),
     })
 }
 

@@ -3,11 +3,13 @@
 
 pub mod compare;
 mod judge;
+pub mod lint;
 mod platform;
 pub mod ptx;
 pub mod src11;
 mod verdict;
 
+pub use lint::Lint;
 pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
 pub use scopecheck_explore::RaceKind;

@@ -116,6 +116,8 @@ pub struct Verdict {
     /// The platform checked on, and which final states only its missing capabilities allow.
     pub platform: String,
     pub platform_notes: Vec<String>,
+    /// Patterns that are usually mistakes (see `lint`).
+    pub lints: Vec<crate::Lint>,
 }
 
 impl Verdict {

@@ -103,6 +103,9 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
     races_text(program, verdict, &mut out);
+    for l in &verdict.lints {
+        let _ = writeln!(out, "Lint line {}: {}", l.span.line, l.message);
+    }
     for note in &verdict.platform_notes {
         let _ = writeln!(out, "Platform {}: {note}", verdict.platform);
     }
@@ -316,6 +319,11 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "terminates": verdict.terminates(),
         "reduced_loops": verdict.reduced_loops,
         "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
+        "lints": verdict.lints.iter().map(|l| json!({
+            "line": l.span.line,
+            "column": l.span.column,
+            "message": l.message,
+        })).collect::<Vec<_>>(),
         "platform": verdict.platform,
         "platform_notes": verdict.platform_notes,
         "racy": verdict.is_racy(),

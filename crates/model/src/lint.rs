@@ -1,0 +1,234 @@
+//! Lints: patterns in the code that are usually mistakes, found without exploring.
+//!
+//! - a release (release write, or a strong write after a release fence) whose location no other
+//!   thread reads with acquire semantics (an acquire read, or a read followed by a fence), and
+//!   the reverse: an acquire whose location no other thread writes with release semantics. A
+//!   release without a matching acquire orders nothing for the reader.
+//! - a fence whose scope leaves out a thread that shares a location with the fencing thread: it
+//!   cannot order anything for that thread.
+//! (A flag and its payload on one 128-byte line cannot be found in litmus tests, whose
+//! locations have no addresses; atomics on shared memory with a scope wider than the block are
+//! reported by the front-end, which narrows them.)
+
+use scopecheck_ir::{FenceOrder, InstrKind, LocId, Order, Program, Scope, Span, Thread};
+
+/// One finding, at a source span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lint {
+    pub span: Span,
+    pub message: String,
+}
+
+/// What an instruction does to memory, for the lints.
+struct Access {
+    loc: LocId,
+    /// Index of the instruction in its thread.
+    at: usize,
+    write: bool,
+    read: bool,
+    order: Order,
+}
+
+fn accesses(t: &Thread) -> Vec<Access> {
+    t.code
+        .iter()
+        .enumerate()
+        .filter_map(|(at, i)| match i.kind {
+            InstrKind::Load { addr, order, .. } => Some(Access {
+                loc: addr.loc,
+                at,
+                write: false,
+                read: true,
+                order,
+            }),
+            InstrKind::Store { addr, order, .. } => Some(Access {
+                loc: addr.loc,
+                at,
+                write: true,
+                read: false,
+                order,
+            }),
+            InstrKind::Rmw { addr, order, .. } => Some(Access {
+                loc: addr.loc,
+                at,
+                write: true,
+                read: true,
+                order,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn fence_at(t: &Thread, at: usize, release: bool) -> bool {
+    matches!(t.code[at].kind, InstrKind::Fence { order, .. }
+        if order == FenceOrder::Sc || order == FenceOrder::AcqRel
+            || order == if release { FenceOrder::Release } else { FenceOrder::Acquire })
+        || matches!(t.code[at].kind, InstrKind::Barrier { .. })
+}
+
+/// A write with release semantics: a release write, or a strong write after a release fence.
+fn releases(t: &Thread, a: &Access) -> bool {
+    a.write
+        && (a.order.is_release()
+            || (a.order.is_strong() && (0..a.at).any(|k| fence_at(t, k, true))))
+}
+
+/// A read with acquire semantics: an acquire read, or a strong read before an acquire fence.
+fn acquires(t: &Thread, a: &Access) -> bool {
+    a.read
+        && (a.order.is_acquire()
+            || (a.order.is_strong() && (a.at + 1..t.code.len()).any(|k| fence_at(t, k, false))))
+}
+
+fn line(t: &Thread, at: usize) -> u32 {
+    t.code[at].span.line
+}
+
+/// Every lint of `program`.
+pub fn lints(program: &Program) -> Vec<Lint> {
+    let per_thread: Vec<Vec<Access>> = program.threads.iter().map(accesses).collect();
+    let mut out = Vec::new();
+    for (ti, t) in program.threads.iter().enumerate() {
+        for a in &per_thread[ti] {
+            let loc = &program.location(a.loc).name;
+            let others = || {
+                program
+                    .threads
+                    .iter()
+                    .enumerate()
+                    .filter(move |(o, _)| *o != ti)
+                    .flat_map(|(o, th)| {
+                        per_thread[o]
+                            .iter()
+                            .filter(move |b| b.loc == a.loc)
+                            .map(move |b| (th, b))
+                    })
+            };
+            if releases(t, a) && a.order.is_release() {
+                let readers: Vec<(&Thread, &Access)> = others().filter(|(_, b)| b.read).collect();
+                if !readers.is_empty() && !readers.iter().any(|(th, b)| acquires(th, b)) {
+                    let who: Vec<String> = readers
+                        .iter()
+                        .map(|(th, b)| format!("{} line {}", th.name, line(th, b.at)))
+                        .collect();
+                    out.push(Lint {
+                        span: t.code[a.at].span,
+                        message: format!(
+                            "release of `{loc}` with no matching acquire: {} read{} it without acquire semantics (no acquire read, no fence after it), so the release orders nothing for them",
+                            who.join(", "),
+                            if who.len() == 1 { "s" } else { "" }
+                        ),
+                    });
+                }
+            }
+            if acquires(t, a) && a.order.is_acquire() {
+                let writers: Vec<(&Thread, &Access)> = others().filter(|(_, b)| b.write).collect();
+                if !writers.is_empty() && !writers.iter().any(|(th, b)| releases(th, b)) {
+                    let who: Vec<String> = writers
+                        .iter()
+                        .map(|(th, b)| format!("{} line {}", th.name, line(th, b.at)))
+                        .collect();
+                    out.push(Lint {
+                        span: t.code[a.at].span,
+                        message: format!(
+                            "acquire of `{loc}` with no matching release: {} write{} it without release semantics (no release write, no fence before it), so the acquire orders nothing",
+                            who.join(", "),
+                            if who.len() == 1 { "s" } else { "" }
+                        ),
+                    });
+                }
+            }
+        }
+        for i in &t.code {
+            let InstrKind::Fence { scope, .. } = i.kind else {
+                continue;
+            };
+            if scope == Scope::Sys {
+                continue;
+            }
+            // Threads sharing a location with this one that the fence's scope leaves out.
+            let mine: Vec<LocId> = per_thread[ti].iter().map(|a| a.loc).collect();
+            let outside: Vec<String> = program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(o, th)| {
+                    *o != ti
+                        && !t.placement.scope_includes(scope, &th.placement)
+                        && per_thread[*o].iter().any(|b| mine.contains(&b.loc))
+                })
+                .map(|(_, th)| th.name.clone())
+                .collect();
+            if !outside.is_empty() {
+                out.push(Lint {
+                    span: i.span,
+                    message: format!(
+                        "`{}` has scope {scope}, which leaves out {} though {} share{} locations with {}: it orders nothing for {}",
+                        i.text,
+                        outside.join(", "),
+                        if outside.len() == 1 { "it" } else { "they" },
+                        if outside.len() == 1 { "s" } else { "" },
+                        t.name,
+                        if outside.len() == 1 { "it" } else { "them" },
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lints_of(src: &str) -> Vec<String> {
+        let p = scopecheck_litmus::parse(src).expect("test parses");
+        lints(&p)
+            .into_iter()
+            .map(|l| format!("{}: {}", l.span.line, l.message))
+            .collect()
+    }
+
+    #[test]
+    fn release_without_acquire_and_acquire_without_release() {
+        // P0 releases the flag but P1 reads it relaxed with no fence after: the release orders
+        // nothing for P1. And P2's acquire pairs with P3's relaxed store: nothing to acquire.
+        let l = lints_of(
+            "PTX t\n{ x=0; f=0; y=0; }\n P0 | P1@cta 1,gpu 0 | P2@cta 2,gpu 0 | P3@cta 3,gpu 0 ;\n st.weak x, 1 | ld.relaxed.gpu r0, f | ld.acquire.gpu r1, y | st.relaxed.gpu y, 1 ;\n st.release.gpu f, 1 | ld.weak r2, x | | ;\nexists (P1:r0 == 1)\n",
+        );
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert!(
+            l[0].starts_with("5: release of `f` with no matching acquire: P1 line 4"),
+            "{l:?}"
+        );
+        assert!(
+            l[1].starts_with("4: acquire of `y` with no matching release: P3 line 4"),
+            "{l:?}"
+        );
+    }
+
+    #[test]
+    fn a_release_fence_or_an_acquire_fence_counts() {
+        // The reader's relaxed load is followed by fence.acq_rel: an acquire pattern; no lint.
+        let l = lints_of(
+            "PTX t\n{ x=0; f=0; }\n P0 | P1@cta 1,gpu 0 ;\n st.weak x, 1 | ld.relaxed.gpu r0, f ;\n st.release.gpu f, 1 | fence.acq_rel.gpu ;\n | ld.weak r2, x ;\nexists (P1:r0 == 1)\n",
+        );
+        assert!(l.is_empty(), "{l:?}");
+    }
+
+    #[test]
+    fn a_cta_fence_does_not_cover_another_cta() {
+        let l = lints_of(
+            "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 1,gpu 0 ;\n st.weak x, 1 | ld.weak r0, x | ld.weak r0, x ;\n fence.sc.cta | | ;\nexists (P1:r0 == 1)\n",
+        );
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(
+            l[0].starts_with(
+                "5: `fence.sc.cta` has scope cta, which leaves out P2 though it shares"
+            ),
+            "{l:?}"
+        );
+    }
+}
