@@ -6,6 +6,7 @@
 //!   release without a matching acquire orders nothing for the reader.
 //! - a fence whose scope leaves out a thread that shares a location with the fencing thread: it
 //!   cannot order anything for that thread.
+//!
 //! (A flag and its payload on one 128-byte line cannot be found in litmus tests, whose
 //! locations have no addresses; atomics on shared memory with a scope wider than the block are
 //! reported by the front-end, which narrows them.)
