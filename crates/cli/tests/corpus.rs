@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scopecheck_model::{check, CheckOptions, Outcome, Progress};
+use scopecheck_model::{check, CheckOptions, ModelKind, Outcome, Progress};
 
 fn corpus_files(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,7 +31,9 @@ struct Expectation {
     /// `(* expect-terminates: true|false|unknown -- reason *)`: whether no thread can wait
     /// forever (`unknown`: an unrolled loop was cut, so the tool cannot say).
     terminates: Option<Option<bool>>,
-    /// `(* options: --progress obe --resident-blocks 1 --its off --unroll 3 *)`.
+    /// `(* expect-racy: true|false -- reason *)`: whether some consistent execution races.
+    racy: Option<bool>,
+    /// `(* options: --model ptx --progress obe --resident-blocks 1 --its off --unroll 3 *)`.
     options: CheckOptions,
 }
 
@@ -60,6 +62,13 @@ fn options(path: &Path, text: Option<&str>) -> CheckOptions {
                 o.scheduler.resident_blocks = Some(value.parse().unwrap_or_else(|_| bad()))
             }
             "--unroll" => o.unroll = value.parse().unwrap_or_else(|_| bad()),
+            "--model" => {
+                o.model = Some(match *value {
+                    "ptx" => ModelKind::Ptx,
+                    "src11" => ModelKind::Src11,
+                    _ => bad(),
+                })
+            }
             _ => bad(),
         }
     }
@@ -116,8 +125,25 @@ fn expectation(path: &Path, source: &str) -> Expectation {
             ),
         }
     });
+    let racy = comment_field(source, "expect-racy:").map(|t| {
+        let (word, reason) = t.split_once("--").unwrap_or((t, ""));
+        assert!(
+            !reason.trim().is_empty(),
+            "{}: expect-racy gives no reason",
+            path.display()
+        );
+        match word.trim() {
+            "true" => true,
+            "false" => false,
+            w => panic!(
+                "{}: expect-racy `{w}` is neither true nor false",
+                path.display()
+            ),
+        }
+    });
     let options = options(path, comment_field(source, "options:"));
     Expectation {
+        racy,
         outcome,
         states,
         known_gap,
@@ -182,6 +208,15 @@ fn run_corpus(dir: &str, minimum: usize) {
                 verdict.negative
             ));
         }
+        if let Some(r) = expected.racy {
+            if verdict.is_racy() != r {
+                failures.push(format!(
+                    "{}: expected racy={r}, got races {:?}",
+                    path.display(),
+                    verdict.races
+                ));
+            }
+        }
         if let Some(t) = expected.terminates {
             if verdict.terminates() != t {
                 failures.push(format!(
@@ -219,6 +254,11 @@ fn ptx_corpus_matches_expectations() {
 #[test]
 fn shipped_examples_match_expectations() {
     run_corpus("examples/ptx", 1);
+}
+
+#[test]
+fn c_corpus_matches_expectations() {
+    run_corpus("tests/litmus/c", 60);
 }
 
 mod strengthening {
