@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scopecheck_model::{check, CheckOptions, ModelKind, Outcome, Progress};
+use scopecheck_model::{check, CheckOptions, ModelKind, Outcome, Platform, Progress};
 
 fn corpus_files(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -62,6 +62,7 @@ fn options(path: &Path, text: Option<&str>) -> CheckOptions {
                 o.scheduler.resident_blocks = Some(value.parse().unwrap_or_else(|_| bad()))
             }
             "--unroll" => o.unroll = value.parse().unwrap_or_else(|_| bad()),
+            "--platform" => o.platform = Platform::builtin(value).unwrap_or_else(|| bad()),
             "--model" => {
                 o.model = Some(match *value {
                     "ptx" => ModelKind::Ptx,
