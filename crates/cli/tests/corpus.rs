@@ -344,3 +344,39 @@ fn await_loop_executions_do_not_grow_with_unroll() {
     assert!(counts[0].1, "{counts:?}");
     assert_eq!(counts[0].2, 2, "{counts:?}");
 }
+
+/// Launch order (`Thread::after`, what the CUDA front-end gives a kernel launched after another
+/// on one stream): the later thread sees everything the earlier one did, and a thread spinning
+/// for a write of a thread that starts only after it finishes hangs under any scheduler.
+#[test]
+fn launch_order_orders_memory_and_can_hang() {
+    let mp = "PTX MP+launch\n{ x=0; f=0; }\n P0 | P1@cta 1,gpu 0 ;\n st.weak x, 1 | ld.weak r0, f ;\n st.weak f, 1 | ld.weak r1, x ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n";
+    let mut p = scopecheck_litmus::parse(mp).expect("parses");
+    // Concurrent: plain message passing may read the stale x.
+    let concurrent = check(&p, &CheckOptions::default()).expect("checks");
+    assert_eq!(concurrent.outcome, Outcome::Ok);
+    // P1 launched after P0 on the same stream: it reads f=1 and x=1, nothing else.
+    p.threads[1].after = vec![scopecheck_ir::ThreadId(0)];
+    let ordered = check(&p, &CheckOptions::default()).expect("checks");
+    assert_eq!(ordered.outcome, Outcome::No);
+    assert_eq!(ordered.states.len(), 1, "{:?}", ordered.states);
+    assert!(!ordered.is_racy(), "{:?}", ordered.races);
+
+    let spin = "PTX Spin+launch\n{ f=0; }\n P0 | P1@cta 1,gpu 0 ;\n L: ld.acquire.gpu r0, f | st.release.gpu f, 1 ;\n beq r0, 0, L | ;\nexists (P0:r0 == 1)\n";
+    let mut p = scopecheck_litmus::parse(spin).expect("parses");
+    assert_eq!(
+        check(&p, &CheckOptions::default())
+            .expect("checks")
+            .terminates(),
+        Some(true)
+    );
+    // The writer starts only after the spinner finishes: the spinner waits forever.
+    p.threads[1].after = vec![scopecheck_ir::ThreadId(0)];
+    let v = check(&p, &CheckOptions::default()).expect("checks");
+    assert_eq!(v.terminates(), Some(false), "{:?}", v.hangs);
+    assert!(
+        v.hangs[0].reason.contains("starts only after P0 finishes"),
+        "{:?}",
+        v.hangs
+    );
+}

@@ -30,6 +30,10 @@ pub struct Graph<'p> {
     pub dep: Relation,
     /// From each barrier arrival to the waits of the other threads of the same barrier instance.
     pub barrier_sync: Relation,
+    /// From every event of a thread to every event of the threads that start only after it
+    /// finished (`Thread::after`: kernel launches on one stream, host code after a
+    /// synchronization). Models treat it as synchronization.
+    pub launch: Relation,
     /// Memory events on the same location (initial writes included), reflexive.
     pub same_loc: Relation,
     pub reads: EventSet,
@@ -106,6 +110,18 @@ impl<'p> Graph<'p> {
                 dep.insert(base + r as usize, base + w as usize);
             }
         }
+        let mut launch = Relation::new(n);
+        for (t, th) in program.threads.iter().enumerate().take(paths.len()) {
+            let mine = starts[t]..starts[t] + paths[t].events.len();
+            for before in &th.after {
+                let b = before.0 as usize;
+                for i in starts[b]..starts[b] + paths[b].events.len() {
+                    for j in mine.clone() {
+                        launch.insert(i, j);
+                    }
+                }
+            }
+        }
         let barrier_sync = match_barriers(program, &events).map_err(|e| match e {
             BarrierError::Wrong => NotAnExecution::WrongReduction,
             BarrierError::Blocks(waits) => NotAnExecution::BarrierBlocks(
@@ -147,6 +163,7 @@ impl<'p> Graph<'p> {
             rmw,
             dep,
             barrier_sync,
+            launch,
             same_loc,
             reads,
             writes,

@@ -116,6 +116,10 @@ impl Scheduler {
 
     /// Whether `t` could be starved at all, given the others starved with it.
     fn may_starve_some_way(&self, program: &Program, t: ThreadId, set: &[ThreadId]) -> bool {
+        // A thread that starts only after others finish never starts if one of them never does.
+        if !program.thread(t).after.is_empty() {
+            return true;
+        }
         let p = Self::placement(program, t);
         let Some(b) = block(p) else { return false };
         let warp = !self.its
@@ -154,6 +158,18 @@ impl Scheduler {
         for &t in starved {
             let p = Self::placement(program, t);
             let name = &program.thread(t).name;
+            if let Some(&w) = program
+                .thread(t)
+                .after
+                .iter()
+                .find(|w| spinning.contains(w) || starved.contains(w))
+            {
+                reasons.push(format!(
+                    "{name} starts only after {} finishes, which never happens",
+                    program.thread(w).name
+                ));
+                continue;
+            }
             if let Some(s) = spinning
                 .iter()
                 .find(|&&s| !self.its && warp_mates(Self::placement(program, s), p))

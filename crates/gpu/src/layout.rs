@@ -616,6 +616,7 @@ mod tests {
                     warp: None,
                 }),
                 span: None,
+                after: vec![],
                 registers: vec!["r0".into()],
                 init_regs: vec![],
                 code: if barrier {

@@ -430,6 +430,10 @@ pub struct Thread {
     /// Initial register values; registers not listed start at 0.
     pub init_regs: Vec<(RegId, Value)>,
     pub code: Vec<Instr>,
+    /// Threads that must finish before this one starts, with everything they did visible to it:
+    /// a kernel launched after another on the same stream, host code after a synchronization.
+    /// Empty for litmus threads, which all run at once.
+    pub after: Vec<ThreadId>,
 }
 
 impl Thread {

@@ -587,6 +587,7 @@ impl<'a> Parser<'a> {
                     registers: Vec::new(),
                     init_regs: Vec::new(),
                     code: Vec::new(),
+                    after: vec![],
                 },
                 labels: Vec::new(),
                 fixups: Vec::new(),

@@ -17,6 +17,7 @@ fn thread(name: &str, cta: u32, registers: &[&str], code: Vec<InstrKind>) -> Thr
             warp: None,
         }),
         span: None,
+        after: vec![],
         registers: registers.iter().map(|r| r.to_string()).collect(),
         init_regs: vec![],
         code: code

@@ -215,6 +215,7 @@ pub(crate) fn parse(
             registers: lw.registers,
             init_regs,
             code: lw.code,
+            after: vec![],
         });
     }
     check_spaces(&locs.locations, &mut threads, &mut warnings)?;

@@ -8,10 +8,12 @@
 
 use scopecheck_explore::{Graph, Relation};
 
-/// `(po ∪ sync)+` for the given synchronization edges.
+/// `(po ∪ sync)+` for the given synchronization edges, with barriers and launch order (a thread
+/// that starts after another finished sees everything it did).
 pub fn base_causality(g: &Graph, syncs: &[&Relation]) -> Relation {
     let mut base = g.po.clone();
     base.union_with(&g.barrier_sync);
+    base.union_with(&g.launch);
     for s in syncs {
         base.union_with(s);
     }

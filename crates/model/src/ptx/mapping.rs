@@ -200,6 +200,7 @@ mod tests {
                 registers: vec!["r0".into()],
                 init_regs: vec![],
                 code: vec![instr(load), instr(back)],
+                after: vec![],
             }],
             condition: Condition {
                 quantifier: Quantifier::Exists,

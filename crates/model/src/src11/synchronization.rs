@@ -4,7 +4,7 @@
 //! `rs = [W] ; (sb ∩ loc)? ; [W ∩ A] ; (strong[rf] ; rmw)*`
 //! `sw = [E ⊒ rel] ; ([F] ; sb)? ; rs ; strong[rf] ; [R ∩ A] ; (sb ; [F])? ; [E ⊒ acq]`,
 //! kept only where its two ends are in each other's scope;
-//! `hb = (sb ∪ sw ∪ barrier)⁺`.
+//! `hb = (sb ∪ sw ∪ barrier ∪ launch)⁺` (launch: a thread that starts after another finished).
 //!
 //! OpenCL fences name the memory they order (`CLK_GLOBAL_MEM_FENCE`, `CLK_LOCAL_MEM_FENCE`):
 //! synchronization through a fence orders only accesses to the memory it names, so
@@ -110,6 +110,7 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
         let sw = synchronizes_with(g, &rs, &strong_rf, covers).intersect(inclusion);
         let mut hb = g.po.union(&sw);
         hb.union_with(&g.barrier_sync);
+        hb.union_with(&g.launch);
         hb.close();
         hb
     };
