@@ -87,4 +87,6 @@ pub fn parse_with_warnings(source: &str) -> Result<(Program, Vec<Warning>), Pars
 }
 
 #[cfg(test)]
+mod mutate;
+#[cfg(test)]
 mod tests;

@@ -1156,43 +1156,10 @@ mod never_panics {
         "PTX T (* c *)\n\"d é\"\n{ int a = 1; [b]=2; }\nP0@cta 0,gpu 0 ;\nld.volatile r0, a ;\nst.volatile b, r0 ;\nexists 0==0\n",
     ];
 
-    #[derive(Debug, Clone)]
-    enum Mutation {
-        Delete(usize),
-        Insert(usize, u8),
-        Replace(usize, u8),
-        Truncate(usize),
-    }
+    use crate::mutate::{apply, Mutation};
 
     fn mutation() -> impl Strategy<Value = Mutation> {
-        // Bytes biased towards the characters the grammar cares about.
-        let byte = prop_oneof![
-            any::<u8>(),
-            prop::sample::select(b";|:,.@{}[]()=!~/\\\"*+-%0123456789rPx \n".to_vec()),
-        ];
-        prop_oneof![
-            any::<usize>().prop_map(Mutation::Delete),
-            (any::<usize>(), byte.clone()).prop_map(|(i, b)| Mutation::Insert(i, b)),
-            (any::<usize>(), byte).prop_map(|(i, b)| Mutation::Replace(i, b)),
-            any::<usize>().prop_map(Mutation::Truncate),
-        ]
-    }
-
-    fn apply(src: &str, muts: &[Mutation]) -> String {
-        let mut bytes = src.as_bytes().to_vec();
-        for m in muts {
-            let n = bytes.len();
-            match *m {
-                Mutation::Delete(i) if n > 0 => {
-                    bytes.remove(i % n);
-                }
-                Mutation::Insert(i, b) => bytes.insert(i % (n + 1), b),
-                Mutation::Replace(i, b) if n > 0 => bytes[i % n] = b,
-                Mutation::Truncate(i) => bytes.truncate(i % (n + 1)),
-                _ => {}
-            }
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
+        crate::mutate::mutation(b";|:,.@{}[]()=!~/\\\"*+-%0123456789rPx \n")
     }
 
     /// Fragments of the grammar, glued at random: reaches deeper than byte mutations.
