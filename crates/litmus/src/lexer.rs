@@ -8,6 +8,7 @@
 //! Columns count characters, not bytes, so that an editor puts the cursor on the right spot
 //! even after non-ASCII text in a comment or the description.
 
+use crate::cursor::{is_word_char, Cursor};
 use crate::ParseError;
 use scopecheck_ir::Span;
 
@@ -83,95 +84,45 @@ pub(crate) struct Token {
 }
 
 pub(crate) struct Lexer<'a> {
-    src: &'a str,
-    pos: usize,
-    line: u32,
-    column: u32,
+    cur: Cursor<'a>,
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+impl<'a> std::ops::Deref for Lexer<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cur
+    }
+}
+
+impl std::ops::DerefMut for Lexer<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cur
+    }
 }
 
 impl<'a> Lexer<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
-        Lexer {
+        Lexer::resume(
             src,
-            pos: 0,
-            line: 1,
-            column: 1,
-        }
+            Span {
+                offset: 0,
+                len: 0,
+                line: 1,
+                column: 1,
+            },
+        )
     }
 
     /// A lexer that starts at `at` (its offset, line and column) in `src`: the C dialect hands
     /// the condition over to the PTX lexer this way.
     pub(crate) fn resume(src: &'a str, at: Span) -> Self {
         Lexer {
-            src,
-            pos: at.offset.min(src.len()),
-            line: at.line,
-            column: at.column,
+            cur: Cursor::at(src, at),
         }
     }
 
     pub(crate) fn source(&self) -> &'a str {
         self.src
-    }
-
-    fn rest(&self) -> &'a str {
-        self.src.get(self.pos..).unwrap_or("")
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
-    }
-
-    fn peek2(&self) -> Option<char> {
-        let mut chars = self.rest().chars();
-        chars.next();
-        chars.next()
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.pos += c.len_utf8();
-        if c == '\n' {
-            self.line = self.line.saturating_add(1);
-            self.column = 1;
-        } else {
-            self.column = self.column.saturating_add(1);
-        }
-        Some(c)
-    }
-
-    fn here(&self) -> Span {
-        Span {
-            offset: self.pos,
-            len: 0,
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    /// The span of the next character (or the empty span at the end of the input).
-    pub(crate) fn here_token_span(&self) -> Span {
-        Span {
-            len: self.peek().map_or(0, char::len_utf8),
-            ..self.here()
-        }
-    }
-
-    fn since(&self, start: Span) -> Span {
-        Span {
-            len: self.pos.saturating_sub(start.offset),
-            ..start
-        }
-    }
-
-    fn text(&self, span: Span) -> &'a str {
-        self.src
-            .get(span.offset..span.offset + span.len)
-            .unwrap_or("")
     }
 
     /// Skips whitespace and `(* ... *)` comments.
@@ -182,7 +133,7 @@ impl<'a> Lexer<'a> {
                 Some(c) if c.is_whitespace() || (c == '\u{feff}' && self.pos == 0) => {
                     self.bump();
                 }
-                Some('(') if self.peek2() == Some('*') => self.comment()?,
+                Some('(') if self.peek_n(1) == Some('*') => self.comment()?,
                 _ => return Ok(()),
             }
         }
@@ -230,7 +181,7 @@ impl<'a> Lexer<'a> {
         let mut end = start;
         while let Some(c) = self.peek() {
             // A comment ends the name (and is then skipped like any other).
-            if c == '\n' || (c == '(' && self.peek2() == Some('*')) {
+            if c == '\n' || (c == '(' && self.peek_n(1) == Some('*')) {
                 break;
             }
             self.bump();
@@ -291,7 +242,7 @@ impl<'a> Lexer<'a> {
             });
         }
         // Two-character operators; a lone first character is an error naming the operator.
-        let pair = match (c, self.peek2()) {
+        let pair = match (c, self.peek_n(1)) {
             ('=', Some('=')) => Some(Tok::EqEq),
             ('!', Some('=')) => Some(Tok::NotEq),
             ('/', Some('\\')) => Some(Tok::Conj),
@@ -324,7 +275,7 @@ impl<'a> Lexer<'a> {
                 .expecting(&[format!("`{op}`")]))
             }
             '"' => self.string(),
-            '-' if self.peek2().is_some_and(|d| d.is_ascii_digit()) => self.number(),
+            '-' if self.peek_n(1).is_some_and(|d| d.is_ascii_digit()) => self.number(),
             '0'..='9' => self.number(),
             '%' | '_' | 'a'..='z' | 'A'..='Z' => self.word(),
             '.' => Err(ParseError::new(
@@ -339,28 +290,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn string(&mut self) -> Result<Token, ParseError> {
-        let start = self.here();
-        self.bump();
-        loop {
-            match self.bump() {
-                None => {
-                    return Err(ParseError::new(
-                        Span { len: 1, ..start },
-                        "unterminated string: this `\"` has no closing `\"`",
-                    )
-                    .expecting(&["`\"`"]))
-                }
-                Some('"') => break,
-                Some(_) => {}
-            }
-        }
-        let span = self.since(start);
-        let inner = self
-            .src
-            .get(span.offset + 1..span.offset + span.len - 1)
-            .unwrap_or("");
+        let (inner, span) = self.cur.string()?;
         Ok(Token {
-            tok: Tok::Str(inner.to_string()),
+            tok: Tok::Str(inner),
             span,
         })
     }
@@ -371,7 +303,7 @@ impl<'a> Lexer<'a> {
         if negative {
             self.bump();
         }
-        let hex = self.peek() == Some('0') && matches!(self.peek2(), Some('x' | 'X'));
+        let hex = self.peek() == Some('0') && matches!(self.peek_n(1), Some('x' | 'X'));
         if hex {
             self.bump();
             self.bump();
@@ -428,7 +360,7 @@ impl<'a> Lexer<'a> {
         }
         // Attach `.qualifier`s; a `.` not followed by a word character is left for `token` to
         // report.
-        while self.peek() == Some('.') && self.peek2().is_some_and(is_word_char) {
+        while self.peek() == Some('.') && self.peek_n(1).is_some_and(is_word_char) {
             self.bump();
             while self.peek().is_some_and(is_word_char) {
                 self.bump();

@@ -12,6 +12,7 @@
 
 mod c;
 mod condition;
+mod cursor;
 mod instr;
 mod lexer;
 mod ptx;

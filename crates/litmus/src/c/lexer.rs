@@ -10,6 +10,7 @@
 //! every bracket. The parser hands the rest to the PTX lexer and condition parser, so that
 //! conditions read the same in both dialects.
 
+use crate::cursor::{is_word_char, Cursor};
 use crate::ParseError;
 use scopecheck_ir::Span;
 
@@ -54,77 +55,27 @@ const PUNCTS: &[&str] = &[
 const CONDITION_WORDS: &[&str] = &["exists", "forall", "locations"];
 
 pub(crate) struct CLexer<'a> {
-    src: &'a str,
-    pos: usize,
-    line: u32,
-    column: u32,
+    cur: Cursor<'a>,
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+impl<'a> std::ops::Deref for CLexer<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cur
+    }
+}
+
+impl std::ops::DerefMut for CLexer<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cur
+    }
 }
 
 impl<'a> CLexer<'a> {
     pub(crate) fn new(src: &'a str, at: Span) -> Self {
         CLexer {
-            src,
-            pos: at.offset.min(src.len()),
-            line: at.line,
-            column: at.column,
+            cur: Cursor::at(src, at),
         }
-    }
-
-    fn rest(&self) -> &'a str {
-        self.src.get(self.pos..).unwrap_or("")
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
-    }
-
-    fn peek_n(&self, n: usize) -> Option<char> {
-        self.rest().chars().nth(n)
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.pos += c.len_utf8();
-        if c == '\n' {
-            self.line = self.line.saturating_add(1);
-            self.column = 1;
-        } else {
-            self.column = self.column.saturating_add(1);
-        }
-        Some(c)
-    }
-
-    fn here(&self) -> Span {
-        Span {
-            offset: self.pos,
-            len: 0,
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    fn here_token_span(&self) -> Span {
-        Span {
-            len: self.peek().map_or(0, char::len_utf8),
-            ..self.here()
-        }
-    }
-
-    fn since(&self, start: Span) -> Span {
-        Span {
-            len: self.pos.saturating_sub(start.offset),
-            ..start
-        }
-    }
-
-    fn text(&self, span: Span) -> &'a str {
-        self.src
-            .get(span.offset..span.offset + span.len)
-            .unwrap_or("")
     }
 
     /// Skips whitespace and comments. `in_body`: inside a thread body, where `(*x)` is C.
@@ -255,28 +206,9 @@ impl<'a> CLexer<'a> {
     }
 
     fn string(&mut self) -> Result<CToken, ParseError> {
-        let start = self.here();
-        self.bump();
-        loop {
-            match self.bump() {
-                None => {
-                    return Err(ParseError::new(
-                        Span { len: 1, ..start },
-                        "unterminated string: this `\"` has no closing `\"`",
-                    )
-                    .expecting(&["`\"`"]))
-                }
-                Some('"') => break,
-                Some(_) => {}
-            }
-        }
-        let span = self.since(start);
-        let inner = self
-            .src
-            .get(span.offset + 1..span.offset + span.len - 1)
-            .unwrap_or("");
+        let (inner, span) = self.cur.string()?;
         Ok(CToken {
-            tok: CTok::Str(inner.to_string()),
+            tok: CTok::Str(inner),
             span,
         })
     }
