@@ -131,15 +131,11 @@ pub struct Hang {
 #[derive(Clone, Debug, Default)]
 pub struct Exploration {
     pub rejected: Rejections,
-    /// Candidate graphs (paths and reads-from chosen) handed to the model.
-    pub candidates: u64,
     /// Loops the unroll bound cut in some consistent execution prefix: the exploration is
     /// incomplete when this is not empty.
     pub cut: Vec<CutLoop>,
     /// Faults reached by consistent executions.
     pub faults: Vec<Fault>,
-    /// Combinations of paths where a barrier never completes.
-    pub blocked: u64,
     /// Await loops explored by their exiting iteration alone, as (thread, backward branch).
     pub reduced_loops: Vec<(ThreadId, usize)>,
     /// Hangs the scheduler permits.
@@ -384,7 +380,6 @@ impl<'p> Run<'_, 'p> {
             match attempt {
                 Ok(g) => break g,
                 Err(NotAnExecution::BarrierBlocks(waits)) => {
-                    self.out.blocked += 1;
                     if cut.is_empty() {
                         cut = paths.iter().map(|p| (*p).clone()).collect();
                     }
@@ -447,7 +442,6 @@ impl<'p> Run<'_, 'p> {
             g.rf[reads[k]] = None;
             return;
         }
-        self.out.candidates += 1;
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
