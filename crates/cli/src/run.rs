@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use scopecheck_gpu::compare::{compare, state_text, Comparison, StateTable};
 use scopecheck_gpu::driver::Device;
+use scopecheck_gpu::host::DEFAULT_HOST_WORKERS;
 use scopecheck_gpu::layout::{
     DEFAULT_BLOCK_THREADS, DEFAULT_LOOP_CAP, DEFAULT_PER_LINE, DEFAULT_STRESS_WARPS,
 };
@@ -21,7 +22,7 @@ use scopecheck_gpu::runner::{
     self, RunOptions, RunResult, Stop, DEFAULT_BATCH, DEFAULT_PRE_ITERS, DEFAULT_STRESS_ITERS,
 };
 use scopecheck_gpu::{generate, GenOptions, RunError};
-use scopecheck_ir::Program;
+use scopecheck_ir::{Placement, Program};
 use scopecheck_model::Verdict;
 use serde_json::{json, Value};
 
@@ -78,6 +79,10 @@ pub struct RunArgs {
     /// Launches queued between checks of the stop flag and the anomaly records.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BATCH)]
     batch: u32,
+    /// CPU threads per `@host` thread of the test; each takes its share of every launch's
+    /// instances.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_HOST_WORKERS)]
+    host_workers: u32,
     /// Seed of the thread randomisation.
     #[arg(long, value_name = "N", default_value_t = RunOptions::default().seed)]
     seed: u64,
@@ -148,6 +153,7 @@ impl RunArgs {
             launch_budget: self.launch_budget,
             batch: self.batch,
             seed: self.seed,
+            host_workers: self.host_workers,
             ..RunOptions::default()
         }
     }
@@ -359,6 +365,14 @@ fn report_text(
         r.instances_per_launch,
         if stress == OnOff::On { "on" } else { "off" }
     );
+    if r.host_workers > 0 {
+        let _ = writeln!(
+            s,
+            "Host threads on {} CPU threads over pinned host/managed memory; {} worker launches \
+             ran without seeing the kernel start",
+            r.host_workers, r.unpaced
+        );
+    }
     let stop = match r.stop {
         Stop::Time => "time",
         Stop::Instances => "instance count",
@@ -427,6 +441,9 @@ fn report_text(
                 .map(|(t, p)| match p {
                     Some((b, th)) => {
                         format!("{} on block {b} thread {th}", program.threads[t].name)
+                    }
+                    None if program.threads[t].placement == Placement::Host => {
+                        format!("{} on the host", program.threads[t].name)
                     }
                     None => format!("{} not found", program.threads[t].name),
                 })
@@ -511,6 +528,8 @@ fn json_line(
         m.insert("disagreement".into(), (disagree > 0).into());
         m.insert("anomalies".into(), anomalies.into());
         m.insert("interrupted".into(), (r.stop == Stop::Interrupted).into());
+        m.insert("host_workers".into(), r.host_workers.into());
+        m.insert("unpaced".into(), r.unpaced.into());
     }
     v
 }
@@ -534,6 +553,8 @@ mod tests {
             block_threads: 256,
             instances_per_launch: 384,
             setup: Duration::ZERO,
+            host_workers: 0,
+            unpaced: 0,
         }
     }
 

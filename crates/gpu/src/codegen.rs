@@ -21,7 +21,9 @@ use scopecheck_ir::{
     MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, Thread, ThreadId,
 };
 
-use crate::layout::{instr_loc, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP};
+use crate::layout::{
+    instr_loc, Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP,
+};
 use crate::GenError;
 
 /// PTX ISA version of the generated modules (CUDA 12.0 and later load it).
@@ -53,12 +55,21 @@ pub const MAX_ANOMALIES: u32 = 64;
 const STRESS_STEP_WORDS: u32 = 97;
 /// Multiplier spreading stress threads' starting words.
 const STRESS_SPREAD_WORDS: u32 = 33;
+/// Parameters both kernels take after their own when the test uses host or managed memory or
+/// host threads: the device addresses of the pinned host and the managed location buffers.
+const HOST_PARAMS: [&str; 2] = [".u64 p_host", ".u64 p_managed"];
+/// Parameters the test kernel takes after those when the test has host threads: the device
+/// address of the pacing word and the launch number, which hardware thread 0 of block 0 stores
+/// there when the launch starts, so that the host threads start their instances with the kernel.
+const PACING_PARAMS: [&str; 2] = [".u64 p_go", ".u32 p_launch"];
 
 /// A generated module and the layout it assumes.
 #[derive(Clone, Debug)]
 pub struct Kernel {
     pub ptx: String,
     pub layout: Layout,
+    /// The iteration cap of backward branches, which host roles obey too.
+    pub loop_cap: u32,
 }
 
 /// Words of one anomaly record: instance, launch, then one word per observable.
@@ -79,7 +90,11 @@ pub fn generate(program: &Program, opts: &GenOptions) -> Result<Kernel, GenError
     g.header();
     g.test_kernel()?;
     g.collect_kernel();
-    Ok(Kernel { ptx: g.out, layout })
+    Ok(Kernel {
+        ptx: g.out,
+        layout,
+        loop_cap: opts.loop_cap,
+    })
 }
 
 /// Every value must fit the 32-bit words the kernel computes with.
@@ -217,12 +232,17 @@ impl Gen<'_> {
         }
     }
 
-    fn global_index(&self, loc: LocId) -> Option<u32> {
-        self.l
-            .global
-            .iter()
-            .position(|&g| g == loc)
-            .map(|i| i as u32)
+    /// The base register and byte offset from it of `loc`'s copy of the current instance, for a
+    /// location outside shared memory.
+    fn loc_base(&self, loc: LocId) -> Option<(&'static str, u32)> {
+        self.l.place(loc).map(|(buf, i)| {
+            let base = match buf {
+                Buffer::Device => "%ibase",
+                Buffer::Host => "%hbase",
+                Buffer::Managed => "%mbase",
+            };
+            (base, i * LINE_BYTES)
+        })
     }
 
     fn shared_index(&self, loc: LocId) -> Option<u32> {
@@ -244,6 +264,19 @@ impl Gen<'_> {
         e!(self, "\tmul.wide.u32 \t%d1, %x8, {};", LINE_BYTES / w);
         e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
         e!(self, "\tadd.s64 \t%ibase, %mem, %d0;");
+        if self.l.uses_host() {
+            for (buf, base, param) in [
+                (Buffer::Host, "%hbase", "p_host"),
+                (Buffer::Managed, "%mbase", "p_managed"),
+            ] {
+                let per_block = self.l.locs(buf).len().max(1) as u32 * LINE_BYTES;
+                e!(self, "\tld.param.u64 \t%d4, [{param}];");
+                e!(self, "\tcvta.to.global.u64 \t%d4, %d4;");
+                e!(self, "\tmul.wide.u32 \t%d0, %x7, {per_block};");
+                e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
+                e!(self, "\tadd.s64 \t{base}, %d4, %d0;");
+            }
+        }
         let words = self.l.record.words();
         e!(self, "\tmul.wide.u32 \t%d0, %inst, {};", words * 4);
         e!(self, "\tadd.s64 \t%recp, %rec, %d0;");
@@ -279,6 +312,13 @@ impl Gen<'_> {
             ".u32 p_pre_iters",
             ".u32 p_zero",
         ];
+        let mut params = params.to_vec();
+        if l.uses_host() {
+            params.extend(HOST_PARAMS);
+        }
+        if !l.host_roles.is_empty() {
+            params.extend(PACING_PARAMS);
+        }
         for (i, p) in params.iter().enumerate() {
             let sep = if i + 1 < params.len() { "," } else { "" };
             e!(self, "\t.param {p}{sep}");
@@ -296,6 +336,9 @@ impl Gen<'_> {
             self,
             "\t.reg .b64 \t%mem, %rec, %scratch, %recp, %ibase, %sbase;"
         );
+        if l.uses_host() {
+            e!(self, "\t.reg .b64 \t%hbase, %mbase;");
+        }
         e!(self, "\t.reg .b32 \t%zero;");
         for (ti, t) in self.p.threads.iter().enumerate() {
             if !t.registers.is_empty() {
@@ -321,6 +364,20 @@ impl Gen<'_> {
         e!(self, "\tld.param.u32 \t%zero, [p_zero];");
         e!(self, "\tmov.u32 \t%t_id, %tid.x;");
         e!(self, "\tmov.u32 \t%b_id, %ctaid.x;");
+        if !l.host_roles.is_empty() {
+            e!(
+                self,
+                "\t// pacing: thread 0 of block 0 tells the host threads this launch has started"
+            );
+            e!(self, "\tor.b32 \t%x0, %t_id, %b_id;");
+            e!(self, "\tsetp.ne.u32 \t%p0, %x0, 0;");
+            e!(self, "\t@%p0 bra \tGO_DONE;");
+            e!(self, "\tld.param.u64 \t%d4, [p_go];");
+            e!(self, "\tcvta.to.global.u64 \t%d4, %d4;");
+            e!(self, "\tld.param.u32 \t%x0, [p_launch];");
+            e!(self, "\tst.relaxed.sys.global.u32 \t[%d4], %x0;");
+            e!(self, "GO_DONE:");
+        }
         e!(
             self,
             "\t// logical block: (block * bmul + badd) % nblocks; group and set"
@@ -406,7 +463,10 @@ impl Gen<'_> {
         e!(self, "\tbra.uni \tFINAL;");
         let p = self.p;
         for (ti, t) in p.threads.iter().enumerate() {
-            self.role(ThreadId(ti as u32), t)?;
+            // Host roles run on CPU threads (crate::host), not in the kernel.
+            if !l.host_roles.contains(&ThreadId(ti as u32)) {
+                self.role(ThreadId(ti as u32), t)?;
+            }
         }
         e!(self, "FINAL:");
         if has_shared {
@@ -495,13 +555,8 @@ impl Gen<'_> {
         used.sort();
         used.dedup();
         for loc in used {
-            if let Some(gi) = self.global_index(loc) {
-                e!(
-                    self,
-                    "\tadd.s64 \t%a{}, %ibase, {};",
-                    loc.0,
-                    gi * LINE_BYTES
-                );
+            if let Some((base, off)) = self.loc_base(loc) {
+                e!(self, "\tadd.s64 \t%a{}, {base}, {off};", loc.0);
             } else if let Some(si) = self.shared_index(loc) {
                 e!(self, "\tadd.s64 \t%a{}, %sbase, {};", loc.0, si * 4);
             }
@@ -861,6 +916,10 @@ impl Gen<'_> {
             ".u32 p_ninst",
             ".u32 p_launch",
         ];
+        let mut params = params.to_vec();
+        if self.l.uses_host() {
+            params.extend(HOST_PARAMS);
+        }
         for (i, p) in params.iter().enumerate() {
             let sep = if i + 1 < params.len() { "," } else { "" };
             e!(self, "\t.param {p}{sep}");
@@ -878,6 +937,9 @@ impl Gen<'_> {
             self,
             "\t.reg .b64 \t%mem, %rec, %recp, %ibase, %tbl, %shist;"
         );
+        if self.l.uses_host() {
+            e!(self, "\t.reg .b64 \t%hbase, %mbase;");
+        }
         if !obs.is_empty() {
             let names: Vec<String> = (0..obs.len()).map(|i| format!("%o{i}")).collect();
             e!(self, "\t.reg .b32 \t{};", names.join(", "));
@@ -920,12 +982,8 @@ impl Gen<'_> {
                     e!(self, "\tld.global.u32 \t%o{k}, [%recp+{}];", w * 4);
                 }
                 Observable::Loc(loc) => {
-                    if let Some(gi) = self.global_index(loc) {
-                        e!(
-                            self,
-                            "\tld.global.u32 \t%o{k}, [%ibase+{}];",
-                            gi * LINE_BYTES
-                        );
+                    if let Some((base, off)) = self.loc_base(loc) {
+                        e!(self, "\tld.global.u32 \t%o{k}, [{base}+{off}];");
                     } else {
                         let w = shared_obs.iter().position(|&x| x == loc).unwrap_or(0);
                         e!(
@@ -949,14 +1007,13 @@ impl Gen<'_> {
             e!(self, "\t@%p0 mov.u32 \t%ok, 0;");
             e!(self, "\tst.global.u32 \t[%recp+{}], 0;", w * 4);
         }
-        for (gi, &loc) in self.l.global.clone().iter().enumerate() {
-            let init = self.p.location(loc).init;
-            e!(self, "\tmov.b32 \t%x0, {};", imm(init));
-            e!(
-                self,
-                "\tst.global.u32 \t[%ibase+{}], %x0;",
-                gi as u32 * LINE_BYTES
-            );
+        for buf in Buffer::ALL {
+            for &loc in self.l.locs(buf).to_vec().iter() {
+                let init = self.p.location(loc).init;
+                let (base, off) = self.loc_base(loc).unwrap_or(("%ibase", 0));
+                e!(self, "\tmov.b32 \t%x0, {};", imm(init));
+                e!(self, "\tst.global.u32 \t[{base}+{off}], %x0;");
+            }
         }
         if let Unit::Warp {
             lane_instances: false,
@@ -1106,6 +1163,37 @@ exists (P0:r0 == 1)
         )));
         assert!(k.contains("@%p1 bra \tR0_CUT;"));
         assert!(k.contains(&format!("mov.u32 \t%status, {STATUS_CUT};")));
+    }
+
+    #[test]
+    fn host_locations_and_roles_use_the_host_buffers_and_the_pacing_word() {
+        let k = ptx(r#"CUDA MP+host
+{ host int data = 0; managed int flag = 0; }
+
+P0@block 0, gpu 0 (host int* data, managed cuda::atomic<int, cuda::thread_scope_system>* flag) {
+  *data = 42;
+  flag->store(1, cuda::std::memory_order_release);
+}
+
+P1@host (host int* data, managed std::atomic<int>* flag) {
+  while (flag->load(std::memory_order_acquire) == 0) {}
+  int r0 = *data;
+}
+
+~exists (1:r0=0)
+"#);
+        for want in [
+            ".param .u64 p_host",
+            ".param .u64 p_managed",
+            ".param .u64 p_go",
+            "st.relaxed.sys.global.u32 \t[%d4], %x0;",
+            "add.s64 \t%a0, %hbase, 0;",
+            "add.s64 \t%a1, %mbase, 0;",
+            "st.global.u32 \t[%mbase+0], %x0;",
+        ] {
+            assert!(k.contains(want), "missing {want} in\n{k}");
+        }
+        assert!(k.contains("ROLE_0:") && !k.contains("ROLE_1:"), "{k}");
     }
 
     #[test]

@@ -47,6 +47,24 @@ pub const DEFAULT_PER_LINE: u32 = 32;
 /// Default bound on how often one backward branch may be taken before the role gives up.
 pub const DEFAULT_LOOP_CAP: u32 = 64;
 
+/// The memory a location that is not in shared memory lives in: each has its own buffer, laid
+/// out the same way (every instance's copy of a location on a line of its own, `per_line`
+/// instances interleaved on one line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    /// Device global memory (`cuMemAlloc`).
+    Device,
+    /// Pinned host memory mapped into the device's address space
+    /// (`cuMemHostAlloc(DEVICEMAP)`, reached through `cuMemHostGetDevicePointer`).
+    Host,
+    /// Managed memory (`cuMemAllocManaged`).
+    Managed,
+}
+
+impl Buffer {
+    pub const ALL: [Buffer; 3] = [Buffer::Device, Buffer::Host, Buffer::Managed];
+}
+
 /// Options of the generated kernel's shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GenOptions {
@@ -149,8 +167,14 @@ pub struct Layout {
     /// Instances per block set.
     pub slots: u32,
     pub per_line: u32,
-    /// Global locations, in the order of their lines.
+    /// Device global locations, in the order of their lines.
     pub global: Vec<LocId>,
+    /// Locations in pinned, mapped host memory, in the order of their lines.
+    pub host: Vec<LocId>,
+    /// Locations in managed memory, in the order of their lines.
+    pub managed: Vec<LocId>,
+    /// Test threads that run on the host (CPU threads, see [`crate::host`]), in thread order.
+    pub host_roles: Vec<ThreadId>,
     /// Shared locations, in the order of their words in a slot.
     pub shared: Vec<LocId>,
     pub record: Record,
@@ -189,14 +213,14 @@ impl Layout {
             )));
         }
         let mut groups: Vec<Group> = Vec::new();
+        let mut host_roles = Vec::new();
         let mut gpu = None;
         for (i, t) in program.threads.iter().enumerate() {
             let d = match t.placement {
                 Placement::Host => {
-                    return Err(GenError::Unsupported(format!(
-                        "{} is a host thread; the runner does not run host threads yet",
-                        t.name
-                    )))
+                    host_role_hazard(program, t)?;
+                    host_roles.push(ThreadId(i as u32));
+                    continue;
                 }
                 Placement::Device(d) => d,
             };
@@ -220,7 +244,16 @@ impl Layout {
             }
         }
         if groups.is_empty() {
-            return Err(GenError::Unsupported("the test has no thread".into()));
+            if host_roles.is_empty() {
+                return Err(GenError::Unsupported("the test has no thread".into()));
+            }
+            // Host threads only: the kernel still runs (stress, the pacing word, the collect
+            // kernel), with one group of no roles.
+            groups.push(Group {
+                cluster: 0,
+                cta: 0,
+                roles: Vec::new(),
+            });
         }
         for (i, a) in groups.iter().enumerate() {
             if let Some(b) = groups[i + 1..].iter().find(|b| b.cluster == a.cluster) {
@@ -232,16 +265,20 @@ impl Layout {
             }
         }
         let mut global = Vec::new();
+        let mut host = Vec::new();
+        let mut managed = Vec::new();
         let mut shared = Vec::new();
         for (i, l) in program.locations.iter().enumerate() {
             let id = LocId(i as u32);
             match l.space {
                 MemorySpace::Global => global.push(id),
                 MemorySpace::Shared => shared.push(id),
-                other => {
+                MemorySpace::HostMapped => host.push(id),
+                MemorySpace::Managed => managed.push(id),
+                MemorySpace::HostPageable => {
                     return Err(GenError::Unsupported(format!(
-                        "location {} is in {other:?} memory; the runner places locations in \
-                         device global or shared memory only",
+                        "location {} is in pageable host memory; the runner places locations in \
+                         device, shared, pinned host or managed memory only",
                         l.name
                     )))
                 }
@@ -272,7 +309,8 @@ impl Layout {
             .iter()
             .map(|g| g.roles.len() as u32)
             .max()
-            .unwrap_or(1);
+            .unwrap_or(1)
+            .max(1);
         let (unit, block_threads, role_units, slots) = if barriers {
             let warps = roles_per_slot + opts.stress_warps;
             if warps * WARP > MAX_BLOCK_THREADS {
@@ -343,6 +381,9 @@ impl Layout {
             slots,
             per_line: opts.per_line,
             global,
+            host,
+            managed,
+            host_roles,
             shared,
             record: Record {
                 regs,
@@ -374,16 +415,50 @@ impl Layout {
 
     /// Byte offset of location number `index` (in [`Layout::global`]) of `instance`.
     pub fn global_offset(&self, instance: u32, index: u32) -> u64 {
-        let w = self.per_line as u64;
-        let i = instance as u64;
-        ((i / w) * self.global.len().max(1) as u64 + index as u64) * LINE_BYTES as u64
-            + (i % w) * (LINE_BYTES as u64 / w)
+        self.offset(Buffer::Device, instance, index)
     }
 
     /// Bytes of global memory one launch of `nblocks` blocks needs for its locations.
     pub fn global_bytes(&self, nblocks: u32) -> u64 {
+        self.bytes(Buffer::Device, nblocks)
+    }
+
+    /// The locations `buffer` holds, in the order of their lines.
+    pub fn locs(&self, buffer: Buffer) -> &[LocId] {
+        match buffer {
+            Buffer::Device => &self.global,
+            Buffer::Host => &self.host,
+            Buffer::Managed => &self.managed,
+        }
+    }
+
+    /// The buffer and index there of a location outside shared memory.
+    pub fn place(&self, loc: LocId) -> Option<(Buffer, u32)> {
+        Buffer::ALL.into_iter().find_map(|b| {
+            self.locs(b)
+                .iter()
+                .position(|&l| l == loc)
+                .map(|i| (b, i as u32))
+        })
+    }
+
+    /// Byte offset in `buffer` of its location number `index` of `instance`.
+    pub fn offset(&self, buffer: Buffer, instance: u32, index: u32) -> u64 {
+        let w = self.per_line as u64;
+        let i = instance as u64;
+        ((i / w) * self.locs(buffer).len().max(1) as u64 + index as u64) * LINE_BYTES as u64
+            + (i % w) * (LINE_BYTES as u64 / w)
+    }
+
+    /// Bytes of `buffer` one launch of `nblocks` blocks needs for its locations.
+    pub fn bytes(&self, buffer: Buffer, nblocks: u32) -> u64 {
         let n = self.instances(nblocks) as u64;
-        n.div_ceil(self.per_line as u64) * self.global.len().max(1) as u64 * LINE_BYTES as u64
+        n.div_ceil(self.per_line as u64) * self.locs(buffer).len().max(1) as u64 * LINE_BYTES as u64
+    }
+
+    /// Whether the kernels take the host parameters: host or managed locations, or host roles.
+    pub fn uses_host(&self) -> bool {
+        !self.host.is_empty() || !self.managed.is_empty() || !self.host_roles.is_empty()
     }
 
     /// Shared-memory words one block needs.
@@ -454,6 +529,30 @@ impl Layout {
         }
         out
     }
+}
+
+/// Why host thread `t` cannot run as a CPU thread, if it cannot: a CPU thread reaches pinned host
+/// and managed memory only, and has no CTA barrier.
+fn host_role_hazard(program: &Program, t: &scopecheck_ir::Thread) -> Result<(), GenError> {
+    for i in &t.code {
+        if matches!(i.kind, InstrKind::Barrier { .. }) {
+            return Err(GenError::Unsupported(format!(
+                "{} is a host thread and uses a CTA barrier",
+                t.name
+            )));
+        }
+        if let Some(l) = instr_loc(&i.kind) {
+            let loc = program.location(l);
+            if !matches!(loc.space, MemorySpace::HostMapped | MemorySpace::Managed) {
+                return Err(GenError::Unsupported(format!(
+                    "{} is a host thread and accesses {}, which is in {:?} memory; host threads \
+                     run on pinned host or managed memory only",
+                    t.name, loc.name, loc.space
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why the test's barriers could leave a role waiting forever, if they could. A CTA barrier that
@@ -726,14 +825,77 @@ mod tests {
         assert!(l.global_offset(per - 1, 0) < l.global_bytes(2));
     }
 
+    /// Host roles take no hardware thread: every device role of every instance is still taken
+    /// exactly once, and a test of host threads only keeps a kernel of stress units.
+    #[test]
+    fn host_roles_leave_the_device_layout_a_bijection() {
+        let mut p = program(&[(0, 0), (1, 1), (2, 2)], false);
+        p.threads[2].placement = Placement::Host;
+        p.locations[0].space = MemorySpace::HostMapped;
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.host_roles, vec![ThreadId(2)]);
+        assert_eq!(l.blocks_per_set(), 2);
+        assert!(l.uses_host());
+        let mut rng = Rng::new(7);
+        let s = Shuffle::draw(&mut rng, &l, 8);
+        let n = l.instances(8) as usize;
+        let mut taken = vec![[0u32; 2]; n];
+        for b in 0..8 {
+            for t in 0..l.block_threads {
+                if let Assignment::Role { instance, role } = l.assign(&s, 8, b, t) {
+                    assert_ne!(role, ThreadId(2), "a host role on the GPU");
+                    taken[instance as usize][role.0 as usize] += 1;
+                }
+            }
+        }
+        assert!(taken.iter().all(|c| *c == [1, 1]));
+        // Host and device buffers are laid out alike and independently.
+        assert_eq!(l.offset(Buffer::Host, 3, 0), l.global_offset(3, 0));
+        assert!(l.bytes(Buffer::Host, 8) >= l.offset(Buffer::Host, n as u32 - 1, 0) + 4);
+        // Host threads only.
+        let mut h = program(&[(0, 0), (1, 1)], false);
+        for t in &mut h.threads {
+            t.placement = Placement::Host;
+        }
+        let l = Layout::new(&h, &GenOptions::default()).unwrap();
+        assert_eq!(l.host_roles.len(), 2);
+        assert!(l.groups[0].roles.is_empty());
+        assert!(l.instances(4) > 0);
+        for t in 0..l.block_threads {
+            assert_eq!(l.assign(&s, 4, 0, t), Assignment::Stress);
+        }
+    }
+
     #[test]
     fn refuses_what_it_cannot_place() {
+        // A host thread that touches device memory cannot run on the CPU.
         let mut p = program(&[(0, 0), (1, 1)], false);
         p.threads[1].placement = Placement::Host;
+        p.threads[1].code.push(Instr {
+            kind: InstrKind::Store {
+                addr: Address {
+                    loc: LocId(0),
+                    offset: None,
+                },
+                value: Operand::Imm(1),
+                order: Order::Relaxed,
+                scope: Scope::Sys,
+            },
+            span: Span::default(),
+            text: "x = 1".into(),
+        });
         assert!(matches!(
             Layout::new(&p, &GenOptions::default()),
-            Err(GenError::Unsupported(m)) if m.contains("host")
+            Err(GenError::Unsupported(m)) if m.contains("host thread")
         ));
+        // In host memory it can.
+        p.locations[0].space = MemorySpace::HostMapped;
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.host_roles, vec![ThreadId(1)]);
+        assert_eq!(l.host, vec![LocId(0)]);
+        assert_eq!(l.place(LocId(0)), Some((Buffer::Host, 0)));
+        p.locations[0].space = MemorySpace::HostPageable;
+        assert!(Layout::new(&p, &GenOptions::default()).is_err());
         let p = program(&[(0, 0), (0, 1)], false);
         assert!(matches!(
             Layout::new(&p, &GenOptions::default()),

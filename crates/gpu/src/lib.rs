@@ -3,6 +3,7 @@
 //! - [`codegen`]: one PTX module per test, every test thread a role any hardware thread can take;
 //! - [`layout`]: where roles, locations and results go, and the per-launch thread randomisation;
 //! - [`driver`]: finding the CUDA driver without letting a missing one panic;
+//! - [`host`]: `@host` threads as CPU threads on pinned host and managed memory;
 //! - [`runner`]: launches, histograms, the watchdog;
 //! - [`compare`]: what the hardware did against what the model allows;
 //! - [`caps`] and [`cost`]: the device attributes that decide what each scope can promise, and
@@ -16,6 +17,7 @@ pub mod codegen;
 pub mod compare;
 pub mod cost;
 pub mod driver;
+pub mod host;
 pub mod layout;
 pub mod runner;
 
@@ -50,6 +52,13 @@ pub enum RunError {
     Model(String),
     #[error("launch {launch} exceeded its time budget of {budget:?}; the run was stopped")]
     Watchdog {
+        launch: u64,
+        budget: std::time::Duration,
+    },
+    #[error(
+        "the host threads did not finish launch {launch} within {budget:?}; the run was stopped"
+    )]
+    HostStall {
         launch: u64,
         budget: std::time::Duration,
     },

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use scopecheck_ir::{Program, Value};
 
@@ -20,7 +20,10 @@ use crate::codegen::{
 };
 use crate::compare::{value, word, StateTable};
 use crate::driver::{driver_err, Device};
-use crate::layout::{Rng, Shuffle};
+use crate::host::{
+    HostPool, HostWords, Managed, Pinned, QuitOnDrop, DEFAULT_HOST_WORKERS, GO_IDLE,
+};
+use crate::layout::{Buffer, Rng, Shuffle};
 use crate::RunError;
 
 /// Default wall-clock time of one run.
@@ -46,6 +49,11 @@ pub const MAX_KEPT_ANOMALIES: usize = 32;
 const ZERO: u32 = 0;
 /// Poll interval of the watchdog while a launch runs.
 const POLL: Duration = Duration::from_micros(50);
+/// Most managed memory a run allocates; see also [`MANAGED_FREE_FRACTION`].
+pub const MAX_MANAGED_BYTES: u64 = 256 << 20;
+/// A run takes at most this fraction (1/n) of the device memory the driver reports free as
+/// managed memory: asking for more managed memory than the card has free can hang the GPU.
+pub const MANAGED_FREE_FRACTION: u64 = 4;
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -61,6 +69,8 @@ pub struct RunOptions {
     pub launch_budget: Duration,
     pub batch: u32,
     pub seed: u64,
+    /// CPU threads per host role (tests with `@host` threads).
+    pub host_workers: u32,
 }
 
 impl Default for RunOptions {
@@ -75,6 +85,7 @@ impl Default for RunOptions {
             launch_budget: DEFAULT_LAUNCH_BUDGET,
             batch: DEFAULT_BATCH,
             seed: 0x5c0e_c4ec,
+            host_workers: DEFAULT_HOST_WORKERS,
         }
     }
 }
@@ -119,6 +130,11 @@ pub struct RunResult {
     pub instances_per_launch: u32,
     /// Time from the call to the first launch (module load, allocations, initial image).
     pub setup: Duration,
+    /// CPU threads that ran the host roles (0 without host threads).
+    pub host_workers: u32,
+    /// Worker launches in which a host worker gave up waiting for the kernel's pacing word and
+    /// ran its instances anyway.
+    pub unpaced: u64,
 }
 
 impl RunResult {
@@ -133,7 +149,80 @@ pub fn default_blocks(dev: &Device, kernel: &Kernel) -> u32 {
     dev.sms * per_sm
 }
 
+/// The host's views of the buffers host roles work on.
+struct Words<'a> {
+    host: Option<&'a Pinned>,
+    managed: Option<&'a Managed>,
+    rec: Option<&'a Pinned>,
+    go: Option<&'a Pinned>,
+    /// Stands for the pacing word should the allocation be too small (it never is).
+    idle: std::sync::atomic::AtomicU32,
+}
+
+impl HostWords for Words<'_> {
+    fn loc_word(&self, buffer: Buffer, index: usize) -> Option<&std::sync::atomic::AtomicU32> {
+        match buffer {
+            Buffer::Device => None,
+            Buffer::Host => self.host?.word(index),
+            Buffer::Managed => self.managed?.word(index),
+        }
+    }
+    fn rec_word(&self, index: usize) -> Option<&std::sync::atomic::AtomicU32> {
+        self.rec?.word(index)
+    }
+    fn go(&self) -> &std::sync::atomic::AtomicU32 {
+        self.go.and_then(|g| g.word(0)).unwrap_or(&self.idle)
+    }
+}
+
+/// Refuses host and managed memory the device cannot give.
+fn check_host_support(dev: &Device, kernel: &Kernel, managed_bytes: u64) -> Result<(), RunError> {
+    let layout = &kernel.layout;
+    let attr = |a| {
+        dev.ctx
+            .attribute(a)
+            .map_err(driver_err("reading a device attribute"))
+    };
+    let unsupported = |m: String| RunError::Gen(crate::GenError::Unsupported(m));
+    if !layout.host.is_empty() || !layout.host_roles.is_empty() {
+        let map = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY)?;
+        if map == 0 {
+            return Err(unsupported(
+                "this GPU cannot map host memory (canMapHostMemory is 0)".into(),
+            ));
+        }
+    }
+    if !layout.managed.is_empty() {
+        if attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
+            return Err(unsupported("this GPU has no managed memory".into()));
+        }
+        if !layout.host_roles.is_empty()
+            && attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0
+        {
+            return Err(unsupported(
+                "host threads would touch managed memory while a kernel runs, and this GPU \
+                 lacks concurrentManagedAccess"
+                    .into(),
+            ));
+        }
+        let (free, _) = dev
+            .ctx
+            .mem_get_info()
+            .map_err(driver_err("reading free device memory"))?;
+        let cap = MAX_MANAGED_BYTES.min(free as u64 / MANAGED_FREE_FRACTION);
+        if managed_bytes > cap {
+            return Err(RunError::Options(format!(
+                "the managed locations need {managed_bytes} bytes, more than the {cap} a run may \
+                 take (at most {MAX_MANAGED_BYTES}, and 1/{MANAGED_FREE_FRACTION} of the free \
+                 device memory); use fewer --blocks"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `kernel` (generated from `program`) until the time, the instance count or `stop` ends it.
+/// Host roles run on CPU threads of a [`HostPool`], launch by launch.
 pub fn run(
     dev: &Device,
     program: &Program,
@@ -158,6 +247,11 @@ pub fn run(
     }
     let ninst = layout.instances(blocks);
     let entered = Instant::now();
+    let uses_host = layout.uses_host();
+    let host_roles = !layout.host_roles.is_empty();
+    if uses_host {
+        check_host_support(dev, kernel, layout.bytes(Buffer::Managed, blocks))?;
+    }
     let stream = &dev.stream;
     let module = dev
         .ctx
@@ -184,7 +278,66 @@ pub fn run(
     let mem = stream.clone_htod(&image).map_err(&copy)?;
     drop(image);
     let rec_words = ninst as usize * layout.record.words() as usize;
-    let rec: CudaSlice<u32> = stream.alloc_zeros(rec_words.max(1)).map_err(&alloc)?;
+
+    // Host and managed buffers, and the records in pinned memory when host roles write them.
+    if uses_host {
+        dev.ctx
+            .bind_to_thread()
+            .map_err(driver_err("making the GPU's context current"))?;
+    }
+    let words_of = |b: Buffer| (layout.bytes(b, blocks) / 4) as usize;
+    let host_buf = if layout.host.is_empty() {
+        None
+    } else {
+        Some(Pinned::new(words_of(Buffer::Host))?)
+    };
+    let managed_buf = if layout.managed.is_empty() {
+        None
+    } else {
+        Some(Managed::new(words_of(Buffer::Managed))?)
+    };
+    let rec_pinned = if host_roles {
+        Some(Pinned::new(rec_words)?)
+    } else {
+        None
+    };
+    let go = if host_roles {
+        let go = Pinned::new(1)?;
+        if let Some(w) = go.word(0) {
+            w.store(GO_IDLE, Ordering::Release);
+        }
+        Some(go)
+    } else {
+        None
+    };
+    for i in 0..ninst {
+        for b in [Buffer::Host, Buffer::Managed] {
+            for (li, &loc) in layout.locs(b).iter().enumerate() {
+                let at = (layout.offset(b, i, li as u32) / 4) as usize;
+                let w = match b {
+                    Buffer::Host => host_buf.as_ref().and_then(|p| p.word(at)),
+                    _ => managed_buf.as_ref().and_then(|m| m.word(at)),
+                };
+                if let Some(w) = w {
+                    w.store(word(program.location(loc).init), Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    let host_ptr = host_buf.as_ref().map_or(0, |p| p.device_ptr());
+    let managed_ptr = managed_buf.as_ref().map_or(0, |m| m.device_ptr());
+    let go_ptr = go.as_ref().map_or(0, |g| g.device_ptr());
+    let rec_dev: CudaSlice<u32> = stream
+        .alloc_zeros(if rec_pinned.is_some() {
+            1
+        } else {
+            rec_words.max(1)
+        })
+        .map_err(&alloc)?;
+    let rec_ptr: u64 = match &rec_pinned {
+        Some(p) => p.device_ptr(),
+        None => rec_dev.device_ptr(stream).0,
+    };
     let scratch: CudaSlice<u32> = stream
         .alloc_zeros(opts.scratch_words as usize)
         .map_err(&alloc)?;
@@ -222,114 +375,172 @@ pub fn run(
     let scratch_mask = opts.scratch_words - 1;
     let counted_per_launch = (0..ninst).filter(|&i| layout.counts(i)).count() as u64;
 
+    let words = Words {
+        host: host_buf.as_ref(),
+        managed: managed_buf.as_ref(),
+        rec: rec_pinned.as_ref(),
+        go: go.as_ref(),
+        idle: std::sync::atomic::AtomicU32::new(GO_IDLE),
+    };
+    let pool = HostPool::new(layout.host_roles.len(), opts.host_workers);
+    // A worker waits for the pacing word at most one launch budget; the pool as a whole gets
+    // that wait plus one budget for its instances.
+    let go_wait = opts.launch_budget;
+    let pool_budget = opts.launch_budget * 2;
+
     let mut anomalies = Vec::new();
     let mut other_samples = Vec::new();
     let mut launches = 0u64;
+    let mut unpaced = 0u64;
     let start = Instant::now();
     let setup = start - entered;
     let launch_err = driver_err("launching a kernel");
-    let stop_reason = loop {
-        if stop.load(Ordering::Relaxed) {
-            break Stop::Interrupted;
+    let outcome: Result<Stop, RunError> = std::thread::scope(|scope| {
+        let _quit = QuitOnDrop(&pool);
+        for w in 0..pool.workers {
+            let (pool, words) = (&pool, &words);
+            let loop_cap = kernel.loop_cap;
+            scope.spawn(move || pool.worker(w, program, layout, words, ninst, loop_cap, go_wait));
         }
-        if start.elapsed() >= opts.time {
-            break Stop::Time;
-        }
-        if opts
-            .max_instances
-            .is_some_and(|m| launches * counted_per_launch >= m)
-        {
-            break Stop::Instances;
-        }
-        let first = launches;
-        let mut shuffles = Vec::with_capacity(events.len());
-        for ev in &events {
-            let s = Shuffle::draw(&mut rng, layout, blocks);
-            let launch_no = launches as u32;
-            let mut b = stream.launch_builder(&ftest);
-            b.arg(&mem)
-                .arg(&rec)
-                .arg(&scratch)
-                .arg(&scratch_mask)
-                .arg(&blocks)
-                .arg(&s.bmul)
-                .arg(&s.badd)
-                .arg(&s.tmul)
-                .arg(&s.tadd)
-                .arg(&s.txor)
-                .arg(&s.rot)
-                .arg(&s.wrot)
-                .arg(&opts.stress_iters)
-                .arg(&opts.pre_iters)
-                .arg(&ZERO);
-            // SAFETY: the arguments match the kernel's parameters one for one (see codegen),
-            // and every buffer is sized for `blocks` blocks of this layout.
-            unsafe { b.launch(test_cfg) }.map_err(&launch_err)?;
-            let mut c = stream.launch_builder(&fcollect);
-            c.arg(&mem)
-                .arg(&rec)
-                .arg(&hist)
-                .arg(&tbl)
-                .arg(&forbid)
-                .arg(&anom)
-                .arg(&ninst)
-                .arg(&launch_no);
-            // SAFETY: as above, for the collect kernel's parameters.
-            unsafe { c.launch(collect_cfg) }.map_err(&launch_err)?;
-            ev.record(stream)
-                .map_err(driver_err("recording an event"))?;
-            shuffles.push(s);
-            launches += 1;
-        }
-        // The watchdog: each launch must end within its budget of the previous one's end.
-        for (i, ev) in events.iter().enumerate() {
-            let waited = Instant::now();
-            loop {
-                match ev.try_is_complete() {
-                    Ok(true) => break,
-                    Ok(false) => {}
-                    Err(e) => return Err(driver_err("running a launch")(e)),
-                }
-                if waited.elapsed() > opts.launch_budget {
-                    // Freeing memory or unloading the module would wait for the launch that
-                    // overran; leave them to the process's end instead of blocking here.
-                    std::mem::forget((mem, rec, scratch, hist, tbl, forbid, anom, module, events));
-                    return Err(RunError::Watchdog {
-                        launch: first + i as u64,
-                        budget: opts.launch_budget,
-                    });
-                }
-                std::thread::sleep(POLL);
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(Stop::Interrupted);
             }
-        }
-        let raw = stream.clone_dtoh(&anom).map_err(&copy)?;
-        let n = raw[0].min(MAX_ANOMALIES) as usize;
-        if n > 0 {
-            for r in 0..n {
-                let at = 1 + r * aw;
-                let instance = raw[at];
-                // The kernel records the launch number's low 32 bits; this batch's launches are
-                // consecutive, so the offset into the batch is their difference.
-                let in_batch = raw[at + 1].wrapping_sub(first as u32) as usize;
-                let launch = first + in_batch as u64;
-                let values: Vec<Value> = raw[at + 2..at + aw].iter().map(|&w| value(w)).collect();
-                if table.index(&values).is_none() {
-                    other_samples.push(values.clone());
+            if start.elapsed() >= opts.time {
+                return Ok(Stop::Time);
+            }
+            if opts
+                .max_instances
+                .is_some_and(|m| launches * counted_per_launch >= m)
+            {
+                return Ok(Stop::Instances);
+            }
+            let first = launches;
+            let mut shuffles = Vec::with_capacity(events.len());
+            for ev in &events {
+                let s = Shuffle::draw(&mut rng, layout, blocks);
+                let launch_no = launches as u32;
+                let mut b = stream.launch_builder(&ftest);
+                b.arg(&mem)
+                    .arg(&rec_ptr)
+                    .arg(&scratch)
+                    .arg(&scratch_mask)
+                    .arg(&blocks)
+                    .arg(&s.bmul)
+                    .arg(&s.badd)
+                    .arg(&s.tmul)
+                    .arg(&s.tadd)
+                    .arg(&s.txor)
+                    .arg(&s.rot)
+                    .arg(&s.wrot)
+                    .arg(&opts.stress_iters)
+                    .arg(&opts.pre_iters)
+                    .arg(&ZERO);
+                if uses_host {
+                    b.arg(&host_ptr).arg(&managed_ptr);
                 }
-                if anomalies.len() < MAX_KEPT_ANOMALIES {
-                    let Some(s) = shuffles.get(in_batch) else {
-                        continue;
-                    };
-                    anomalies.push(Anomaly {
-                        launch,
-                        instance,
-                        threads: layout.placement_of(s, blocks, instance, program.threads.len()),
-                        values,
-                    });
+                if host_roles {
+                    b.arg(&go_ptr).arg(&launch_no);
+                }
+                // SAFETY: the arguments match the kernel's parameters one for one (see
+                // codegen), and every buffer is sized for `blocks` blocks of this layout.
+                unsafe { b.launch(test_cfg) }.map_err(&launch_err)?;
+                if host_roles {
+                    // The host roles of every instance run while the kernel does; the collect
+                    // kernel may read the records only once they are done.
+                    let w = pool.run_launch(launch_no, pool_budget).map_err(|_| {
+                        RunError::HostStall {
+                            launch: launches,
+                            budget: pool_budget,
+                        }
+                    })?;
+                    unpaced += w.unpaced;
+                }
+                let mut c = stream.launch_builder(&fcollect);
+                c.arg(&mem)
+                    .arg(&rec_ptr)
+                    .arg(&hist)
+                    .arg(&tbl)
+                    .arg(&forbid)
+                    .arg(&anom)
+                    .arg(&ninst)
+                    .arg(&launch_no);
+                if uses_host {
+                    c.arg(&host_ptr).arg(&managed_ptr);
+                }
+                // SAFETY: as above, for the collect kernel's parameters.
+                unsafe { c.launch(collect_cfg) }.map_err(&launch_err)?;
+                ev.record(stream)
+                    .map_err(driver_err("recording an event"))?;
+                shuffles.push(s);
+                launches += 1;
+            }
+            // The watchdog: each launch must end within its budget of the previous one's end.
+            for (i, ev) in events.iter().enumerate() {
+                let waited = Instant::now();
+                loop {
+                    match ev.try_is_complete() {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(e) => return Err(driver_err("running a launch")(e)),
+                    }
+                    if waited.elapsed() > opts.launch_budget {
+                        return Err(RunError::Watchdog {
+                            launch: first + i as u64,
+                            budget: opts.launch_budget,
+                        });
+                    }
+                    std::thread::sleep(POLL);
                 }
             }
-            stream.memset_zeros(&mut anom).map_err(&copy)?;
+            let raw = stream.clone_dtoh(&anom).map_err(&copy)?;
+            let n = raw[0].min(MAX_ANOMALIES) as usize;
+            if n > 0 {
+                for r in 0..n {
+                    let at = 1 + r * aw;
+                    let instance = raw[at];
+                    // The kernel records the launch number's low 32 bits; this batch's launches
+                    // are consecutive, so the offset into the batch is their difference.
+                    let in_batch = raw[at + 1].wrapping_sub(first as u32) as usize;
+                    let launch = first + in_batch as u64;
+                    let values: Vec<Value> =
+                        raw[at + 2..at + aw].iter().map(|&w| value(w)).collect();
+                    if table.index(&values).is_none() {
+                        other_samples.push(values.clone());
+                    }
+                    if anomalies.len() < MAX_KEPT_ANOMALIES {
+                        let Some(s) = shuffles.get(in_batch) else {
+                            continue;
+                        };
+                        anomalies.push(Anomaly {
+                            launch,
+                            instance,
+                            threads: layout.placement_of(
+                                s,
+                                blocks,
+                                instance,
+                                program.threads.len(),
+                            ),
+                            values,
+                        });
+                    }
+                }
+                stream.memset_zeros(&mut anom).map_err(&copy)?;
+            }
         }
+    });
+    let stop_reason = match outcome {
+        Ok(s) => s,
+        Err(e @ (RunError::Watchdog { .. } | RunError::HostStall { .. })) => {
+            // Freeing memory or unloading the module would wait for the launch that overran;
+            // leave them to the process's end instead of blocking here.
+            std::mem::forget((
+                mem, rec_dev, scratch, hist, tbl, forbid, anom, module, events,
+            ));
+            std::mem::forget((host_buf, managed_buf, rec_pinned, go));
+            return Err(e);
+        }
+        Err(e) => return Err(e),
     };
     stream
         .synchronize()
@@ -354,5 +565,7 @@ pub fn run(
         block_threads: layout.block_threads,
         instances_per_launch: counted_per_launch as u32,
         setup,
+        host_workers: pool.workers as u32,
+        unpaced,
     })
 }

@@ -1,0 +1,794 @@
+//! Host participants: the `@host` threads of a test run as real CPU threads, concurrently with
+//! the kernel, on the same pinned host and managed memory the device roles use.
+//!
+//! - [`run_role`] interprets one thread's IR on the 32-bit words of one instance, as the
+//!   generated PTX computes: loads, stores and RMWs are `std::sync::atomic` operations on the
+//!   location's word with the nearest Rust ordering, every fence is `fence(SeqCst)`, and every
+//!   backward branch counts against the same iteration cap as on the GPU (a role past it stops
+//!   with [`STATUS_CUT`]), so no host spin can hang either;
+//! - [`Pinned`] and [`Managed`] own the driver allocations (`cuMemHostAlloc(DEVICEMAP)` with
+//!   `cuMemHostGetDevicePointer`, and `cuMemAllocManaged`);
+//! - [`HostPool`] keeps `workers` CPU threads per host role. For every launch each worker waits
+//!   (bounded) for the kernel to announce the launch in the pacing word, then runs its role for
+//!   each instance of its share of the launch, in instance order, so the workers of different
+//!   roles meet on the same instances at about the same time, and writes the role's registers and
+//!   status into the instance's record exactly as a device role does. The runner launches the
+//!   collect kernel only once every worker is done with the launch.
+
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{result, sys};
+use scopecheck_ir::{
+    BinOp, BranchCond, InstrKind, LocId, Operand, Order, Program, RmwKind, RmwOp, Thread, ThreadId,
+};
+
+use crate::codegen::{STATUS_CUT, STATUS_DONE};
+use crate::driver::driver_err;
+use crate::layout::{Buffer, Layout};
+use crate::RunError;
+
+/// Status word of a host role that computed a non-zero address offset (`[x+r]` with `r != 0`):
+/// it would leave its location, so the role stops. The collect kernel counts the instance among
+/// those cut, as it does every status other than [`STATUS_DONE`].
+pub const STATUS_BAD_ADDRESS: u32 = 3;
+/// Default CPU threads per host role.
+pub const DEFAULT_HOST_WORKERS: u32 = 4;
+/// Most CPU threads per host role.
+pub const MAX_HOST_WORKERS: u32 = 64;
+/// Most attempts of the compare-and-swap loop that implements the RMWs `std::sync::atomic` has
+/// no single instruction for (`inc`, `dec`, signed `min` and `max`); a role past it is cut.
+pub const MAX_CAS_ATTEMPTS: u32 = 1 << 16;
+/// Spins between two looks at the clock while a worker waits for the pacing word.
+const SPINS_PER_CLOCK_READ: u32 = 256;
+/// The pacing word's value before the first launch (launch numbers count from 0).
+pub const GO_IDLE: u32 = u32::MAX;
+
+/// Where a role's locations are, for one instance.
+pub trait HostMemory {
+    /// The word holding `loc`, or None when the location is not reachable from the host.
+    fn word(&self, loc: LocId) -> Option<&AtomicU32>;
+}
+
+/// Plain memory for tests: one word per location.
+impl HostMemory for [AtomicU32] {
+    fn word(&self, loc: LocId) -> Option<&AtomicU32> {
+        self.get(loc.0 as usize)
+    }
+}
+
+/// The 32-bit word a value is computed as (the kernel's `imm`).
+fn word(v: i64) -> u32 {
+    v as i32 as u32
+}
+
+fn load_order(o: Order) -> Ordering {
+    match o {
+        Order::Weak | Order::Volatile | Order::Relaxed => Ordering::Relaxed,
+        // A release load does not exist; acquire is the nearest stronger ordering.
+        Order::Acquire | Order::Release | Order::AcqRel => Ordering::Acquire,
+        Order::SeqCst => Ordering::SeqCst,
+    }
+}
+
+fn store_order(o: Order) -> Ordering {
+    match o {
+        Order::Weak | Order::Volatile | Order::Relaxed => Ordering::Relaxed,
+        // An acquire store does not exist; release is the nearest stronger ordering.
+        Order::Acquire | Order::Release | Order::AcqRel => Ordering::Release,
+        Order::SeqCst => Ordering::SeqCst,
+    }
+}
+
+fn rmw_order(o: Order) -> Ordering {
+    match o {
+        Order::Weak | Order::Volatile | Order::Relaxed => Ordering::Relaxed,
+        Order::Acquire => Ordering::Acquire,
+        Order::Release => Ordering::Release,
+        Order::AcqRel => Ordering::AcqRel,
+        Order::SeqCst => Ordering::SeqCst,
+    }
+}
+
+/// The ordering of a failed compare-and-swap (a read): never release.
+fn failure_order(o: Ordering) -> Ordering {
+    match o {
+        Ordering::SeqCst => Ordering::SeqCst,
+        Ordering::Acquire | Ordering::AcqRel => Ordering::Acquire,
+        _ => Ordering::Relaxed,
+    }
+}
+
+/// The word an RMW writes, computed as the PTX instruction does on 32-bit words (`inc`/`dec`
+/// unsigned, `min`/`max` signed).
+fn apply(op: RmwOp, old: u32, v: u32) -> u32 {
+    match op {
+        RmwOp::Add => old.wrapping_add(v),
+        RmwOp::Sub => old.wrapping_sub(v),
+        RmwOp::Inc => {
+            if old >= v {
+                0
+            } else {
+                old.wrapping_add(1)
+            }
+        }
+        RmwOp::Dec => {
+            if old == 0 || old > v {
+                v
+            } else {
+                old.wrapping_sub(1)
+            }
+        }
+        RmwOp::Exch => v,
+        RmwOp::And => old & v,
+        RmwOp::Or => old | v,
+        RmwOp::Xor => old ^ v,
+        RmwOp::Min => (old as i32).min(v as i32) as u32,
+        RmwOp::Max => (old as i32).max(v as i32) as u32,
+    }
+}
+
+fn binary(op: BinOp, a: u32, b: u32) -> u32 {
+    let (sa, sb) = (a as i32, b as i32);
+    match op {
+        BinOp::Add => a.wrapping_add(b),
+        BinOp::Sub => a.wrapping_sub(b),
+        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        BinOp::Eq => u32::from(a == b),
+        BinOp::Ne => u32::from(a != b),
+        BinOp::Lt => u32::from(sa < sb),
+        BinOp::Le => u32::from(sa <= sb),
+    }
+}
+
+/// Runs `thread`'s code once on `mem`, with `regs` (one word per register, set to the thread's
+/// initial values here). Returns the status word: [`STATUS_DONE`], [`STATUS_CUT`] when a backward
+/// branch was taken more than `loop_cap` times or a compare-and-swap loop ran out of attempts,
+/// or [`STATUS_BAD_ADDRESS`] when an address left its location or reached no host word.
+pub fn run_role<M: HostMemory + ?Sized>(
+    thread: &Thread,
+    mem: &M,
+    loop_cap: u32,
+    regs: &mut [u32],
+) -> u32 {
+    regs.iter_mut().for_each(|r| *r = 0);
+    for &(r, v) in &thread.init_regs {
+        if let Some(slot) = regs.get_mut(r.0 as usize) {
+            *slot = word(v);
+        }
+    }
+    let read = |regs: &[u32], op: Operand| match op {
+        Operand::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or(0),
+        Operand::Imm(v) => word(v),
+    };
+    let cell = |regs: &[u32], a: &scopecheck_ir::Address| -> Option<&AtomicU32> {
+        if let Some(r) = a.offset {
+            if regs.get(r.0 as usize).copied().unwrap_or(0) != 0 {
+                return None;
+            }
+        }
+        mem.word(a.loc)
+    };
+    let set = |regs: &mut [u32], r: scopecheck_ir::RegId, v: u32| {
+        if let Some(slot) = regs.get_mut(r.0 as usize) {
+            *slot = v;
+        }
+    };
+    let mut loops = 0u32;
+    let mut pc = 0usize;
+    while let Some(instr) = thread.code.get(pc) {
+        pc += 1;
+        match instr.kind {
+            InstrKind::Load {
+                dst,
+                ref addr,
+                order,
+                ..
+            } => {
+                let Some(w) = cell(regs, addr) else {
+                    return STATUS_BAD_ADDRESS;
+                };
+                let v = w.load(load_order(order));
+                set(regs, dst, v);
+            }
+            InstrKind::Store {
+                ref addr,
+                value,
+                order,
+                ..
+            } => {
+                let v = read(regs, value);
+                let Some(w) = cell(regs, addr) else {
+                    return STATUS_BAD_ADDRESS;
+                };
+                w.store(v, store_order(order));
+            }
+            InstrKind::Rmw {
+                dst,
+                ref addr,
+                kind,
+                order,
+                ..
+            } => {
+                let Some(w) = cell(regs, addr) else {
+                    return STATUS_BAD_ADDRESS;
+                };
+                let ord = rmw_order(order);
+                let old = match kind {
+                    RmwKind::Cas { expected, new } => {
+                        let (e, n) = (read(regs, expected), read(regs, new));
+                        match w.compare_exchange(e, n, ord, failure_order(ord)) {
+                            Ok(v) | Err(v) => v,
+                        }
+                    }
+                    RmwKind::Op(op, v) => {
+                        let v = read(regs, v);
+                        match op {
+                            RmwOp::Add => w.fetch_add(v, ord),
+                            RmwOp::Sub => w.fetch_sub(v, ord),
+                            RmwOp::Exch => w.swap(v, ord),
+                            RmwOp::And => w.fetch_and(v, ord),
+                            RmwOp::Or => w.fetch_or(v, ord),
+                            RmwOp::Xor => w.fetch_xor(v, ord),
+                            RmwOp::Inc | RmwOp::Dec | RmwOp::Min | RmwOp::Max => {
+                                let mut cur = w.load(Ordering::Relaxed);
+                                let mut attempts = 0u32;
+                                loop {
+                                    match w.compare_exchange_weak(
+                                        cur,
+                                        apply(op, cur, v),
+                                        ord,
+                                        Ordering::Relaxed,
+                                    ) {
+                                        Ok(old) => break old,
+                                        Err(now) => cur = now,
+                                    }
+                                    attempts += 1;
+                                    if attempts >= MAX_CAS_ATTEMPTS {
+                                        return STATUS_CUT;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                };
+                if let Some(d) = dst {
+                    set(regs, d, old);
+                }
+            }
+            InstrKind::Fence { .. } => fence(Ordering::SeqCst),
+            // Layout::new refuses host threads with barriers; nothing to wait for here.
+            InstrKind::Barrier { .. } => {}
+            InstrKind::Mov { dst, src } => {
+                let v = read(regs, src);
+                set(regs, dst, v);
+            }
+            InstrKind::Binary { dst, op, a, b } => {
+                let v = binary(op, read(regs, a), read(regs, b));
+                set(regs, dst, v);
+            }
+            InstrKind::Branch { cond, target } => {
+                let taken = match cond {
+                    BranchCond::Always => true,
+                    BranchCond::Eq(a, b) => read(regs, a) == read(regs, b),
+                    BranchCond::Ne(a, b) => read(regs, a) != read(regs, b),
+                };
+                if taken {
+                    if target < pc {
+                        loops += 1;
+                        if loops > loop_cap {
+                            return STATUS_CUT;
+                        }
+                        // A spin iteration: let the other side make progress, as a real
+                        // host await loop does.
+                        std::hint::spin_loop();
+                    }
+                    pc = target;
+                }
+            }
+        }
+    }
+    STATUS_DONE
+}
+
+/// Pinned host memory mapped into the device's address space.
+pub struct Pinned {
+    host: *mut u32,
+    dev: u64,
+    words: usize,
+}
+
+// SAFETY: the allocation is plain memory owned by this value; every access from several
+// threads goes through atomics.
+unsafe impl Send for Pinned {}
+unsafe impl Sync for Pinned {}
+
+impl Pinned {
+    /// Allocates `words` zeroed words with `cuMemHostAlloc(DEVICEMAP)`; the context must be
+    /// current on this thread.
+    pub fn new(words: usize) -> Result<Pinned, RunError> {
+        let words = words.max(1);
+        let bytes = words * 4;
+        // SAFETY: a plain allocation; the pointer is checked before use and zeroed below.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .map_err(driver_err("allocating pinned host memory"))? as *mut u32;
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: `host` was returned by cuMemHostAlloc with DEVICEMAP.
+        let got = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) }.result();
+        let pinned = Pinned { host, dev, words };
+        got.map_err(driver_err("mapping pinned host memory"))?;
+        // SAFETY: `host` points to `bytes` bytes this value owns.
+        unsafe { std::ptr::write_bytes(host, 0, words) };
+        Ok(pinned)
+    }
+
+    /// The device address.
+    pub fn device_ptr(&self) -> u64 {
+        self.dev
+    }
+
+    /// The word at `index`, if inside the allocation.
+    pub fn word(&self, index: usize) -> Option<&AtomicU32> {
+        // SAFETY: in bounds, 4-byte aligned (the allocation is page aligned), and only ever
+        // accessed atomically by the host while the device may access it.
+        (index < self.words).then(|| unsafe { AtomicU32::from_ptr(self.host.add(index)) })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc; nothing uses it after this value.
+        let _ = unsafe { result::free_host(self.host.cast()) };
+    }
+}
+
+/// Managed memory (`cuMemAllocManaged`, attached globally).
+pub struct Managed {
+    ptr: u64,
+    words: usize,
+}
+
+// SAFETY: as for Pinned.
+unsafe impl Send for Managed {}
+unsafe impl Sync for Managed {}
+
+impl Managed {
+    /// Allocates `words` zeroed words of managed memory; the context must be current.
+    pub fn new(words: usize) -> Result<Managed, RunError> {
+        let words = words.max(1);
+        // SAFETY: a plain allocation, zeroed below before any use.
+        let ptr = unsafe {
+            result::malloc_managed(words * 4, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
+        }
+        .map_err(driver_err("allocating managed memory"))?;
+        let m = Managed { ptr, words };
+        // SAFETY: managed memory is addressable from the host at its device address; no kernel
+        // uses it yet.
+        unsafe { std::ptr::write_bytes(ptr as *mut u32, 0, words) };
+        Ok(m)
+    }
+
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    pub fn word(&self, index: usize) -> Option<&AtomicU32> {
+        // SAFETY: in bounds and aligned; host accesses are atomic, and the runner allows host
+        // access during kernels only on devices with concurrentManagedAccess.
+        (index < self.words)
+            .then(|| unsafe { AtomicU32::from_ptr((self.ptr as *mut u32).add(index)) })
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAllocManaged; nothing uses it after this value.
+        let _ = unsafe { result::memory_free(self.ptr) };
+    }
+}
+
+/// The words the host threads work on: location buffers and the records, as host-side views.
+pub trait HostWords: Sync {
+    /// Word `index` of the buffer holding `buffer`'s locations.
+    fn loc_word(&self, buffer: Buffer, index: usize) -> Option<&AtomicU32>;
+    /// Word `index` of the records.
+    fn rec_word(&self, index: usize) -> Option<&AtomicU32>;
+    /// The pacing word.
+    fn go(&self) -> &AtomicU32;
+}
+
+/// One instance's view of the location words.
+struct InstanceMem<'a, W: HostWords + ?Sized> {
+    words: &'a W,
+    layout: &'a Layout,
+    instance: u32,
+}
+
+impl<W: HostWords + ?Sized> HostMemory for InstanceMem<'_, W> {
+    fn word(&self, loc: LocId) -> Option<&AtomicU32> {
+        let (buf, index) = self.layout.place(loc)?;
+        let at = self.layout.offset(buf, self.instance, index) / 4;
+        self.words.loc_word(buf, at as usize)
+    }
+}
+
+/// What a worker saw in one launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchWork {
+    /// Role runs done.
+    pub runs: u64,
+    /// Workers that gave up waiting for the pacing word and ran anyway.
+    pub unpaced: u64,
+}
+
+/// Runs `role` of instances `range` of launch `launch` on `words`: waits (at most `go_wait`)
+/// for the kernel's pacing word, then runs the role on each instance in order and writes its
+/// registers and status to the instance's record.
+#[allow(clippy::too_many_arguments)]
+pub fn work<W: HostWords + ?Sized>(
+    program: &Program,
+    layout: &Layout,
+    words: &W,
+    role: ThreadId,
+    range: std::ops::Range<u32>,
+    launch: u32,
+    loop_cap: u32,
+    go_wait: Duration,
+) -> LaunchWork {
+    let mut out = LaunchWork::default();
+    let started = Instant::now();
+    let mut spins = 0u32;
+    while words.go().load(Ordering::Acquire) != launch {
+        std::hint::spin_loop();
+        spins += 1;
+        if spins.is_multiple_of(SPINS_PER_CLOCK_READ) && started.elapsed() > go_wait {
+            out.unpaced = 1;
+            break;
+        }
+    }
+    let Some(thread) = program.threads.get(role.0 as usize) else {
+        return out;
+    };
+    let mut regs = vec![0u32; thread.registers.len()];
+    let rec_words = layout.record.words() as usize;
+    let outputs: Vec<(usize, usize)> = layout
+        .record
+        .regs
+        .iter()
+        .enumerate()
+        .filter(|(_, (t, _))| *t == role)
+        .map(|(k, (_, r))| (k, r.0 as usize))
+        .collect();
+    let status_at = layout.record.status_word(role) as usize;
+    for instance in range {
+        let mem = InstanceMem {
+            words,
+            layout,
+            instance,
+        };
+        let status = run_role(thread, &mem, loop_cap, &mut regs);
+        let base = instance as usize * rec_words;
+        for &(k, r) in &outputs {
+            if let Some(w) = words.rec_word(base + k) {
+                w.store(regs.get(r).copied().unwrap_or(0), Ordering::Relaxed);
+            }
+        }
+        if let Some(w) = words.rec_word(base + status_at) {
+            w.store(status, Ordering::Release);
+        }
+        out.runs += 1;
+    }
+    out
+}
+
+/// The share of `n` instances that worker `w` of `workers` takes.
+pub fn share(n: u32, w: u32, workers: u32) -> std::ops::Range<u32> {
+    let workers = workers.max(1) as u64;
+    let (n64, w64) = (n as u64, w as u64);
+    ((n64 * w64 / workers) as u32)..((n64 * (w64 + 1) / workers) as u32)
+}
+
+#[derive(Default)]
+struct Control {
+    /// Launch generation: bumped for every launch the workers are to run.
+    epoch: u64,
+    launch: u32,
+    quit: bool,
+    done: usize,
+    work: LaunchWork,
+}
+
+/// The CPU threads of the host roles, driven launch by launch.
+pub struct HostPool {
+    ctl: Mutex<Control>,
+    go: Condvar,
+    finished: Condvar,
+    /// Workers in all.
+    pub workers: usize,
+    per_role: u32,
+}
+
+/// Why the host threads did not finish a launch in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostStall;
+
+impl HostPool {
+    pub fn new(roles: usize, per_role: u32) -> HostPool {
+        let per_role = per_role.clamp(1, MAX_HOST_WORKERS);
+        HostPool {
+            ctl: Mutex::new(Control::default()),
+            go: Condvar::new(),
+            finished: Condvar::new(),
+            workers: roles * per_role as usize,
+            per_role,
+        }
+    }
+
+    /// The body of worker `index` (`0..workers`): runs until [`HostPool::quit`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn worker<W: HostWords + ?Sized>(
+        &self,
+        index: usize,
+        program: &Program,
+        layout: &Layout,
+        words: &W,
+        ninst: u32,
+        loop_cap: u32,
+        go_wait: Duration,
+    ) {
+        let per = self.per_role as usize;
+        let Some(&role) = layout.host_roles.get(index / per) else {
+            return;
+        };
+        let range = share(ninst, (index % per) as u32, self.per_role);
+        let mut seen = 0u64;
+        loop {
+            let launch = {
+                let Ok(mut c) = self.ctl.lock() else { return };
+                while c.epoch == seen && !c.quit {
+                    c = match self.go.wait(c) {
+                        Ok(c) => c,
+                        Err(_) => return,
+                    };
+                }
+                if c.quit {
+                    return;
+                }
+                seen = c.epoch;
+                c.launch
+            };
+            let w = work(
+                program,
+                layout,
+                words,
+                role,
+                range.clone(),
+                launch,
+                loop_cap,
+                go_wait,
+            );
+            let Ok(mut c) = self.ctl.lock() else { return };
+            c.done += 1;
+            c.work.runs += w.runs;
+            c.work.unpaced += w.unpaced;
+            self.finished.notify_all();
+        }
+    }
+
+    /// Starts launch `launch` on every worker and waits at most `budget` for all of them.
+    pub fn run_launch(&self, launch: u32, budget: Duration) -> Result<LaunchWork, HostStall> {
+        let Ok(mut c) = self.ctl.lock() else {
+            return Err(HostStall);
+        };
+        c.epoch += 1;
+        c.launch = launch;
+        c.done = 0;
+        c.work = LaunchWork::default();
+        self.go.notify_all();
+        let start = Instant::now();
+        while c.done < self.workers {
+            let left = budget.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(HostStall);
+            }
+            c = match self.finished.wait_timeout(c, left) {
+                Ok((c, _)) => c,
+                Err(_) => return Err(HostStall),
+            };
+        }
+        Ok(c.work)
+    }
+
+    /// Tells every worker to end.
+    pub fn quit(&self) {
+        if let Ok(mut c) = self.ctl.lock() {
+            c.quit = true;
+        }
+        self.go.notify_all();
+    }
+}
+
+/// Ends the pool's workers when dropped, so that a runner returning early (an error) never
+/// leaves its scoped workers waiting.
+pub struct QuitOnDrop<'a>(pub &'a HostPool);
+
+impl Drop for QuitOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.quit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GenOptions;
+
+    fn parse(src: &str) -> Program {
+        scopecheck_litmus::parse(src).expect("test parses")
+    }
+
+    fn mem(n: usize) -> Vec<AtomicU32> {
+        (0..n).map(|_| AtomicU32::new(0)).collect()
+    }
+
+    const SPIN: &str = "PTX spin\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n \
+        L: ld.relaxed.gpu r0, x ;\n beq r0, 0, L ;\n ld.relaxed.gpu r1, y ;\nexists (P0:r1 == 0)\n";
+
+    #[test]
+    fn a_spin_that_never_ends_is_cut_at_the_cap() {
+        let p = parse(SPIN);
+        let m = mem(2);
+        let mut regs = vec![0; p.threads[0].registers.len()];
+        assert_eq!(run_role(&p.threads[0], &m[..], 8, &mut regs), STATUS_CUT);
+        m[0].store(1, Ordering::Relaxed);
+        m[1].store(5, Ordering::Relaxed);
+        assert_eq!(run_role(&p.threads[0], &m[..], 8, &mut regs), STATUS_DONE);
+        let r1 = p.threads[0].reg("r1").unwrap();
+        assert_eq!(regs[r1.0 as usize], 5);
+    }
+
+    #[test]
+    fn rmws_compute_as_ptx_does_on_words() {
+        let p = parse(
+            "PTX rmw\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n \
+             atom.sys.add r0, x, 3 ;\n atom.sys.sub r1, x, 5 ;\n atom.sys.inc r2, y, 1 ;\n \
+             atom.sys.inc r3, y, 1 ;\n atom.sys.min r4, x, 7 ;\n atom.sys.cas r5, y, 0, 9 ;\n \
+             atom.sys.exch r6, y, 4 ;\n fence.sc.sys ;\n st.release.sys x, r6 ;\n \
+             ld.acquire.sys r7, x ;\nexists (P0:r0 == 0)\n",
+        );
+        let m = mem(2);
+        let t = &p.threads[0];
+        let mut regs = vec![0; t.registers.len()];
+        assert_eq!(run_role(t, &m[..], 8, &mut regs), STATUS_DONE);
+        let r = |n: &str| regs[t.reg(n).unwrap().0 as usize] as i32;
+        assert_eq!((r("r0"), r("r1")), (0, 3));
+        // inc wraps at its operand: 0 -> 1 -> 0.
+        assert_eq!((r("r2"), r("r3")), (0, 1));
+        // x is -2 after the sub; signed min keeps it.
+        assert_eq!(r("r4"), -2);
+        // y is 0 again, so the CAS writes 9, which the exchange reads.
+        assert_eq!((r("r5"), r("r6")), (0, 9));
+        assert_eq!(r("r7"), 9);
+    }
+
+    const HOST_MP: &str = "CUDA MP+host\n{ host int data = 0; host int flag = 0; }\n\n\
+        P0@block 0, gpu 0 (host int* data, host cuda::atomic<int, cuda::thread_scope_system>* flag) {\n\
+          *data = 42;\n  flag->store(1, cuda::std::memory_order_release);\n}\n\n\
+        P1@host (host int* data, host std::atomic<int>* flag) {\n\
+          while (flag->load(std::memory_order_acquire) == 0) {}\n  int r0 = *data;\n}\n\n\
+        ~exists (1:r0=0)\n";
+
+    /// Plain memory standing for the pinned buffers.
+    struct Words {
+        host: Vec<AtomicU32>,
+        rec: Vec<AtomicU32>,
+        go: AtomicU32,
+    }
+
+    impl HostWords for Words {
+        fn loc_word(&self, buffer: Buffer, index: usize) -> Option<&AtomicU32> {
+            (buffer == Buffer::Host)
+                .then(|| self.host.get(index))
+                .flatten()
+        }
+        fn rec_word(&self, index: usize) -> Option<&AtomicU32> {
+            self.rec.get(index)
+        }
+        fn go(&self) -> &AtomicU32 {
+            &self.go
+        }
+    }
+
+    #[test]
+    fn host_workers_run_every_instance_of_a_launch_on_the_layouts_words() {
+        let p = parse(HOST_MP);
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.host_roles, vec![ThreadId(1)]);
+        let ninst = l.instances(4);
+        let words = Words {
+            host: mem((l.bytes(Buffer::Host, 4) / 4) as usize),
+            rec: mem(ninst as usize * l.record.words() as usize),
+            go: AtomicU32::new(GO_IDLE),
+        };
+        // Play the device writer for even instances only, before the host runs.
+        let (flag, data) = (p.loc("flag").unwrap(), p.loc("data").unwrap());
+        let at = |i, loc| {
+            let (b, k) = l.place(loc).unwrap();
+            (l.offset(b, i, k) / 4) as usize
+        };
+        for i in (0..ninst).step_by(2) {
+            words.host[at(i, data)].store(42, Ordering::Relaxed);
+            words.host[at(i, flag)].store(1, Ordering::Relaxed);
+        }
+        let pool = HostPool::new(l.host_roles.len(), 3);
+        let budget = Duration::from_secs(20);
+        let work = std::thread::scope(|s| {
+            let _quit = QuitOnDrop(&pool);
+            for w in 0..pool.workers {
+                let (pool, p, l, words) = (&pool, &p, &l, &words);
+                s.spawn(move || pool.worker(w, p, l, words, ninst, 4, budget));
+            }
+            words.go.store(0, Ordering::Release);
+            pool.run_launch(0, budget)
+        })
+        .unwrap();
+        assert_eq!(work.runs, ninst as u64);
+        assert_eq!(work.unpaced, 0);
+        let rw = l.record.words() as usize;
+        let status = l.record.status_word(ThreadId(1)) as usize;
+        let r0 = l
+            .record
+            .regs
+            .iter()
+            .position(|&(t, _)| t == ThreadId(1))
+            .unwrap();
+        for i in 0..ninst as usize {
+            let st = words.rec[i * rw + status].load(Ordering::Relaxed);
+            if i % 2 == 0 {
+                assert_eq!(st, STATUS_DONE, "instance {i}");
+                assert_eq!(words.rec[i * rw + r0].load(Ordering::Relaxed), 42);
+            } else {
+                assert_eq!(st, STATUS_CUT, "instance {i} spins on a flag nobody sets");
+            }
+        }
+    }
+
+    #[test]
+    fn a_pool_whose_pacing_word_never_comes_still_finishes() {
+        let p = parse(HOST_MP);
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        let ninst = l.instances(2);
+        let words = Words {
+            host: mem((l.bytes(Buffer::Host, 2) / 4) as usize),
+            rec: mem(ninst as usize * l.record.words() as usize),
+            go: AtomicU32::new(GO_IDLE),
+        };
+        let pool = HostPool::new(1, 1);
+        let work = std::thread::scope(|s| {
+            let _quit = QuitOnDrop(&pool);
+            let (pool, p, l, words) = (&pool, &p, &l, &words);
+            s.spawn(move || pool.worker(0, p, l, words, ninst, 2, Duration::from_millis(5)));
+            pool.run_launch(7, Duration::from_secs(20))
+        })
+        .unwrap();
+        assert_eq!(work.unpaced, 1);
+        assert_eq!(work.runs, ninst as u64);
+    }
+
+    #[test]
+    fn shares_cover_the_instances_once() {
+        for (n, w) in [(10, 3), (7, 7), (3, 5), (101_376, 4)] {
+            let mut next = 0;
+            for k in 0..w {
+                let r = share(n, k, w);
+                assert_eq!(r.start, next);
+                next = r.end;
+            }
+            assert_eq!(next, n);
+        }
+    }
+}
