@@ -25,7 +25,7 @@ pub struct CheckArgs {
     /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
     #[arg(long)]
     json: bool,
-    /// Litmus files, or directories to search recursively for *.litmus files.
+    /// Litmus or CUDA files, or directories to search recursively for *.litmus and *.cu files.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
@@ -118,6 +118,32 @@ pub fn read_parse_warn(input: &Input) -> Result<(String, Program, Vec<Warning>),
     }
     let source = std::fs::read_to_string(&input.path)
         .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
+    if input
+        .path
+        .extension()
+        .is_some_and(|e| e == inputs::CUDA_EXTENSION)
+    {
+        return match scopecheck_cuda::parse_cuda(&source) {
+            Ok((program, warnings)) => {
+                let warnings = warnings
+                    .into_iter()
+                    .map(|w| Warning {
+                        span: w.span,
+                        message: w.message,
+                    })
+                    .collect();
+                Ok((source, program, warnings))
+            }
+            Err(e) => {
+                let e = scopecheck_litmus::ParseError {
+                    message: e.message,
+                    span: e.span,
+                    expected: Vec::new(),
+                };
+                Err(Failure::parse(&input.file, source, &e))
+            }
+        };
+    }
     match scopecheck_litmus::parse_with_warnings(&source) {
         Ok((program, warnings)) => Ok((source, program, warnings)),
         Err(e) => Err(Failure::parse(&input.file, source, &e)),

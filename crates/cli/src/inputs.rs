@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 /// The extension of the files a directory is searched for.
 pub const LITMUS_EXTENSION: &str = "litmus";
+/// The extension of CUDA sources (read by scopecheck-cuda), also searched for.
+pub const CUDA_EXTENSION: &str = "cu";
 
 /// One test file to check, or a path that yielded none.
 pub struct Input {
@@ -15,7 +17,7 @@ pub struct Input {
 }
 
 /// The files named by `paths`, in order: a file as given, a directory searched recursively for
-/// `*.litmus` files in sorted order. A directory holding none, or one that cannot be listed,
+/// `*.litmus` and `*.cu` files in sorted order. A directory holding none, or one that cannot be listed,
 /// yields one `Input` with a problem, so that it counts as an error.
 pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
     let mut out = Vec::new();
@@ -33,7 +35,7 @@ pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
             continue;
         }
         if found.is_empty() {
-            let problem = format!("no .{LITMUS_EXTENSION} file found under this directory");
+            let problem = format!("no .{LITMUS_EXTENSION} file found under this directory (and no .{CUDA_EXTENSION} file)");
             out.push(input(path.clone(), Some(problem)));
         }
         found.sort();
@@ -55,7 +57,10 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry?.path();
         if path.is_dir() {
             walk(&path, found)?;
-        } else if path.extension().is_some_and(|e| e == LITMUS_EXTENSION) {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == LITMUS_EXTENSION || e == CUDA_EXTENSION)
+        {
             found.push(path);
         }
     }

@@ -1,0 +1,139 @@
+//! The CUDA source front-end: a `.cu` file with `__device__` globals, `__global__` kernels,
+//! `__device__` helpers and a harness `void scopecheck_main()` written in ordinary CUDA host
+//! code, lowered to a scopecheck [`Program`].
+//!
+//! The file is parsed with the `tree-sitter-cuda` grammar (a real C++/CUDA parser: no text
+//! matching); a syntax error is reported at its ERROR node. Lowering then *runs the harness at
+//! compile time*: allocations become locations, `k<<<B, T>>>(args)` makes one IR thread per
+//! (block, thread) of the launch with `blockIdx`, `threadIdx`, `blockDim` and `gridDim` folded
+//! in as constants, kernels and `__device__` helpers are inlined into each thread, and the
+//! stream rules of CUDA become [`Thread::after`](scopecheck_ir::Thread::after) edges:
+//!
+//! - a launch on a stream starts after every earlier launch on that stream finished; the
+//!   default stream (`0`, or no stream) is the *legacy* default stream: a launch on it waits for
+//!   every earlier launch, and a launch on a created stream waits for earlier default-stream
+//!   launches;
+//! - host code runs as host threads (`Placement::Host`): a new host thread starts at each launch
+//!   that follows host code (the launch waits for it) and at each `cudaDeviceSynchronize()` /
+//!   `cudaStreamSynchronize(s)` (the new host thread waits for the synchronized kernels);
+//! - every `assert(e)`, in host code or in a kernel, accumulates `e != 0` into a register of its
+//!   thread that starts at 1; the program's condition is `forall` of those registers being
+//!   non-zero, so the result is `Ok` exactly when every assertion holds in every execution.
+//!
+//! The CUDA and libcu++ synchronization calls lower exactly as in the C litmus dialect
+//! (`docs/litmus-c.md`, table "Lowering"). Values are integers: float constants that are whole
+//! numbers become those integers (others are truncated with a warning). Shared memory
+//! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
+//! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
+
+mod lower;
+#[cfg(test)]
+mod tests;
+
+use scopecheck_ir::{Program, Span};
+
+/// The number of device threads all launches together may make unless
+/// [`CudaOptions::max_threads`] says otherwise: exploring every execution grows exponentially
+/// with the threads.
+pub const DEFAULT_MAX_THREADS: usize = 8;
+
+/// How deeply `__device__` function calls may nest when inlined (recursion is refused).
+pub const MAX_INLINE_DEPTH: usize = 16;
+
+/// The most elements one allocation or array may have (each element is a location).
+pub const MAX_ARRAY_ELEMENTS: usize = 64;
+
+/// Options of the front-end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaOptions {
+    /// The most device threads all launches of the harness may make together.
+    pub max_threads: usize,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            max_threads: DEFAULT_MAX_THREADS,
+        }
+    }
+}
+
+/// A CUDA file the front-end cannot lower: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{column}: {message}", line = span.line, column = span.column)]
+pub struct CudaError {
+    pub message: String,
+    /// Where in the source; `span.line` and `span.column` are 1-based.
+    pub span: Span,
+}
+
+impl CudaError {
+    pub(crate) fn new(span: Span, message: impl Into<String>) -> Self {
+        CudaError {
+            message: message.into(),
+            span,
+        }
+    }
+}
+
+/// Something the user should know that does not stop the check (a float constant truncated,
+/// a device scope narrowed on shared memory, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub span: Span,
+    pub message: String,
+}
+
+/// Parses and lowers a CUDA file with the default options.
+pub fn parse_cuda(source: &str) -> Result<(Program, Vec<Warning>), CudaError> {
+    parse_cuda_with(source, &CudaOptions::default())
+}
+
+/// Parses and lowers a CUDA file.
+pub fn parse_cuda_with(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .map_err(|e| CudaError::new(Span::default(), format!("internal: grammar: {e}")))?;
+    let tree = parser
+        .parse(source, None)
+        .ok_or_else(|| CudaError::new(Span::default(), "internal: the parser gave no tree"))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(syntax_error(root, source));
+    }
+    lower::lower(source, root, options)
+}
+
+/// The span of a syntax-tree node.
+pub(crate) fn span_of(n: tree_sitter::Node) -> Span {
+    let p = n.start_position();
+    Span {
+        offset: n.start_byte(),
+        len: n.end_byte() - n.start_byte(),
+        line: p.row as u32 + 1,
+        column: p.column as u32 + 1,
+    }
+}
+
+/// The first ERROR or MISSING node, as an error.
+fn syntax_error(root: tree_sitter::Node, src: &str) -> CudaError {
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.is_missing() {
+            return CudaError::new(span_of(n), format!("syntax error: missing `{}`", n.kind()));
+        }
+        if n.is_error() {
+            let text: String = src[n.byte_range()].chars().take(40).collect();
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            return CudaError::new(span_of(n), format!("syntax error at `{text}`"));
+        }
+        let mut c = n.walk();
+        let kids: Vec<_> = n.children(&mut c).collect();
+        stack.extend(kids.into_iter().rev().filter(|k| k.has_error()));
+    }
+    CudaError::new(span_of(root), "syntax error")
+}

@@ -1,0 +1,2482 @@
+//! Lowering the syntax tree: top-level declarations, the harness run at compile time, and one
+//! [`Lw`] per IR thread (a kernel thread of a launch, or a segment of host code) that lowers
+//! statements and expressions to instructions.
+//!
+//! The code shape follows the C litmus dialect's lowering (`crates/litmus/src/c/lower.rs`):
+//! constants fold, conditions become `Eq` / `Ne` branches, a loop with an empty body is one block
+//! ending in one backward branch (so that the explorer sees an await loop), temporaries are
+//! `$t0`, `$t1`, ..., and each instruction carries the span and text of its source.
+
+use std::collections::HashMap;
+
+use scopecheck_ir::{
+    Address, Arch, BarrierKind, BinOp, BranchCond, CmpOp, Condition, FenceOrder, FenceSpaces,
+    Instr, InstrKind, LocId, Location, MemorySpace, Observable, Operand, Order, Program, Prop,
+    Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread, ThreadId, Value,
+};
+use tree_sitter::Node;
+
+use crate::{span_of, CudaError, CudaOptions, Warning, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
+
+type R<T> = Result<T, CudaError>;
+
+fn err<T>(n: Node, msg: impl Into<String>) -> R<T> {
+    Err(CudaError::new(span_of(n), msg))
+}
+
+/// How accesses through a name or pointer behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Plain,
+    Volatile,
+    /// An atomic object (`cuda::atomic<T, S>`, `cuda::atomic_ref`, `std::atomic`) with its
+    /// default scope.
+    Atomic(Scope),
+}
+
+/// A pointer known at compile time: an element of an array of locations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ptr {
+    arr: usize,
+    idx: i64,
+    access: Access,
+}
+
+/// The declared type of a variable or parameter, as far as lowering cares.
+#[derive(Clone, Copy, Debug)]
+struct Ty {
+    access: Access,
+    pointer: bool,
+    /// The size in bytes of the value (the pointee, for a pointer).
+    size: i64,
+    dim3: bool,
+    stream: bool,
+    /// `cuda::atomic_ref<T, S>` (binds to an object).
+    atomic_ref: bool,
+    /// `const` / `constexpr` scalar (its value is folded on the host).
+    constant: bool,
+    shared: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    /// A register of the host segment or thread `seg` was created in.
+    Reg(RegId, u32),
+    Const(Value),
+    Ptr(Ptr),
+    /// A pointer declared but not yet allocated: access and element size.
+    PtrUnset(Access, i64),
+    /// An atomic object or a global scalar: the name denotes the object itself.
+    Obj(Ptr),
+    Dim3([Value; 3]),
+    Stream(Option<u32>),
+    /// A `__shared__` variable declared inside a kernel (its key in `Ctx::shared_decls`).
+    Shared(usize),
+}
+
+/// An array of locations (a scalar is an array of one).
+struct Array {
+    name: String,
+    elems: Vec<LocId>,
+    space: MemorySpace,
+    /// Allocated by the harness (printed with the final states).
+    harness: bool,
+}
+
+/// A `__shared__` declaration: one array per CTA, made when first touched.
+struct SharedDecl<'t> {
+    name: String,
+    len: usize,
+    ty: Ty,
+    node: Node<'t>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FnKind {
+    Global,
+    Device,
+    Host,
+}
+
+struct Func<'t> {
+    kind: FnKind,
+    node: Node<'t>,
+}
+
+/// Per-thread values of a launch, folded in as constants.
+#[derive(Clone, Copy, Default)]
+struct Dims {
+    thread: [Value; 3],
+    block: [Value; 3],
+    block_dim: [Value; 3],
+    grid_dim: [Value; 3],
+}
+
+struct Ctx<'s, 't> {
+    src: &'s str,
+    options: &'s CudaOptions,
+    locations: Vec<Location>,
+    arrays: Vec<Array>,
+    /// `__device__` globals by name: (array, type).
+    globals: HashMap<String, (usize, Ty)>,
+    shared_decls: Vec<SharedDecl<'t>>,
+    shared_by_name: HashMap<String, usize>,
+    /// (shared declaration, CTA) -> array.
+    shared_copies: HashMap<(usize, u32), usize>,
+    funcs: HashMap<String, Func<'t>>,
+    threads: Vec<Thread>,
+    asserts: Vec<(Observable, Span)>,
+    warnings: Vec<Warning>,
+    device_threads: usize,
+    next_cta: u32,
+    next_stream: u32,
+}
+
+pub(crate) fn lower<'s, 't>(
+    src: &'s str,
+    root: Node<'t>,
+    options: &'s CudaOptions,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    let mut cx = Ctx {
+        src,
+        options,
+        locations: Vec::new(),
+        arrays: Vec::new(),
+        globals: HashMap::new(),
+        shared_decls: Vec::new(),
+        shared_by_name: HashMap::new(),
+        shared_copies: HashMap::new(),
+        funcs: HashMap::new(),
+        threads: Vec::new(),
+        asserts: Vec::new(),
+        warnings: Vec::new(),
+        device_threads: 0,
+        next_cta: 0,
+        next_stream: 1,
+    };
+    let mut main = None;
+    let mut c = root.walk();
+    for item in root.named_children(&mut c) {
+        match item.kind() {
+            "comment" | "preproc_include" => {}
+            "declaration" => cx.global_decl(item)?,
+            "function_definition" => {
+                let quals = qualifiers(item);
+                let decl = item
+                    .child_by_field_name("declarator")
+                    .filter(|d| d.kind() == "function_declarator");
+                let Some(name_node) = decl.and_then(|d| d.child_by_field_name("declarator")) else {
+                    return err(item, "not supported: this kind of function definition");
+                };
+                let name = cx.text(name_node).to_string();
+                let kind = if quals.contains(&"__global__") {
+                    FnKind::Global
+                } else if quals.contains(&"__device__") {
+                    FnKind::Device
+                } else {
+                    FnKind::Host
+                };
+                if name == "scopecheck_main" {
+                    main = Some(item);
+                    continue;
+                }
+                if cx.funcs.contains_key(&name) {
+                    return err(name_node, format!("not supported: a second definition of `{name}` (overloads)"));
+                }
+                cx.funcs.insert(name, Func { kind, node: item });
+            }
+            k => {
+                return err(
+                    item,
+                    format!("not supported: `{}` at the top level ({k}); expected `__device__` / `__shared__` globals, `__global__` kernels, `__device__` functions and `void scopecheck_main()`", first_line(cx.text(item))),
+                )
+            }
+        }
+    }
+    let Some(main) = main else {
+        return err(
+            root,
+            "no harness: add `void scopecheck_main() { ... }` that launches the kernels (`k<<<1, 1>>>(...)`), synchronizes and asserts",
+        );
+    };
+    let body = main
+        .child_by_field_name("body")
+        .ok_or_else(|| CudaError::new(span_of(main), "scopecheck_main has no body"))?;
+    let mut host = Lw::new(&mut cx, None, Dims::default(), 0);
+    host.host_main(body)?;
+    host.flush_host();
+    drop(host);
+    cx.finish()
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The CUDA qualifiers of a declaration or definition (`__device__`, `__global__`,
+/// `__shared__`, `volatile`, `const`, ...), which the grammar gives as anonymous children or
+/// `type_qualifier` nodes.
+fn qualifiers<'a>(n: Node<'a>) -> Vec<&'static str> {
+    const WORDS: &[&str] = &[
+        "__device__",
+        "__global__",
+        "__host__",
+        "__shared__",
+        "__managed__",
+        "__constant__",
+        "volatile",
+        "const",
+        "constexpr",
+        "static",
+        "__forceinline__",
+        "inline",
+    ];
+    let mut out = Vec::new();
+    let mut c = n.walk();
+    for ch in n.children(&mut c) {
+        let mut look = |k: &str| {
+            if let Some(w) = WORDS.iter().find(|w| **w == k) {
+                out.push(*w);
+            }
+        };
+        look(ch.kind());
+        if matches!(
+            ch.kind(),
+            "type_qualifier" | "storage_class_specifier" | "attribute_specifier" | "virtual"
+        ) {
+            let mut c2 = ch.walk();
+            for g in ch.children(&mut c2) {
+                look(g.kind());
+            }
+        }
+    }
+    out
+}
+
+fn thread_scope(w: &str) -> Option<Scope> {
+    let w = w.strip_prefix("cuda::").unwrap_or(w);
+    Some(match w {
+        "thread_scope_thread" => Scope::Thread,
+        "thread_scope_block" => Scope::Cta,
+        "thread_scope_cluster" => Scope::Cluster,
+        "thread_scope_device" => Scope::Gpu,
+        "thread_scope_system" => Scope::Sys,
+        _ => return None,
+    })
+}
+
+fn order_name(w: &str) -> Option<Order> {
+    let w = ["cuda::std::", "cuda::", "std::"]
+        .iter()
+        .find_map(|p| w.strip_prefix(p))
+        .unwrap_or(w);
+    let o = w
+        .strip_prefix("memory_order_")
+        .or_else(|| w.strip_prefix("memory_order::"))?;
+    Some(match o {
+        "relaxed" => Order::Relaxed,
+        "consume" | "acquire" => Order::Acquire,
+        "release" => Order::Release,
+        "acq_rel" => Order::AcqRel,
+        "seq_cst" => Order::SeqCst,
+        _ => return None,
+    })
+}
+
+const CUDA_RMW: &[(&str, RmwOp)] = &[
+    ("atomicAdd", RmwOp::Add),
+    ("atomicSub", RmwOp::Sub),
+    ("atomicExch", RmwOp::Exch),
+    ("atomicMin", RmwOp::Min),
+    ("atomicMax", RmwOp::Max),
+    ("atomicInc", RmwOp::Inc),
+    ("atomicDec", RmwOp::Dec),
+    ("atomicAnd", RmwOp::And),
+    ("atomicOr", RmwOp::Or),
+    ("atomicXor", RmwOp::Xor),
+];
+
+const RMW_MEMBERS: &[(&str, RmwOp)] = &[
+    ("exchange", RmwOp::Exch),
+    ("fetch_add", RmwOp::Add),
+    ("fetch_sub", RmwOp::Sub),
+    ("fetch_and", RmwOp::And),
+    ("fetch_or", RmwOp::Or),
+    ("fetch_xor", RmwOp::Xor),
+    ("fetch_min", RmwOp::Min),
+    ("fetch_max", RmwOp::Max),
+];
+
+const HINT_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
+const HINT_STORES: &[&str] = &["__stcg", "__stwb", "__stcs", "__stwt"];
+
+/// The scope of a legacy CUDA atomic (`atomicAdd`, `atomicAdd_block`, `atomicCAS_system`).
+fn cuda_atomic(name: &str) -> Option<(&'static str, Scope)> {
+    let known = CUDA_RMW.iter().map(|(n, _)| *n).chain(["atomicCAS"]);
+    for n in known {
+        if let Some(rest) = name.strip_prefix(n) {
+            match rest {
+                "" => return Some((n, Scope::Gpu)),
+                "_block" => return Some((n, Scope::Cta)),
+                "_system" => return Some((n, Scope::Sys)),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// Reads a number literal: integers in any C base with suffixes; floats that are whole
+/// numbers exactly (others truncated, with `inexact` set).
+fn number(text: &str) -> Option<(Value, bool)> {
+    let t = text.replace('\'', "");
+    let lower = t.to_ascii_lowercase();
+    let is_hex = lower.starts_with("0x");
+    let is_float = !is_hex && (lower.contains('.') || lower.contains('e'))
+        || (!is_hex && lower.ends_with('f'));
+    if is_float {
+        let body = lower.trim_end_matches(['f', 'l']);
+        let v: f64 = body.parse().ok()?;
+        if !v.is_finite() || v.abs() > 9.0e15 {
+            return None;
+        }
+        return Some((v.trunc() as Value, v.fract() != 0.0));
+    }
+    let body = lower.trim_end_matches(['u', 'l']);
+    let v = if let Some(h) = body.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = body.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()?
+    } else if body.len() > 1 && body.starts_with('0') {
+        i64::from_str_radix(&body[1..], 8).ok()?
+    } else {
+        body.parse().ok()?
+    };
+    Some((v, false))
+}
+
+impl<'s, 't> Ctx<'s, 't> {
+    fn text(&self, n: Node<'t>) -> &'s str {
+        &self.src[n.byte_range()]
+    }
+
+    fn warn(&mut self, n: Node, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            span: span_of(n),
+            message: message.into(),
+        });
+    }
+
+    fn new_array(
+        &mut self,
+        name: &str,
+        len: usize,
+        space: MemorySpace,
+        init: &[Value],
+        span: Option<Span>,
+        harness: bool,
+    ) -> usize {
+        let mut elems = Vec::with_capacity(len);
+        for i in 0..len {
+            let base = if len == 1 {
+                name.to_string()
+            } else {
+                format!("{name}[{i}]")
+            };
+            let mut n = base.clone();
+            let mut k = 2;
+            while self.locations.iter().any(|l| l.name == n) {
+                n = format!("{base}#{k}");
+                k += 1;
+            }
+            self.locations.push(Location {
+                name: n,
+                space,
+                init: init.get(i).copied().unwrap_or(0),
+                span,
+            });
+            elems.push(LocId((self.locations.len() - 1) as u32));
+        }
+        self.arrays.push(Array {
+            name: name.to_string(),
+            elems,
+            space,
+            harness,
+        });
+        self.arrays.len() - 1
+    }
+
+    /// The type of a declaration or parameter node (its `type` field and qualifiers), with the
+    /// pointer / array shape of `declarator`.
+    fn ty(&self, decl: Node<'t>, declarator: Option<Node>) -> R<Ty> {
+        let quals = qualifiers(decl);
+        let tnode = decl
+            .child_by_field_name("type")
+            .ok_or_else(|| CudaError::new(span_of(decl), "a declaration without a type"))?;
+        let mut ty = Ty {
+            access: if quals.contains(&"volatile") {
+                Access::Volatile
+            } else {
+                Access::Plain
+            },
+            pointer: false,
+            size: 4,
+            dim3: false,
+            stream: false,
+            atomic_ref: false,
+            constant: quals.contains(&"const") || quals.contains(&"constexpr"),
+            shared: quals.contains(&"__shared__"),
+        };
+        self.base_type(tnode, &mut ty)?;
+        let mut d = declarator;
+        while let Some(n) = d {
+            match n.kind() {
+                "pointer_declarator" | "abstract_pointer_declarator" => {
+                    if ty.pointer {
+                        return err(n, "not supported: pointers to pointers");
+                    }
+                    ty.pointer = true;
+                    // `int *volatile p` qualifies the pointer, `volatile int *p` the pointee.
+                    d = n.child_by_field_name("declarator");
+                }
+                "init_declarator" | "array_declarator" | "parenthesized_declarator" => {
+                    d = n.child_by_field_name("declarator");
+                }
+                "reference_declarator" => {
+                    return err(n, "not supported: references (pass a pointer)");
+                }
+                _ => d = None,
+            }
+        }
+        Ok(ty)
+    }
+
+    fn base_type(&self, t: Node<'t>, ty: &mut Ty) -> R<()> {
+        let text: String = self.text(t).split_whitespace().collect();
+        match t.kind() {
+            "primitive_type" | "sized_type_specifier" => {
+                ty.size = match text.as_str() {
+                    "bool" | "char" | "unsignedchar" | "signedchar" => 1,
+                    "short" | "unsignedshort" => 2,
+                    "double" | "long" | "unsignedlong" | "longlong" | "unsignedlonglong"
+                    | "longint" | "size_t" => 8,
+                    "void" => 1,
+                    _ => 4,
+                };
+                Ok(())
+            }
+            "type_identifier" => {
+                match text.as_str() {
+                    "dim3" => ty.dim3 = true,
+                    "cudaStream_t" => ty.stream = true,
+                    "uint32_t" | "int32_t" | "uint" => ty.size = 4,
+                    "uint64_t" | "int64_t" | "size_t" | "ulong" => ty.size = 8,
+                    "uint8_t" | "int8_t" => ty.size = 1,
+                    _ => return err(t, format!("not supported: the type `{text}`")),
+                }
+                Ok(())
+            }
+            "qualified_identifier" | "template_type" => self.atomic_type(t, &text, ty),
+            _ => err(t, format!("not supported: the type `{text}`")),
+        }
+    }
+
+    /// `cuda::atomic<T[, S]>`, `cuda::atomic_ref<T[, S]>`, `cuda::std::atomic<T>`,
+    /// `std::atomic<T>`, `std::atomic_ref<T>`.
+    fn atomic_type(&self, t: Node<'t>, text: &str, ty: &mut Ty) -> R<()> {
+        let open = text.find('<').unwrap_or(text.len());
+        let head = &text[..open];
+        let (is_ref, default) = match head {
+            "cuda::atomic" | "cuda::std::atomic" | "std::atomic" => (false, Scope::Sys),
+            "cuda::atomic_ref" | "cuda::std::atomic_ref" | "std::atomic_ref" => (true, Scope::Sys),
+            _ => return err(t, format!("not supported: the type `{text}`")),
+        };
+        // The template arguments, from the tree.
+        let mut args = Vec::new();
+        let mut stack = vec![t];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "template_argument_list" {
+                let mut c = n.walk();
+                args = n
+                    .named_children(&mut c)
+                    .map(|a| self.text(a).split_whitespace().collect::<String>())
+                    .collect();
+                break;
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        let scope = match args.get(1) {
+            Some(s) => thread_scope(s)
+                .ok_or_else(|| CudaError::new(span_of(t), format!("unknown thread scope `{s}`; expected cuda::thread_scope_thread / block / cluster / device / system")))?,
+            None => default,
+        };
+        if head.starts_with("std::") && args.len() > 1 {
+            return err(t, "std::atomic takes no scope");
+        }
+        ty.access = Access::Atomic(scope);
+        ty.atomic_ref = is_ref;
+        ty.size = match args.first().map(String::as_str) {
+            Some("long" | "unsignedlong" | "longlong" | "unsignedlonglong" | "double") => 8,
+            _ => 4,
+        };
+        Ok(())
+    }
+
+    /// A top-level declaration: `__device__` / `__managed__` / `__shared__` globals.
+    fn global_decl(&mut self, d: Node<'t>) -> R<()> {
+        let quals = qualifiers(d);
+        let space = if quals.contains(&"__shared__") {
+            MemorySpace::Shared
+        } else if quals.contains(&"__managed__") {
+            MemorySpace::Managed
+        } else if quals.contains(&"__device__") || quals.contains(&"__constant__") {
+            MemorySpace::Global
+        } else {
+            return err(
+                d,
+                "not supported: a host global variable; declare it `__device__` or `__managed__`, or allocate it in scopecheck_main",
+            );
+        };
+        let mut c = d.walk();
+        let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
+        for decl in decls {
+            let ty = self.ty(d, Some(decl))?;
+            if ty.pointer || ty.dim3 || ty.stream || ty.atomic_ref {
+                return err(
+                    decl,
+                    "not supported: a global of this type (globals are scalars or arrays of them)",
+                );
+            }
+            let (name_node, len, init) = self.declarator_shape(decl)?;
+            let name = self.text(name_node).to_string();
+            if self.globals.contains_key(&name) || self.shared_by_name.contains_key(&name) {
+                return err(name_node, format!("`{name}` is declared twice"));
+            }
+            if space == MemorySpace::Shared {
+                if init.is_some() {
+                    return err(decl, "a `__shared__` variable cannot have an initialiser");
+                }
+                self.shared_decls.push(SharedDecl {
+                    name: name.clone(),
+                    len,
+                    ty,
+                    node: name_node,
+                });
+                self.shared_by_name
+                    .insert(name, self.shared_decls.len() - 1);
+                continue;
+            }
+            let values = match init {
+                Some(v) => self.const_init(v, len)?,
+                None => Vec::new(),
+            };
+            let arr = self.new_array(&name, len, space, &values, Some(span_of(name_node)), false);
+            self.globals.insert(name, (arr, ty));
+        }
+        Ok(())
+    }
+
+    /// The name, element count and initialiser of a declarator.
+    fn declarator_shape(&self, decl: Node<'t>) -> R<(Node<'t>, usize, Option<Node<'t>>)> {
+        let mut len = 1usize;
+        let mut init = None;
+        let mut d = decl;
+        loop {
+            match d.kind() {
+                "identifier" | "field_identifier" => return Ok((d, len, init)),
+                "init_declarator" => {
+                    init = d.child_by_field_name("value");
+                }
+                "array_declarator" => {
+                    let size = d.child_by_field_name("size").ok_or_else(|| {
+                        CudaError::new(span_of(d), "not supported: an array without a size")
+                    })?;
+                    let n = self.const_expr(size)?;
+                    if n <= 0 || n as usize > MAX_ARRAY_ELEMENTS {
+                        return err(
+                            size,
+                            format!("array size {n} outside 1..={MAX_ARRAY_ELEMENTS}"),
+                        );
+                    }
+                    len = len
+                        .checked_mul(n as usize)
+                        .filter(|l| *l <= MAX_ARRAY_ELEMENTS)
+                        .ok_or_else(|| CudaError::new(span_of(d), "array too large"))?;
+                }
+                "pointer_declarator" | "parenthesized_declarator" => {}
+                k => return err(d, format!("not supported: declarator `{k}`")),
+            }
+            d = d
+                .child_by_field_name("declarator")
+                .ok_or_else(|| CudaError::new(span_of(d), "a declarator without a name"))?;
+        }
+    }
+
+    fn const_init(&mut self, v: Node<'t>, len: usize) -> R<Vec<Value>> {
+        if v.kind() == "initializer_list" {
+            let mut c = v.walk();
+            let items: Vec<Node> = v.named_children(&mut c).collect();
+            if items.len() > len {
+                return err(v, "more initialisers than elements");
+            }
+            return items.into_iter().map(|i| self.const_value(i)).collect();
+        }
+        Ok(vec![self.const_value(v)?])
+    }
+
+    /// A compile-time constant with a warning when a float constant is not a whole number.
+    fn const_value(&mut self, n: Node<'t>) -> R<Value> {
+        if n.kind() == "number_literal" {
+            let (v, inexact) = self.literal(n)?;
+            if inexact {
+                self.warn(
+                    n,
+                    format!(
+                        "`{}` is not a whole number: values are integers, read as {v}",
+                        self.text(n)
+                    ),
+                );
+            }
+            return Ok(v);
+        }
+        self.const_expr(n)
+    }
+
+    fn literal(&self, n: Node<'t>) -> R<(Value, bool)> {
+        number(self.text(n)).ok_or_else(|| {
+            CudaError::new(
+                span_of(n),
+                format!("not supported: the number `{}`", self.text(n)),
+            )
+        })
+    }
+
+    /// Constant expressions without names (array sizes, global initialisers).
+    fn const_expr(&self, n: Node<'t>) -> R<Value> {
+        match n.kind() {
+            "number_literal" => Ok(self.literal(n)?.0),
+            "true" => Ok(1),
+            "false" | "null" | "nullptr" => Ok(0),
+            "parenthesized_expression" => self.const_expr(only_child(n)?),
+            "unary_expression" | "binary_expression" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
+                if n.kind() == "unary_expression" {
+                    let a = self.const_expr(field(n, "argument")?)?;
+                    return unary_const(op, a).ok_or_else(|| {
+                        CudaError::new(span_of(n), format!("not supported: operator `{op}`"))
+                    });
+                }
+                let a = self.const_expr(field(n, "left")?)?;
+                let b = self.const_expr(field(n, "right")?)?;
+                binary_const(op, a, b).ok_or_else(|| {
+                    CudaError::new(span_of(n), format!("cannot fold `{}`", self.text(n)))
+                })
+            }
+            "sizeof_expression" => self.sizeof(n),
+            _ => err(
+                n,
+                format!("expected a constant here, found `{}`", self.text(n)),
+            ),
+        }
+    }
+
+    fn sizeof(&self, n: Node<'t>) -> R<Value> {
+        if let Some(t) = n.child_by_field_name("type") {
+            let mut ty = Ty {
+                access: Access::Plain,
+                pointer: false,
+                size: 4,
+                dim3: false,
+                stream: false,
+                atomic_ref: false,
+                constant: false,
+                shared: false,
+            };
+            let inner = t.child_by_field_name("type").unwrap_or(t);
+            self.base_type(inner, &mut ty)?;
+            if t.child_by_field_name("declarator").is_some() {
+                return Ok(8);
+            }
+            return Ok(ty.size);
+        }
+        err(
+            n,
+            "not supported: `sizeof` of an expression; write `sizeof(int)`",
+        )
+    }
+
+    fn finish(self) -> Result<(Program, Vec<Warning>), CudaError> {
+        let mut prop: Option<Prop> = None;
+        for (o, _) in &self.asserts {
+            let atom = Prop::Cmp(Term::Observable(*o), CmpOp::Ne, Term::Const(0));
+            prop = Some(match prop {
+                None => atom,
+                Some(p) => Prop::And(Box::new(p), Box::new(atom)),
+            });
+        }
+        let extra: Vec<Observable> = self
+            .arrays
+            .iter()
+            .filter(|a| a.harness)
+            .flat_map(|a| a.elems.iter().map(|l| Observable::Loc(*l)))
+            .collect();
+        let program = Program {
+            arch: Arch::C,
+            name: "scopecheck_main".into(),
+            description: None,
+            locations: self.locations,
+            threads: self.threads,
+            condition: Condition {
+                quantifier: Quantifier::Forall,
+                prop: prop.unwrap_or(Prop::True),
+                span: self.asserts.first().map(|(_, s)| *s),
+            },
+            extra_observables: extra,
+        };
+        Ok((program, self.warnings))
+    }
+}
+
+fn field<'t>(n: Node<'t>, name: &str) -> R<Node<'t>> {
+    n.child_by_field_name(name)
+        .ok_or_else(|| CudaError::new(span_of(n), format!("internal: no `{name}` here")))
+}
+
+fn only_child(n: Node) -> R<Node> {
+    let mut c = n.walk();
+    let k = n.named_children(&mut c).find(|k| k.kind() != "comment");
+    k.ok_or_else(|| CudaError::new(span_of(n), "empty parentheses"))
+}
+
+fn unary_const(op: &str, a: Value) -> Option<Value> {
+    Some(match op {
+        "-" => a.wrapping_neg(),
+        "+" => a,
+        "!" => Value::from(a == 0),
+        "~" => !a,
+        _ => return None,
+    })
+}
+
+fn binary_const(op: &str, a: Value, b: Value) -> Option<Value> {
+    Some(match op {
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" => a.checked_div(b)?,
+        "%" => a.checked_rem(b)?,
+        "<<" => a.checked_shl(u32::try_from(b).ok()?)?,
+        ">>" => a.checked_shr(u32::try_from(b).ok()?)?,
+        "&" => a & b,
+        "|" => a | b,
+        "^" => a ^ b,
+        "==" => Value::from(a == b),
+        "!=" => Value::from(a != b),
+        "<" => Value::from(a < b),
+        "<=" => Value::from(a <= b),
+        ">" => Value::from(a > b),
+        ">=" => Value::from(a >= b),
+        "&&" => Value::from(a != 0 && b != 0),
+        "||" => Value::from(a != 0 || b != 0),
+        _ => return None,
+    })
+}
+
+/// A launch's stream: the legacy default stream is `None`.
+type Stream = Option<u32>;
+
+/// What the harness has launched so far.
+#[derive(Default)]
+struct Launches {
+    /// Each launch: its stream and threads.
+    done: Vec<(Stream, Vec<ThreadId>)>,
+    /// Finished host segments.
+    host_done: Vec<ThreadId>,
+    /// What the current host segment starts after.
+    host_after: Vec<ThreadId>,
+    segments: u32,
+}
+
+/// One thread being lowered: a kernel thread of a launch (`dims` given) or host code.
+struct Lw<'c, 's, 't> {
+    cx: &'c mut Ctx<'s, 't>,
+    /// The CTA of a device thread; `None` on the host.
+    cta: Option<u32>,
+    dims: Dims,
+    seg: u32,
+    registers: Vec<String>,
+    init_regs: Vec<(RegId, Value)>,
+    code: Vec<Instr>,
+    scopes: Vec<Vec<(String, Binding)>>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, usize)>,
+    loops: Vec<(usize, usize)>,
+    /// Inlined calls: (end label, result register).
+    frames: Vec<(usize, Option<RegId>)>,
+    end_label: usize,
+    temps: u32,
+    asserts: Vec<(RegId, Span)>,
+    /// Host only: statements nested in control flow (launches must be at the top).
+    nesting: u32,
+    launches: Launches,
+}
+
+impl<'c, 's, 't> Lw<'c, 's, 't> {
+    fn new(cx: &'c mut Ctx<'s, 't>, cta: Option<u32>, dims: Dims, seg: u32) -> Self {
+        Lw {
+            cx,
+            cta,
+            dims,
+            seg,
+            registers: Vec::new(),
+            init_regs: Vec::new(),
+            code: Vec::new(),
+            scopes: vec![Vec::new()],
+            labels: vec![None],
+            fixups: Vec::new(),
+            loops: Vec::new(),
+            frames: Vec::new(),
+            end_label: 0,
+            temps: 0,
+            asserts: Vec::new(),
+            nesting: 0,
+            launches: Launches::default(),
+        }
+    }
+
+    fn host(&self) -> bool {
+        self.cta.is_none()
+    }
+
+    fn text(&self, n: Node<'t>) -> &'s str {
+        self.cx.text(n)
+    }
+
+    // ---- names, registers, labels, emission ----
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| *b))
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push((name.to_string(), b));
+        }
+    }
+
+    /// Replaces the innermost binding of `name` (a pointer being allocated, a stream created).
+    fn rebind(&mut self, name: &str, b: Binding) {
+        for s in self.scopes.iter_mut().rev() {
+            if let Some(e) = s.iter_mut().rev().find(|(n, _)| n == name) {
+                e.1 = b;
+                return;
+            }
+        }
+    }
+
+    fn new_reg(&mut self, name: &str) -> RegId {
+        let mut n = name.to_string();
+        let mut k = 2;
+        while self.registers.contains(&n) {
+            n = format!("{name}#{k}");
+            k += 1;
+        }
+        self.registers.push(n);
+        RegId((self.registers.len() - 1) as u32)
+    }
+
+    fn temp(&mut self) -> RegId {
+        let n = format!("$t{}", self.temps);
+        self.temps += 1;
+        self.registers.push(n);
+        RegId((self.registers.len() - 1) as u32)
+    }
+
+    fn new_label(&mut self) -> usize {
+        self.labels.push(None);
+        self.labels.len() - 1
+    }
+
+    fn set_label(&mut self, label: usize) {
+        let here = self.code.len();
+        if let Some(l) = self.labels.get_mut(label) {
+            *l = Some(here);
+        }
+    }
+
+    fn emit(&mut self, kind: InstrKind, n: Node<'t>) {
+        let span = span_of(n);
+        let text = self
+            .text(n)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.code.push(Instr { kind, span, text });
+    }
+
+    fn branch(&mut self, cond: BranchCond, label: usize, n: Node<'t>) {
+        self.fixups.push((self.code.len(), label));
+        self.emit(InstrKind::Branch { cond, target: 0 }, n);
+    }
+
+    /// Resolves branch targets; the code is then complete.
+    fn resolve(&mut self) {
+        let end = self.end_label;
+        self.set_label(end);
+        for &(instr, label) in &self.fixups {
+            let target = self.labels.get(label).copied().flatten().unwrap_or(0);
+            if let Some(Instr {
+                kind: InstrKind::Branch { target: t, .. },
+                ..
+            }) = self.code.get_mut(instr)
+            {
+                *t = target;
+            }
+        }
+        self.fixups.clear();
+    }
+
+    fn mov(&mut self, dst: RegId, v: Operand, n: Node<'t>) {
+        if v != Operand::Reg(dst) {
+            self.emit(InstrKind::Mov { dst, src: v }, n);
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        a: Operand,
+        b: Operand,
+        hint: Option<RegId>,
+        n: Node<'t>,
+    ) -> Operand {
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
+            return Operand::Imm(op.apply(x, y));
+        }
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(InstrKind::Binary { dst, op, a, b }, n);
+        Operand::Reg(dst)
+    }
+
+    /// The scope of an operation: host threads always operate at system scope.
+    fn scope(&mut self, scope: Scope, explicit: Option<Node>) -> Scope {
+        if self.host() {
+            if let Some(n) = explicit {
+                if scope != Scope::Sys {
+                    self.cx.warn(
+                        n,
+                        format!(
+                            "a host thread operates at system scope; scope {scope} treated as sys"
+                        ),
+                    );
+                }
+            }
+            return Scope::Sys;
+        }
+        scope
+    }
+
+    fn device_only(&self, name: &str, n: Node<'t>) -> R<()> {
+        if self.host() {
+            return err(
+                n,
+                format!("`{name}` is a device function; host code cannot call it"),
+            );
+        }
+        Ok(())
+    }
+
+    // ---- memory ----
+
+    /// The IR address of a pointer, with the checks of its memory space.
+    fn address(&mut self, p: Ptr, n: Node<'t>) -> R<Address> {
+        let arr = &self.cx.arrays[p.arr];
+        let Some(loc) = usize::try_from(p.idx).ok().and_then(|i| arr.elems.get(i)) else {
+            return err(
+                n,
+                format!(
+                    "index {} is outside `{}` ({} element{})",
+                    p.idx,
+                    arr.name,
+                    arr.elems.len(),
+                    if arr.elems.len() == 1 { "" } else { "s" }
+                ),
+            );
+        };
+        if self.host() && arr.space == MemorySpace::Global {
+            return err(
+                n,
+                format!("host code cannot dereference device memory (`{}`): allocate it with cudaMallocManaged or cudaHostAlloc(..., cudaHostAllocMapped)", arr.name),
+            );
+        }
+        if self.host() && arr.space == MemorySpace::Shared {
+            return err(n, "host code cannot touch `__shared__` memory");
+        }
+        Ok(Address {
+            loc: *loc,
+            offset: None,
+        })
+    }
+
+    /// Narrows an atomic scope wider than the block on shared memory (as the C dialect does).
+    fn space_scope(&mut self, addr: Address, order: Order, scope: Scope, n: Node<'t>) -> Scope {
+        if order.is_atomic()
+            && scope > Scope::Cta
+            && self.cx.locations[addr.loc.0 as usize].space == MemorySpace::Shared
+        {
+            self.cx.warn(
+                n,
+                format!("an atomic on __shared__ memory is only meaningful within its block: scope {scope} treated as cta"),
+            );
+            return Scope::Cta;
+        }
+        scope
+    }
+
+    fn plain_order(&mut self, p: Ptr) -> (Order, Scope) {
+        match p.access {
+            Access::Plain => (Order::Weak, Scope::Sys),
+            Access::Volatile => (Order::Volatile, Scope::Sys),
+            Access::Atomic(s) => (Order::SeqCst, self.scope(s, None)),
+        }
+    }
+
+    fn load_ord(
+        &mut self,
+        addr: Address,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        n: Node<'t>,
+    ) -> Operand {
+        let scope = self.space_scope(addr, order, scope, n);
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(
+            InstrKind::Load {
+                dst,
+                addr,
+                order,
+                scope,
+            },
+            n,
+        );
+        Operand::Reg(dst)
+    }
+
+    fn store_ord(
+        &mut self,
+        addr: Address,
+        value: Operand,
+        order: Order,
+        scope: Scope,
+        n: Node<'t>,
+    ) {
+        let scope = self.space_scope(addr, order, scope, n);
+        self.emit(
+            InstrKind::Store {
+                addr,
+                value,
+                order,
+                scope,
+            },
+            n,
+        );
+    }
+
+    fn load(&mut self, p: Ptr, hint: Option<RegId>, n: Node<'t>) -> R<Operand> {
+        let addr = self.address(p, n)?;
+        let (o, s) = self.plain_order(p);
+        Ok(self.load_ord(addr, o, s, hint, n))
+    }
+
+    fn store(&mut self, p: Ptr, v: Operand, n: Node<'t>) -> R<()> {
+        let addr = self.address(p, n)?;
+        let (o, s) = self.plain_order(p);
+        self.store_ord(addr, v, o, s, n);
+        Ok(())
+    }
+
+    fn rmw(
+        &mut self,
+        addr: Address,
+        kind: RmwKind,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        n: Node<'t>,
+    ) -> Operand {
+        let scope = self.space_scope(addr, order, scope, n);
+        let dst = hint.unwrap_or_else(|| self.temp());
+        self.emit(
+            InstrKind::Rmw {
+                dst: Some(dst),
+                addr,
+                kind,
+                order,
+                scope,
+            },
+            n,
+        );
+        Operand::Reg(dst)
+    }
+
+    /// The shared-memory array of declaration `d` for this thread's block.
+    fn shared_array(&mut self, d: usize, n: Node<'t>) -> R<usize> {
+        let Some(cta) = self.cta else {
+            return err(n, "host code cannot touch `__shared__` memory");
+        };
+        if let Some(a) = self.cx.shared_copies.get(&(d, cta)) {
+            return Ok(*a);
+        }
+        let (name, len, span) = {
+            let s = &self.cx.shared_decls[d];
+            (format!("{}@b{cta}", s.name), s.len, span_of(s.node))
+        };
+        let a = self
+            .cx
+            .new_array(&name, len, MemorySpace::Shared, &[], Some(span), false);
+        self.cx.shared_copies.insert((d, cta), a);
+        Ok(a)
+    }
+
+    /// What a bare name denotes when it is a memory object: a global, a shared variable, an
+    /// atomic object or reference.
+    fn object(&mut self, name: &str, n: Node<'t>) -> R<Option<(Ptr, usize)>> {
+        match self.lookup(name) {
+            Some(Binding::Obj(p)) => return Ok(Some((p, 1))),
+            Some(Binding::Shared(d)) => {
+                let a = self.shared_array(d, n)?;
+                let ty = self.cx.shared_decls[d].ty;
+                let len = self.cx.shared_decls[d].len;
+                return Ok(Some((
+                    Ptr {
+                        arr: a,
+                        idx: 0,
+                        access: ty.access,
+                    },
+                    len,
+                )));
+            }
+            Some(_) => return Ok(None),
+            None => {}
+        }
+        if let Some((arr, ty)) = self.cx.globals.get(name).copied() {
+            let len = self.cx.arrays[arr].elems.len();
+            return Ok(Some((
+                Ptr {
+                    arr,
+                    idx: 0,
+                    access: ty.access,
+                },
+                len,
+            )));
+        }
+        if let Some(d) = self.cx.shared_by_name.get(name).copied() {
+            let a = self.shared_array(d, n)?;
+            let ty = self.cx.shared_decls[d].ty;
+            let len = self.cx.shared_decls[d].len;
+            return Ok(Some((
+                Ptr {
+                    arr: a,
+                    idx: 0,
+                    access: ty.access,
+                },
+                len,
+            )));
+        }
+        Ok(None)
+    }
+
+    fn unknown<T>(&self, name: &str, n: Node<'t>) -> R<T> {
+        err(n, format!("unknown name `{name}`"))
+    }
+
+    /// The pointer an expression denotes (`p`, `&x`, `&a[i]`, `a` for an array, `p + i`).
+    fn pointer(&mut self, e: Node<'t>) -> R<Ptr> {
+        match e.kind() {
+            "identifier" => {
+                let name = self.text(e);
+                match self.lookup(name) {
+                    Some(Binding::Ptr(p)) => return Ok(p),
+                    Some(Binding::PtrUnset(..)) => {
+                        return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
+                    }
+                    _ => {}
+                }
+                match self.object(name, e)? {
+                    Some((p, len)) if len > 1 => Ok(p),
+                    Some(_) => err(
+                        e,
+                        format!("`{name}` is an object, not a pointer: write `&{name}`"),
+                    ),
+                    None if self.lookup(name).is_some() => {
+                        err(e, format!("`{name}` is a value, not a pointer to memory"))
+                    }
+                    None => self.unknown(name, e),
+                }
+            }
+            "pointer_expression" if self.op(e) == "&" => {
+                let a = field(e, "argument")?;
+                self.place(a)?.ok_or_else(|| {
+                    CudaError::new(span_of(e), "not supported: the address of a local variable")
+                })
+            }
+            "parenthesized_expression" => self.pointer(only_child(e)?),
+            "cast_expression" => self.pointer(field(e, "value")?),
+            "binary_expression" if matches!(self.op(e), "+" | "-") => {
+                let p = self.pointer(field(e, "left")?)?;
+                let r = field(e, "right")?;
+                let i = self.const_operand(r)?;
+                let i = if self.op(e) == "-" { -i } else { i };
+                Ok(Ptr {
+                    idx: p.idx + i,
+                    ..p
+                })
+            }
+            _ => err(
+                e,
+                format!("expected a pointer to memory, found `{}`", self.text(e)),
+            ),
+        }
+    }
+
+    /// An index or offset that must be known when lowering (thread indices fold).
+    fn const_operand(&mut self, e: Node<'t>) -> R<Value> {
+        match self.value(e, None)? {
+            Operand::Imm(v) => Ok(v),
+            Operand::Reg(_) => err(
+                e,
+                "not supported: an index computed at run time (indices must fold to constants: literals, threadIdx, blockIdx, blockDim, gridDim, constant arithmetic)",
+            ),
+        }
+    }
+
+    /// The memory place an lvalue denotes, `None` when it is not memory.
+    fn place(&mut self, e: Node<'t>) -> R<Option<Ptr>> {
+        match e.kind() {
+            "identifier" => Ok(self.object(self.text(e), e)?.map(|(p, _)| p)),
+            "pointer_expression" if self.op(e) == "*" => {
+                Ok(Some(self.pointer(field(e, "argument")?)?))
+            }
+            "subscript_expression" => {
+                let p = self.pointer(field(e, "argument")?)?;
+                let idx = field(e, "indices")?;
+                let mut c = idx.walk();
+                let items: Vec<Node> = idx.named_children(&mut c).collect();
+                let [i] = items.as_slice() else {
+                    return err(idx, "expected one index");
+                };
+                let i = self.const_operand(*i)?;
+                Ok(Some(Ptr {
+                    idx: p.idx + i,
+                    ..p
+                }))
+            }
+            "parenthesized_expression" => self.place(only_child(e)?),
+            _ => Ok(None),
+        }
+    }
+
+    fn op(&self, e: Node<'t>) -> &'s str {
+        e.child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or("")
+    }
+
+    // ---- statements ----
+
+    fn stmt(&mut self, s: Node<'t>) -> R<()> {
+        match s.kind() {
+            "comment" => Ok(()),
+            "compound_statement" => self.block(s),
+            "expression_statement" => {
+                if let Some(e) = s.named_child(0) {
+                    if e.kind() != "comment" {
+                        self.value(e, None)?;
+                    }
+                }
+                Ok(())
+            }
+            "declaration" => self.decl(s),
+            "if_statement" => self.nested(|me| me.if_stmt(s)),
+            "while_statement" => self.nested(|me| {
+                let c = condition(s)?;
+                me.loop_(Some(c), None, field(s, "body")?, s)
+            }),
+            "for_statement" => self.nested(|me| me.for_stmt(s)),
+            "do_statement" => self.nested(|me| me.do_stmt(s)),
+            "break_statement" | "continue_statement" => {
+                let Some(&(cont, end)) = self.loops.last() else {
+                    return err(s, "`break` / `continue` outside a loop");
+                };
+                let l = if s.kind() == "break_statement" {
+                    end
+                } else {
+                    cont
+                };
+                self.branch(BranchCond::Always, l, s);
+                Ok(())
+            }
+            "return_statement" => {
+                let value = s.named_child(0).filter(|v| v.kind() != "comment");
+                match self.frames.last().copied() {
+                    Some((end, ret)) => {
+                        if let Some(v) = value {
+                            let Some(r) = ret else {
+                                return err(v, "a `void` function returns no value");
+                            };
+                            let v = self.value(v, Some(r))?;
+                            self.mov(r, v, s);
+                        }
+                        self.branch(BranchCond::Always, end, s);
+                    }
+                    None => {
+                        if value.is_some() {
+                            return err(s, "a kernel returns no value");
+                        }
+                        if self.host() {
+                            return err(s, "not supported: `return` in scopecheck_main");
+                        }
+                        let l = self.end_label;
+                        self.branch(BranchCond::Always, l, s);
+                    }
+                }
+                Ok(())
+            }
+            k => err(
+                s,
+                format!("not supported: `{}` ({k})", first_line(self.text(s))),
+            ),
+        }
+    }
+
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
+    }
+
+    fn block(&mut self, b: Node<'t>) -> R<()> {
+        self.scopes.push(Vec::new());
+        let mut c = b.walk();
+        let kids: Vec<Node> = b.named_children(&mut c).collect();
+        let r = kids.into_iter().try_for_each(|s| self.stmt(s));
+        self.scopes.pop();
+        r
+    }
+
+    fn decl(&mut self, d: Node<'t>) -> R<()> {
+        let mut c = d.walk();
+        let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
+        for decl in decls {
+            let ty = self.cx.ty(d, Some(decl))?;
+            let (name_node, len, init) = self.cx.declarator_shape(decl)?;
+            let name = self.text(name_node).to_string();
+            if self
+                .scopes
+                .last()
+                .is_some_and(|sc| sc.iter().any(|(n, _)| *n == name))
+            {
+                return err(
+                    name_node,
+                    format!("`{name}` is already declared in this block"),
+                );
+            }
+            if ty.shared {
+                if self.host() {
+                    return err(d, "`__shared__` variables belong in kernels");
+                }
+                if init.is_some() {
+                    return err(decl, "a `__shared__` variable cannot have an initialiser");
+                }
+                // One declaration per source declaration, shared by every thread.
+                let idx = match self
+                    .cx
+                    .shared_decls
+                    .iter()
+                    .position(|s| s.node.id() == name_node.id())
+                {
+                    Some(i) => i,
+                    None => {
+                        self.cx.shared_decls.push(SharedDecl {
+                            name: name.clone(),
+                            len,
+                            ty,
+                            node: name_node,
+                        });
+                        self.cx.shared_decls.len() - 1
+                    }
+                };
+                self.bind(&name, Binding::Shared(idx));
+                continue;
+            }
+            if len > 1 || decl.kind() == "array_declarator" {
+                return err(
+                    decl,
+                    "not supported: local arrays (use a `__shared__` array or an allocation)",
+                );
+            }
+            if ty.stream {
+                self.bind(&name, Binding::Stream(None));
+                continue;
+            }
+            if ty.dim3 {
+                let v = match init {
+                    Some(i) => self.dim3_init(i)?,
+                    None => [1, 1, 1],
+                };
+                self.bind(&name, Binding::Dim3(v));
+                continue;
+            }
+            if ty.atomic_ref {
+                let Some(i) = init else {
+                    return err(
+                        decl,
+                        "an atomic reference must be bound: `cuda::atomic_ref<int, S> r(*p);`",
+                    );
+                };
+                let target = match i.kind() {
+                    "argument_list" | "initializer_list" => {
+                        let mut c = i.walk();
+                        let items: Vec<Node> = i.named_children(&mut c).collect();
+                        let [t] = items.as_slice() else {
+                            return err(i, "an atomic reference binds to one object");
+                        };
+                        *t
+                    }
+                    _ => i,
+                };
+                let Some(p) = self.place(target)? else {
+                    return err(
+                        target,
+                        "an atomic reference binds to an object: write `*p`, `p[i]` or a global",
+                    );
+                };
+                self.bind(
+                    &name,
+                    Binding::Obj(Ptr {
+                        access: ty.access,
+                        ..p
+                    }),
+                );
+                continue;
+            }
+            if ty.pointer {
+                let b = match init {
+                    Some(i) => {
+                        let p = self.pointer(i)?;
+                        Binding::Ptr(Ptr {
+                            access: ty.access,
+                            ..p
+                        })
+                    }
+                    None => Binding::PtrUnset(ty.access, ty.size),
+                };
+                self.bind(&name, b);
+                continue;
+            }
+            if ty.access != Access::Plain {
+                return err(
+                    d,
+                    "not supported: a volatile or atomic local variable (locals are registers)",
+                );
+            }
+            if self.host() && ty.constant {
+                if let Some(i) = init {
+                    if let Operand::Imm(v) = self.value(i, None)? {
+                        self.bind(&name, Binding::Const(v));
+                        continue;
+                    }
+                }
+            }
+            let r = self.new_reg(&name);
+            match init {
+                Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
+                    return err(i, "not supported: this initialiser; write `int x = e;`");
+                }
+                Some(i) => {
+                    let v = self.value(i, Some(r))?;
+                    self.mov(r, v, decl);
+                }
+                None => {}
+            }
+            let seg = self.seg;
+            self.bind(&name, Binding::Reg(r, seg));
+        }
+        Ok(())
+    }
+
+    fn dim3_init(&mut self, i: Node<'t>) -> R<[Value; 3]> {
+        match i.kind() {
+            "argument_list" | "initializer_list" => {
+                let mut c = i.walk();
+                let items: Vec<Node> = i.named_children(&mut c).collect();
+                if items.is_empty() || items.len() > 3 {
+                    return err(i, "dim3 takes one to three sizes");
+                }
+                let mut v = [1, 1, 1];
+                for (k, it) in items.into_iter().enumerate() {
+                    v[k] = self.const_operand(it)?;
+                }
+                Ok(v)
+            }
+            _ => self.dims_of(i),
+        }
+    }
+
+    /// A launch size: an integer or a `dim3`.
+    fn dims_of(&mut self, e: Node<'t>) -> R<[Value; 3]> {
+        match e.kind() {
+            "identifier" => {
+                if let Some(Binding::Dim3(v)) = self.lookup(self.text(e)) {
+                    return Ok(v);
+                }
+            }
+            "call_expression" => {
+                let f = field(e, "function")?;
+                if self.text(f) == "dim3" {
+                    return self.dim3_init(field(e, "arguments")?);
+                }
+            }
+            _ => {}
+        }
+        Ok([self.const_operand(e)?, 1, 1])
+    }
+
+    fn if_stmt(&mut self, s: Node<'t>) -> R<()> {
+        let c = condition(s)?;
+        let then = field(s, "consequence")?;
+        let els = s.child_by_field_name("alternative").map(|e| {
+            if e.kind() == "else_clause" {
+                e.named_child(0).unwrap_or(e)
+            } else {
+                e
+            }
+        });
+        if let (None, Some(&(cont, end))) = (els, self.loops.last()) {
+            let jump = match then.kind() {
+                "compound_statement" if then.named_child_count() == 1 => {
+                    then.named_child(0).map(|n| n.kind()).unwrap_or("")
+                }
+                k => k,
+            };
+            match jump {
+                "break_statement" => return self.branch_if(c, true, end),
+                "continue_statement" => return self.branch_if(c, true, cont),
+                _ => {}
+            }
+        }
+        let else_l = self.new_label();
+        self.branch_if(c, false, else_l)?;
+        self.scoped(then)?;
+        if let Some(els) = els {
+            let end = self.new_label();
+            self.branch(BranchCond::Always, end, c);
+            self.set_label(else_l);
+            self.scoped(els)?;
+            self.set_label(end);
+        } else {
+            self.set_label(else_l);
+        }
+        Ok(())
+    }
+
+    fn scoped(&mut self, s: Node<'t>) -> R<()> {
+        self.scopes.push(Vec::new());
+        let r = self.stmt(s);
+        self.scopes.pop();
+        r
+    }
+
+    fn for_stmt(&mut self, s: Node<'t>) -> R<()> {
+        self.scopes.push(Vec::new());
+        let r = (|| {
+            if let Some(i) = s.child_by_field_name("initializer") {
+                if i.kind() == "declaration" {
+                    self.decl(i)?;
+                } else {
+                    self.value(i, None)?;
+                }
+            }
+            let cond = s.child_by_field_name("condition");
+            let step = s.child_by_field_name("update");
+            self.loop_(cond, step, field(s, "body")?, s)
+        })();
+        self.scopes.pop();
+        r
+    }
+
+    fn do_stmt(&mut self, s: Node<'t>) -> R<()> {
+        let head = self.new_label();
+        let cont = self.new_label();
+        let end = self.new_label();
+        self.set_label(head);
+        self.loops.push((cont, end));
+        let r = self.scoped(field(s, "body")?);
+        self.loops.pop();
+        r?;
+        self.set_label(cont);
+        self.branch_if(condition(s)?, true, head)?;
+        self.set_label(end);
+        Ok(())
+    }
+
+    /// `L: if !c goto END; body; CONT: step; goto L; END:`, or `L: if c goto L` for a loop
+    /// with neither body nor step (an await loop).
+    fn loop_(
+        &mut self,
+        cond: Option<Node<'t>>,
+        step: Option<Node<'t>>,
+        body: Node<'t>,
+        s: Node<'t>,
+    ) -> R<()> {
+        let head = self.new_label();
+        let cont = self.new_label();
+        let end = self.new_label();
+        self.set_label(head);
+        if is_empty_stmt(body) && step.is_none() {
+            match cond {
+                Some(c) => self.branch_if(c, true, head)?,
+                None => self.branch(BranchCond::Always, head, s),
+            }
+            return Ok(());
+        }
+        if let Some(c) = cond {
+            self.branch_if(c, false, end)?;
+        }
+        self.loops.push((cont, end));
+        let r = self.scoped(body);
+        self.loops.pop();
+        r?;
+        self.set_label(cont);
+        if let Some(st) = step {
+            self.value(st, None)?;
+        }
+        self.branch(BranchCond::Always, head, cond.unwrap_or(s));
+        self.set_label(end);
+        Ok(())
+    }
+
+    // ---- expressions ----
+
+    /// Emits code that jumps to `label` when `e` is `when` and falls through otherwise.
+    fn branch_if(&mut self, e: Node<'t>, when: bool, label: usize) -> R<()> {
+        match e.kind() {
+            "parenthesized_expression" | "condition_clause" => {
+                let inner = e
+                    .child_by_field_name("value")
+                    .map_or_else(|| only_child(e), Ok)?;
+                self.branch_if(inner, when, label)
+            }
+            "unary_expression" if self.op(e) == "!" => {
+                self.branch_if(field(e, "argument")?, !when, label)
+            }
+            "binary_expression" if matches!(self.op(e), "&&" | "||") => {
+                let (a, b) = (field(e, "left")?, field(e, "right")?);
+                let both = (self.op(e) == "&&") == when;
+                if both {
+                    let skip = self.new_label();
+                    self.branch_if(a, !when, skip)?;
+                    self.branch_if(b, when, label)?;
+                    self.set_label(skip);
+                } else {
+                    self.branch_if(a, when, label)?;
+                    self.branch_if(b, when, label)?;
+                }
+                Ok(())
+            }
+            "binary_expression" if matches!(self.op(e), "==" | "!=") => {
+                let va = self.value(field(e, "left")?, None)?;
+                let vb = self.value(field(e, "right")?, None)?;
+                let eq = (self.op(e) == "==") == when;
+                self.cond_branch(eq, va, vb, label, e);
+                Ok(())
+            }
+            _ => {
+                let v = self.value(e, None)?;
+                self.cond_branch(!when, v, Operand::Imm(0), label, e);
+                Ok(())
+            }
+        }
+    }
+
+    fn cond_branch(&mut self, eq: bool, a: Operand, b: Operand, label: usize, n: Node<'t>) {
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
+            if (x == y) == eq {
+                self.branch(BranchCond::Always, label, n);
+            }
+            return;
+        }
+        let cond = if eq {
+            BranchCond::Eq(a, b)
+        } else {
+            BranchCond::Ne(a, b)
+        };
+        self.branch(cond, label, n);
+    }
+
+    /// Whether `e` only computes registers (so `&&` may evaluate both sides).
+    fn is_pure(&self, e: Node<'t>) -> bool {
+        match e.kind() {
+            "number_literal" | "true" | "false" | "field_expression" => true,
+            "identifier" => matches!(
+                self.lookup(self.text(e)),
+                Some(Binding::Reg(..) | Binding::Const(_))
+            ),
+            "parenthesized_expression" => only_child(e).is_ok_and(|c| self.is_pure(c)),
+            "unary_expression" => e
+                .child_by_field_name("argument")
+                .is_some_and(|a| self.is_pure(a)),
+            "binary_expression" => {
+                e.child_by_field_name("left")
+                    .is_some_and(|a| self.is_pure(a))
+                    && e.child_by_field_name("right")
+                        .is_some_and(|a| self.is_pure(a))
+            }
+            _ => false,
+        }
+    }
+
+    fn reg_of(&self, name: &str, n: Node<'t>) -> R<Option<RegId>> {
+        match self.lookup(name) {
+            Some(Binding::Reg(r, seg)) => {
+                if seg != self.seg {
+                    return err(n, format!("not supported: the host local `{name}` is used across a kernel launch or synchronization (host code there runs as separate host threads); read it again after the launch"));
+                }
+                Ok(Some(r))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Evaluates `e`; the result goes to `hint` when an instruction computes it.
+    fn value(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+        match e.kind() {
+            "number_literal" => {
+                let (v, inexact) = self.cx.literal(e)?;
+                if inexact {
+                    self.cx.warn(e, format!("`{}` is not a whole number: values are integers, read as {v}", self.text(e)));
+                }
+                Ok(Operand::Imm(v))
+            }
+            "true" => Ok(Operand::Imm(1)),
+            "false" | "null" | "nullptr" => Ok(Operand::Imm(0)),
+            "char_literal" => err(e, "not supported: character constants"),
+            "sizeof_expression" => Ok(Operand::Imm(self.cx.sizeof(e)?)),
+            "parenthesized_expression" => self.value(only_child(e)?, hint),
+            "cast_expression" => self.value(field(e, "value")?, hint),
+            "identifier" => {
+                let name = self.text(e);
+                if let Some(r) = self.reg_of(name, e)? {
+                    return Ok(Operand::Reg(r));
+                }
+                match self.lookup(name) {
+                    Some(Binding::Const(v)) => return Ok(Operand::Imm(v)),
+                    Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
+                        return err(e, format!("`{name}` is a pointer: read the memory with `*{name}`"))
+                    }
+                    Some(Binding::Dim3(_) | Binding::Stream(_)) => {
+                        return err(e, format!("`{name}` is not a number"))
+                    }
+                    _ => {}
+                }
+                match self.object(name, e)? {
+                    Some((p, 1)) => self.load(p, hint, e),
+                    Some(_) => err(e, format!("`{name}` is an array: index it")),
+                    None if matches!(name, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") => {
+                        err(e, format!("`{name}` needs a member: `{name}.x`"))
+                    }
+                    None => self.unknown(name, e),
+                }
+            }
+            "field_expression" => {
+                let obj = field(e, "argument")?;
+                let f = self.text(field(e, "field")?);
+                let k = match f {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return err(e, format!("not supported: the member `{f}` (structs are not supported)")),
+                };
+                let on = self.text(obj);
+                if let Some(Binding::Dim3(v)) = self.lookup(on) {
+                    return Ok(Operand::Imm(v[k]));
+                }
+                if self.host() && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
+                    return err(e, format!("`{on}` exists only in device code"));
+                }
+                let d = self.dims;
+                Ok(Operand::Imm(match on {
+                    "threadIdx" => d.thread[k],
+                    "blockIdx" => d.block[k],
+                    "blockDim" => d.block_dim[k],
+                    "gridDim" => d.grid_dim[k],
+                    _ => return err(e, format!("not supported: the member `{}` (structs are not supported)", self.text(e))),
+                }))
+            }
+            "pointer_expression" => match self.op(e) {
+                "*" => {
+                    let p = self.pointer(field(e, "argument")?)?;
+                    self.load(p, hint, e)
+                }
+                _ => err(e, "not supported: an address as a value (pass addresses to atomic functions and kernels only)"),
+            },
+            "subscript_expression" => {
+                let p = self.place(e)?.ok_or_else(|| CudaError::new(span_of(e), "expected `a[i]`"))?;
+                self.load(p, hint, e)
+            }
+            "unary_expression" => {
+                let a = self.value(field(e, "argument")?, None)?;
+                match self.op(e) {
+                    "+" => Ok(a),
+                    "-" => Ok(self.binary(BinOp::Sub, Operand::Imm(0), a, hint, e)),
+                    "!" => Ok(self.binary(BinOp::Eq, a, Operand::Imm(0), hint, e)),
+                    "~" => Ok(self.binary(BinOp::Xor, a, Operand::Imm(-1), hint, e)),
+                    op => err(e, format!("not supported: operator `{op}`")),
+                }
+            }
+            "binary_expression" => self.binary_expr(e, hint),
+            "conditional_expression" => {
+                let t = self.temp();
+                let els = self.new_label();
+                let end = self.new_label();
+                let (c, a, b) = (field(e, "condition")?, field(e, "consequence")?, field(e, "alternative")?);
+                self.branch_if(c, false, els)?;
+                let va = self.value(a, Some(t))?;
+                self.mov(t, va, a);
+                self.branch(BranchCond::Always, end, e);
+                self.set_label(els);
+                let vb = self.value(b, Some(t))?;
+                self.mov(t, vb, b);
+                self.set_label(end);
+                Ok(Operand::Reg(t))
+            }
+            "assignment_expression" => self.assign(e),
+            "update_expression" => self.update(e),
+            "call_expression" => self.call(e, hint),
+            "comma_expression" => {
+                self.value(field(e, "left")?, None)?;
+                self.value(field(e, "right")?, hint)
+            }
+            k => err(e, format!("not supported: `{}` ({k})", first_line(self.text(e)))),
+        }
+    }
+
+    fn binary_expr(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+        let op = self.op(e);
+        let (a, b) = (field(e, "left")?, field(e, "right")?);
+        if matches!(op, "&&" | "||") {
+            if self.is_pure(a) && self.is_pure(b) {
+                let va = self.value(a, None)?;
+                let na = self.binary(BinOp::Ne, va, Operand::Imm(0), None, e);
+                let vb = self.value(b, None)?;
+                let nb = self.binary(BinOp::Ne, vb, Operand::Imm(0), None, e);
+                let bop = if op == "&&" { BinOp::And } else { BinOp::Or };
+                return Ok(self.binary(bop, na, nb, hint, e));
+            }
+            let t = self.temp();
+            let f = self.new_label();
+            let end = self.new_label();
+            self.branch_if(e, false, f)?;
+            self.emit(
+                InstrKind::Mov {
+                    dst: t,
+                    src: Operand::Imm(1),
+                },
+                e,
+            );
+            self.branch(BranchCond::Always, end, e);
+            self.set_label(f);
+            self.emit(
+                InstrKind::Mov {
+                    dst: t,
+                    src: Operand::Imm(0),
+                },
+                e,
+            );
+            self.set_label(end);
+            return Ok(Operand::Reg(t));
+        }
+        let va = self.value(a, None)?;
+        let vb = self.value(b, None)?;
+        if let (Operand::Imm(x), Operand::Imm(y)) = (va, vb) {
+            if let Some(v) = binary_const(op, x, y) {
+                return Ok(Operand::Imm(v));
+            }
+        }
+        let (bop, x, y) = match op {
+            "+" => (BinOp::Add, va, vb),
+            "-" => (BinOp::Sub, va, vb),
+            "*" => (BinOp::Mul, va, vb),
+            "&" => (BinOp::And, va, vb),
+            "|" => (BinOp::Or, va, vb),
+            "^" => (BinOp::Xor, va, vb),
+            "==" => (BinOp::Eq, va, vb),
+            "!=" => (BinOp::Ne, va, vb),
+            "<" => (BinOp::Lt, va, vb),
+            "<=" => (BinOp::Le, va, vb),
+            ">" => (BinOp::Lt, vb, va),
+            ">=" => (BinOp::Le, vb, va),
+            _ => {
+                return err(e, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"))
+            }
+        };
+        Ok(self.binary(bop, x, y, hint, e))
+    }
+
+    fn assign(&mut self, e: Node<'t>) -> R<Operand> {
+        let target = field(e, "left")?;
+        let value = field(e, "right")?;
+        let op = self.op(e);
+        let bin = match op {
+            "=" => None,
+            "+=" => Some((BinOp::Add, Some(RmwOp::Add))),
+            "-=" => Some((BinOp::Sub, Some(RmwOp::Sub))),
+            "*=" => Some((BinOp::Mul, None)),
+            "&=" => Some((BinOp::And, Some(RmwOp::And))),
+            "|=" => Some((BinOp::Or, Some(RmwOp::Or))),
+            "^=" => Some((BinOp::Xor, Some(RmwOp::Xor))),
+            _ => return err(e, format!("not supported: `{op}`")),
+        };
+        if target.kind() == "identifier" {
+            let name = self.text(target);
+            if let Some(r) = self.reg_of(name, target)? {
+                match bin {
+                    None => {
+                        let v = self.value(value, Some(r))?;
+                        self.mov(r, v, e);
+                    }
+                    Some((b, _)) => {
+                        let v = self.value(value, None)?;
+                        self.emit(
+                            InstrKind::Binary {
+                                dst: r,
+                                op: b,
+                                a: Operand::Reg(r),
+                                b: v,
+                            },
+                            e,
+                        );
+                    }
+                }
+                return Ok(Operand::Reg(r));
+            }
+            match self.lookup(name) {
+                Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
+                    let p = self.pointer(value)?;
+                    if let Some(Binding::Ptr(old) | Binding::Obj(old)) = self.lookup(name) {
+                        self.rebind(
+                            name,
+                            Binding::Ptr(Ptr {
+                                access: old.access,
+                                ..p
+                            }),
+                        );
+                    } else if let Some(Binding::PtrUnset(a, _)) = self.lookup(name) {
+                        self.rebind(name, Binding::Ptr(Ptr { access: a, ..p }));
+                    }
+                    return Ok(Operand::Imm(0));
+                }
+                Some(Binding::Const(_)) => return err(target, format!("`{name}` is a constant")),
+                _ => {}
+            }
+        }
+        let Some(p) = self.place(target)? else {
+            return err(target, "cannot assign to this expression");
+        };
+        match (bin, p.access) {
+            (None, _) => {
+                let v = self.value(value, None)?;
+                self.store(p, v, e)?;
+                Ok(v)
+            }
+            (Some((_, Some(rop))), Access::Atomic(scope)) => {
+                let v = self.value(value, None)?;
+                let addr = self.address(p, target)?;
+                let scope = self.scope(scope, None);
+                Ok(self.rmw(addr, RmwKind::Op(rop, v), Order::SeqCst, scope, None, e))
+            }
+            (Some((_, None)), Access::Atomic(_)) => err(
+                e,
+                format!("not supported: `{op}` on an atomic (no such atomic operation)"),
+            ),
+            (Some((b, _)), _) => {
+                let old = self.load(p, None, target)?;
+                let v = self.value(value, None)?;
+                let t = self.binary(b, old, v, None, e);
+                self.store(p, t, e)?;
+                Ok(t)
+            }
+        }
+    }
+
+    fn update(&mut self, e: Node<'t>) -> R<Operand> {
+        let target = field(e, "argument")?;
+        let op = if self.op(e) == "++" {
+            BinOp::Add
+        } else {
+            BinOp::Sub
+        };
+        if target.kind() == "identifier" {
+            if let Some(r) = self.reg_of(self.text(target), target)? {
+                self.emit(
+                    InstrKind::Binary {
+                        dst: r,
+                        op,
+                        a: Operand::Reg(r),
+                        b: Operand::Imm(1),
+                    },
+                    e,
+                );
+                return Ok(Operand::Reg(r));
+            }
+        }
+        let Some(p) = self.place(target)? else {
+            return err(target, "cannot increment this expression");
+        };
+        if let Access::Atomic(scope) = p.access {
+            let addr = self.address(p, target)?;
+            let scope = self.scope(scope, None);
+            let rop = if op == BinOp::Add {
+                RmwOp::Add
+            } else {
+                RmwOp::Sub
+            };
+            return Ok(self.rmw(
+                addr,
+                RmwKind::Op(rop, Operand::Imm(1)),
+                Order::SeqCst,
+                scope,
+                None,
+                e,
+            ));
+        }
+        let old = self.load(p, None, target)?;
+        let t = self.binary(op, old, Operand::Imm(1), None, e);
+        self.store(p, t, e)?;
+        Ok(t)
+    }
+
+    fn args(&self, call: Node<'t>) -> R<Vec<Node<'t>>> {
+        let a = field(call, "arguments")?;
+        let mut c = a.walk();
+        Ok(a.named_children(&mut c)
+            .filter(|n| n.kind() != "comment")
+            .collect())
+    }
+
+    fn arity(
+        &self,
+        name: &str,
+        args: &[Node<'t>],
+        (lo, hi): (usize, usize),
+        what: &str,
+        n: Node<'t>,
+    ) -> R<()> {
+        if args.len() < lo || args.len() > hi {
+            return err(n, format!("`{name}` takes {what}"));
+        }
+        Ok(())
+    }
+
+    fn word(&self, n: Node<'t>) -> String {
+        self.text(n).split_whitespace().collect()
+    }
+
+    fn order_arg(&self, n: Node<'t>) -> R<Order> {
+        order_name(&self.word(n)).ok_or_else(|| {
+            CudaError::new(
+                span_of(n),
+                format!(
+                    "expected a memory order such as cuda::memory_order_acquire, found `{}`",
+                    self.text(n)
+                ),
+            )
+        })
+    }
+
+    fn fence_order(&self, n: Node<'t>) -> R<FenceOrder> {
+        Ok(match self.order_arg(n)? {
+            Order::SeqCst => FenceOrder::Sc,
+            Order::AcqRel => FenceOrder::AcqRel,
+            Order::Acquire => FenceOrder::Acquire,
+            Order::Release => FenceOrder::Release,
+            _ => {
+                return err(
+                    n,
+                    "a relaxed fence orders nothing; use acquire, release, acq_rel or seq_cst",
+                )
+            }
+        })
+    }
+
+    fn check_order(&self, o: Order, load: bool, store: bool, n: Node<'t>) -> R<()> {
+        let bad = (load && !store && matches!(o, Order::Release | Order::AcqRel))
+            || (store && !load && matches!(o, Order::Acquire | Order::AcqRel));
+        if bad {
+            return err(
+                n,
+                format!(
+                    "this order is not allowed on a {}",
+                    if load { "load" } else { "store" }
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+        let f = field(e, "function")?;
+        let mut c = e.walk();
+        if e.children(&mut c).any(|k| k.kind() == "kernel_call_syntax") {
+            return self.launch(e);
+        }
+        if f.kind() == "field_expression" {
+            return self.member(e, f, hint);
+        }
+        let name = self.word(f);
+        let args = self.args(e)?;
+        if let Some((base, scope)) = cuda_atomic(&name) {
+            self.device_only(&name, f)?;
+            let scope = self.scope(scope, None);
+            if base == "atomicCAS" {
+                self.arity(&name, &args, (3, 3), "pointer, compare, value", e)?;
+                let p = self.pointer(args[0])?;
+                let addr = self.address(p, args[0])?;
+                let expected = self.value(args[1], None)?;
+                let new = self.value(args[2], None)?;
+                return Ok(self.rmw(
+                    addr,
+                    RmwKind::Cas { expected, new },
+                    Order::Relaxed,
+                    scope,
+                    hint,
+                    e,
+                ));
+            }
+            let op = CUDA_RMW
+                .iter()
+                .find(|(n, _)| *n == base)
+                .map_or(RmwOp::Add, |(_, o)| *o);
+            self.arity(&name, &args, (2, 2), "pointer, value", e)?;
+            let p = self.pointer(args[0])?;
+            let addr = self.address(p, args[0])?;
+            let v = self.value(args[1], None)?;
+            return Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, e));
+        }
+        match name.as_str() {
+            "__threadfence_block" | "__threadfence" | "__threadfence_system" => {
+                self.device_only(&name, f)?;
+                self.arity(&name, &args, (0, 0), "no arguments", e)?;
+                let scope = match name.as_str() {
+                    "__threadfence_block" => Scope::Cta,
+                    "__threadfence" => Scope::Gpu,
+                    _ => Scope::Sys,
+                };
+                self.emit(
+                    InstrKind::Fence {
+                        order: FenceOrder::Sc,
+                        scope,
+                        spaces: FenceSpaces::ALL,
+                    },
+                    e,
+                );
+                Ok(Operand::Imm(0))
+            }
+            "__syncthreads" => {
+                self.device_only(&name, f)?;
+                self.arity(&name, &args, (0, 0), "no arguments", e)?;
+                self.emit(
+                    InstrKind::Barrier {
+                        id: 0,
+                        kind: BarrierKind::Sync,
+                        count: None,
+                    },
+                    e,
+                );
+                Ok(Operand::Imm(0))
+            }
+            "cuda::atomic_thread_fence"
+            | "cuda::std::atomic_thread_fence"
+            | "std::atomic_thread_fence" => {
+                let max = if name == "cuda::atomic_thread_fence" {
+                    2
+                } else {
+                    1
+                };
+                self.arity(&name, &args, (1, max), "order[, scope]", e)?;
+                let order = self.fence_order(args[0])?;
+                let (scope, explicit) = match args.get(1) {
+                    Some(s) => (
+                        thread_scope(&self.word(*s)).ok_or_else(|| {
+                            CudaError::new(
+                                span_of(*s),
+                                "expected cuda::thread_scope_block / device / system",
+                            )
+                        })?,
+                        Some(*s),
+                    ),
+                    None => (Scope::Sys, None),
+                };
+                let scope = self.scope(scope, explicit);
+                self.emit(
+                    InstrKind::Fence {
+                        order,
+                        scope,
+                        spaces: FenceSpaces::ALL,
+                    },
+                    e,
+                );
+                Ok(Operand::Imm(0))
+            }
+            n if HINT_LOADS.contains(&n) => {
+                self.device_only(&name, f)?;
+                self.arity(&name, &args, (1, 1), "a pointer", e)?;
+                let p = self.pointer(args[0])?;
+                let addr = self.address(p, args[0])?;
+                Ok(self.load_ord(addr, Order::Weak, Scope::Sys, hint, e))
+            }
+            n if HINT_STORES.contains(&n) => {
+                self.device_only(&name, f)?;
+                self.arity(&name, &args, (2, 2), "pointer, value", e)?;
+                let p = self.pointer(args[0])?;
+                let addr = self.address(p, args[0])?;
+                let v = self.value(args[1], None)?;
+                self.store_ord(addr, v, Order::Weak, Scope::Sys, e);
+                Ok(Operand::Imm(0))
+            }
+            "assert" => {
+                self.arity(&name, &args, (1, 1), "one condition", e)?;
+                self.assert(args[0], e)?;
+                Ok(Operand::Imm(0))
+            }
+            "printf" => {
+                self.cx.warn(e, "printf is ignored");
+                Ok(Operand::Imm(0))
+            }
+            _ if self.host() && self.harness_call(&name, &args, e)? => Ok(Operand::Imm(0)),
+            _ => {
+                if let Some(func) = self.cx.funcs.get(&name) {
+                    let (kind, node) = (func.kind, func.node);
+                    if kind == FnKind::Global {
+                        return err(f, format!("`{name}` is a kernel: launch it with `{name}<<<blocks, threads>>>(...)`"));
+                    }
+                    if self.host() && kind == FnKind::Device {
+                        return err(
+                            f,
+                            format!(
+                                "`{name}` is a `__device__` function; host code cannot call it"
+                            ),
+                        );
+                    }
+                    return self.inline(node, &args, hint, e);
+                }
+                err(f, format!("not supported: call to `{name}` (not a CUDA synchronization function, a harness call or a function of this file)"))
+            }
+        }
+    }
+
+    /// `assert(c)` accumulates `c != 0` into a register that starts at 1.
+    fn assert(&mut self, c: Node<'t>, e: Node<'t>) -> R<()> {
+        let r = self.new_reg(&format!("assert{}", self.asserts.len()));
+        self.init_regs.push((r, 1));
+        self.asserts.push((r, span_of(e)));
+        let v = self.value(c, None)?;
+        let ok = self.binary(BinOp::Ne, v, Operand::Imm(0), None, c);
+        self.emit(
+            InstrKind::Binary {
+                dst: r,
+                op: BinOp::And,
+                a: Operand::Reg(r),
+                b: ok,
+            },
+            e,
+        );
+        Ok(())
+    }
+
+    /// Inlines a call to a function of this file.
+    fn inline(
+        &mut self,
+        func: Node<'t>,
+        args: &[Node<'t>],
+        hint: Option<RegId>,
+        call: Node<'t>,
+    ) -> R<Operand> {
+        if self.frames.len() >= MAX_INLINE_DEPTH {
+            return err(
+                call,
+                format!("calls nest deeper than {MAX_INLINE_DEPTH} (recursion is not supported)"),
+            );
+        }
+        let decl = field(func, "declarator")?;
+        let params = field(decl, "parameters")?;
+        let mut c = params.walk();
+        let params: Vec<Node> = params
+            .named_children(&mut c)
+            .filter(|p| p.kind() == "parameter_declaration")
+            .filter(|p| self.text(*p).trim() != "void")
+            .collect();
+        if params.len() != args.len() {
+            return err(
+                call,
+                format!(
+                    "{} argument(s) given, the function takes {}",
+                    args.len(),
+                    params.len()
+                ),
+            );
+        }
+        let mut frame = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
+            let pname = p
+                .child_by_field_name("declarator")
+                .map(|d| self.cx.declarator_shape(d))
+                .transpose()?
+                .map(|(n, _, _)| self.text(n).to_string())
+                .unwrap_or_default();
+            let b = if ty.pointer {
+                let ptr = self.pointer(*a)?;
+                Binding::Ptr(Ptr {
+                    access: ty.access,
+                    ..ptr
+                })
+            } else {
+                match self.value(*a, None)? {
+                    Operand::Imm(v) => Binding::Const(v),
+                    v => {
+                        let r = self.new_reg(&pname);
+                        self.mov(r, v, *a);
+                        Binding::Reg(r, self.seg)
+                    }
+                }
+            };
+            frame.push((pname, b));
+        }
+        let returns = self.text(field(func, "type")?).trim() != "void";
+        let ret = if returns {
+            Some(hint.unwrap_or_else(|| self.temp()))
+        } else {
+            None
+        };
+        let end = self.new_label();
+        // The callee sees its parameters and the globals, not the caller's locals.
+        let saved = std::mem::replace(&mut self.scopes, vec![frame]);
+        let saved_loops = std::mem::take(&mut self.loops);
+        self.frames.push((end, ret));
+        let r = self.stmt(field(func, "body")?);
+        self.frames.pop();
+        self.loops = saved_loops;
+        self.scopes = saved;
+        r?;
+        self.set_label(end);
+        Ok(ret.map_or(Operand::Imm(0), Operand::Reg))
+    }
+
+    /// libcu++ / std members: `x->load(order)`, `f.store(v, order)`, `r.fetch_add(1)`, ...
+    fn member(&mut self, e: Node<'t>, f: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+        let obj = field(f, "argument")?;
+        let method = self.text(field(f, "field")?);
+        let arrow = self.op(f) == "->";
+        let p = if arrow {
+            self.pointer(obj)?
+        } else {
+            self.place(obj)?.ok_or_else(|| {
+                CudaError::new(
+                    span_of(obj),
+                    "member functions are called on atomic objects: `x->load()` or `r.load()`",
+                )
+            })?
+        };
+        let Access::Atomic(scope) = p.access else {
+            return err(obj, format!("`{method}` needs an atomic object (declare it `cuda::atomic<int, ...>` or bind a `cuda::atomic_ref`)"));
+        };
+        let scope = self.scope(scope, None);
+        let addr = self.address(p, obj)?;
+        let args = self.args(e)?;
+        let order_at = |me: &Self, i: usize| -> R<Order> {
+            match args.get(i) {
+                Some(o) => me.order_arg(*o),
+                None => Ok(Order::SeqCst),
+            }
+        };
+        if let Some((_, op)) = RMW_MEMBERS.iter().find(|(n, _)| *n == method) {
+            self.arity(method, &args, (1, 2), "value[, order]", e)?;
+            let v = self.value(args[0], None)?;
+            let order = order_at(self, 1)?;
+            return Ok(self.rmw(addr, RmwKind::Op(*op, v), order, scope, hint, e));
+        }
+        match method {
+            "load" => {
+                self.arity(method, &args, (0, 1), "[order]", e)?;
+                let order = order_at(self, 0)?;
+                self.check_order(order, true, false, e)?;
+                Ok(self.load_ord(addr, order, scope, hint, e))
+            }
+            "store" => {
+                self.arity(method, &args, (1, 2), "value[, order]", e)?;
+                let v = self.value(args[0], None)?;
+                let order = order_at(self, 1)?;
+                self.check_order(order, false, true, e)?;
+                self.store_ord(addr, v, order, scope, e);
+                Ok(Operand::Imm(0))
+            }
+            "compare_exchange_strong" | "compare_exchange_weak" => {
+                self.arity(method, &args, (2, 4), "expected, desired[, order | success, failure]", e)?;
+                let exp_name = self.text(args[0]);
+                let Some(expected) = self.reg_of(exp_name, args[0])? else {
+                    return err(args[0], "the expected value must be a local variable (it receives the current value on failure)");
+                };
+                let new = self.value(args[1], None)?;
+                let order = order_at(self, 2)?;
+                if let Some(fo) = args.get(3) {
+                    self.order_arg(*fo)?;
+                }
+                let t = self.temp();
+                let scope = self.space_scope(addr, order, scope, e);
+                self.emit(
+                    InstrKind::Rmw {
+                        dst: Some(t),
+                        addr,
+                        kind: RmwKind::Cas { expected: Operand::Reg(expected), new },
+                        order,
+                        scope,
+                    },
+                    e,
+                );
+                let ok = hint.unwrap_or_else(|| self.temp());
+                self.emit(InstrKind::Binary { dst: ok, op: BinOp::Eq, a: Operand::Reg(t), b: Operand::Reg(expected) }, e);
+                self.emit(InstrKind::Mov { dst: expected, src: Operand::Reg(t) }, e);
+                Ok(Operand::Reg(ok))
+            }
+            _ => err(field(f, "field")?, format!("not supported: member function `{method}` (load, store, exchange, fetch_add/sub/and/or/xor/min/max, compare_exchange_strong/weak)")),
+        }
+    }
+}
+
+fn condition(s: Node) -> R<Node> {
+    field(s, "condition")
+}
+
+fn is_empty_stmt(s: Node) -> bool {
+    match s.kind() {
+        "compound_statement" => {
+            let mut c = s.walk();
+            let r = s.named_children(&mut c).all(|k| k.kind() == "comment");
+            r
+        }
+        "expression_statement" => s.named_child_count() == 0,
+        _ => false,
+    }
+}
+
+mod harness;

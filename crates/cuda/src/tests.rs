@@ -1,0 +1,1 @@
+//! Unit tests of the lowering: the IR of small kernels, and errors.
