@@ -97,9 +97,7 @@ impl<'p> Graph<'p> {
             let base = starts[t];
             let len = tr.events.len();
             for i in 0..len {
-                for j in i + 1..len {
-                    po.insert(base + i, base + j);
-                }
+                po.insert_range(base + i, base + i + 1, base + len);
                 for &d in &tr.events[i].deps {
                     dep.insert(base + d as usize, base + i);
                 }
@@ -116,9 +114,7 @@ impl<'p> Graph<'p> {
             for before in &th.after {
                 let b = before.0 as usize;
                 for i in starts[b]..starts[b] + paths[b].events.len() {
-                    for j in mine.clone() {
-                        launch.insert(i, j);
-                    }
+                    launch.insert_range(i, mine.start, mine.end);
                 }
             }
         }
@@ -144,15 +140,16 @@ impl<'p> Graph<'p> {
                 writes.insert(i);
             }
         }
+        let mut at_loc = vec![EventSet::new(n); program.locations.len()];
+        for (i, e) in events.iter().enumerate() {
+            if let Some(l) = e.kind.loc() {
+                at_loc[l.0 as usize].insert(i);
+            }
+        }
         let mut same_loc = Relation::new(n);
-        for loc in 0..program.locations.len() {
-            let here: Vec<usize> = (0..n)
-                .filter(|&i| events[i].kind.loc().map(|l| l.0 as usize) == Some(loc))
-                .collect();
-            for &i in &here {
-                for &j in &here {
-                    same_loc.insert(i, j);
-                }
+        for (i, e) in events.iter().enumerate() {
+            if let Some(l) = e.kind.loc() {
+                same_loc.insert_set(i, &at_loc[l.0 as usize]);
             }
         }
         Ok(Graph {

@@ -104,6 +104,26 @@ impl Relation {
         self.bits[i * self.stride + j / 64] >> (j % 64) & 1 == 1
     }
 
+    /// Adds `(i, j)` for every `j` in `lo..hi`, a word at a time.
+    pub fn insert_range(&mut self, i: usize, lo: usize, hi: usize) {
+        let row = &mut self.bits[i * self.stride..(i + 1) * self.stride];
+        let mut j = lo;
+        while j < hi {
+            let (w, b) = (j / 64, j % 64);
+            let take = (64 - b).min(hi - j);
+            let mask = if take == 64 { u64::MAX } else { ((1u64 << take) - 1) << b };
+            row[w] |= mask;
+            j += take;
+        }
+    }
+
+    /// Adds `(i, j)` for every `j` in `set`.
+    pub fn insert_set(&mut self, i: usize, set: &EventSet) {
+        for (a, b) in self.row_mut(i).iter_mut().zip(set.words()) {
+            *a |= b;
+        }
+    }
+
     pub fn row(&self, i: usize) -> &[u64] {
         &self.bits[i * self.stride..(i + 1) * self.stride]
     }
@@ -295,6 +315,17 @@ mod tests {
         assert!(r.contains(0, 3));
         assert_eq!(r, r.closure());
         assert!(!r.insert_closed(3, 0));
+    }
+
+    #[test]
+    fn ranges_cross_word_boundaries() {
+        let mut r = Relation::new(200);
+        r.insert_range(3, 60, 130);
+        assert!(!r.contains(3, 59) && r.contains(3, 60) && r.contains(3, 64) && r.contains(3, 129));
+        assert!(!r.contains(3, 130));
+        assert_eq!(r.successors(3).count(), 70);
+        r.insert_range(4, 0, 64);
+        assert_eq!(r.successors(4).count(), 64);
     }
 
     #[test]
