@@ -86,6 +86,31 @@ fn line(t: &Thread, at: usize) -> u32 {
     t.code[at].span.line
 }
 
+/// Whether thread `b` starts only after `a` finished, directly or through others (launch order):
+/// such threads need no fence or release/acquire between them.
+fn launched_after(program: &Program, a: usize, b: usize) -> bool {
+    let mut seen = vec![false; program.threads.len()];
+    let mut stack = vec![b];
+    while let Some(t) = stack.pop() {
+        for w in &program.threads[t].after {
+            let w = w.0 as usize;
+            if w == a {
+                return true;
+            }
+            if !seen[w] {
+                seen[w] = true;
+                stack.push(w);
+            }
+        }
+    }
+    false
+}
+
+/// Whether threads `a` and `b` run at the same time (neither is launched after the other).
+fn concurrent(program: &Program, a: usize, b: usize) -> bool {
+    !launched_after(program, a, b) && !launched_after(program, b, a)
+}
+
 /// Every lint of `program`.
 pub fn lints(program: &Program) -> Vec<Lint> {
     let per_thread: Vec<Vec<Access>> = program.threads.iter().map(accesses).collect();
@@ -98,7 +123,7 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                     .threads
                     .iter()
                     .enumerate()
-                    .filter(move |(o, _)| *o != ti)
+                    .filter(move |(o, _)| *o != ti && concurrent(program, ti, *o))
                     .flat_map(|(o, th)| {
                         per_thread[o]
                             .iter()
@@ -156,6 +181,7 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                 .enumerate()
                 .filter(|(o, th)| {
                     *o != ti
+                        && concurrent(program, ti, *o)
                         && !t.placement.scope_includes(scope, &th.placement)
                         && per_thread[*o].iter().any(|b| mine.contains(&b.loc))
                 })
