@@ -332,8 +332,7 @@ fn number(text: &str) -> Option<(Value, bool)> {
     let t = text.replace('\'', "");
     let lower = t.to_ascii_lowercase();
     let is_hex = lower.starts_with("0x");
-    let is_float = !is_hex && (lower.contains('.') || lower.contains('e'))
-        || (!is_hex && lower.ends_with('f'));
+    let is_float = !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f'));
     if is_float {
         let body = lower.trim_end_matches(['f', 'l']);
         let v: f64 = body.parse().ok()?;

@@ -1,1 +1,304 @@
-//! Unit tests of the lowering: the IR of small kernels, and errors.
+//! Unit tests of the lowering: the IR of small kernels, the harness's threads, and errors.
+
+use crate::{parse_cuda, parse_cuda_with, CudaOptions, DEFAULT_MAX_THREADS};
+use scopecheck_ir::{
+    Address, BranchCond, FenceOrder, FenceSpaces, InstrKind, LocId, MemorySpace, Operand, Order,
+    Placement, Program, Quantifier, RegId, RmwKind, RmwOp, Scope, ThreadId,
+};
+
+fn lower(src: &str) -> Program {
+    match parse_cuda(src) {
+        Ok((p, _)) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn error(src: &str) -> crate::CudaError {
+    match parse_cuda(src) {
+        Ok(_) => panic!("lowered, expected an error"),
+        Err(e) => e,
+    }
+}
+
+fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {
+    p.threads[t].code.iter().map(|i| i.kind.clone()).collect()
+}
+
+fn at(p: &Program, name: &str) -> Address {
+    Address {
+        loc: p.loc(name).unwrap_or_else(|| panic!("no location {name}")),
+        offset: None,
+    }
+}
+
+const SEED: &str = include_str!("../../../examples/cuda/seed1.cu");
+
+#[test]
+fn seed_kernels_lower_as_the_c_dialect_does() {
+    let p = lower(SEED);
+    let names: Vec<&str> = p.threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["consume.b0.t0", "produce.b0.t0", "host"]);
+    assert_eq!(
+        p.location(p.loc("flag").unwrap()).space,
+        MemorySpace::Global
+    );
+    assert_eq!(
+        p.location(p.loc("out").unwrap()).space,
+        MemorySpace::Managed
+    );
+    // produce: payload = 42 (the float argument folded); fence.sc.gpu; atomicExch relaxed gpu.
+    let produce = kinds(&p, 1);
+    assert_eq!(
+        produce[0],
+        InstrKind::Store {
+            addr: at(&p, "payload"),
+            value: Operand::Imm(42),
+            order: Order::Weak,
+            scope: Scope::Sys
+        }
+    );
+    assert_eq!(
+        produce[1],
+        InstrKind::Fence {
+            order: FenceOrder::Sc,
+            scope: Scope::Gpu,
+            spaces: FenceSpaces::ALL
+        }
+    );
+    assert!(matches!(
+        produce[2],
+        InstrKind::Rmw {
+            kind: RmwKind::Op(RmwOp::Exch, Operand::Imm(1)),
+            order: Order::Relaxed,
+            scope: Scope::Gpu,
+            ..
+        }
+    ));
+    // consume: the await loop is one block ending in one backward branch to 0.
+    let consume = kinds(&p, 0);
+    assert!(matches!(
+        consume[0],
+        InstrKind::Rmw {
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(0)),
+            ..
+        }
+    ));
+    assert!(matches!(
+        consume[1],
+        InstrKind::Branch {
+            cond: BranchCond::Eq(Operand::Reg(_), Operand::Imm(0)),
+            target: 0
+        }
+    ));
+    // Different streams: the kernels run at once; the host after both.
+    assert!(p.threads[0].after.is_empty() && p.threads[1].after.is_empty());
+    assert_eq!(p.threads[2].placement, Placement::Host);
+    assert_eq!(p.threads[2].after, [ThreadId(0), ThreadId(1)]);
+    // The assertion: forall host:assert0 != 0, the register starting at 1.
+    assert_eq!(p.condition.quantifier, Quantifier::Forall);
+    assert_eq!(p.threads[2].init_regs, [(RegId(0), 1)]);
+    assert_eq!(p.threads[2].registers[0], "assert0");
+}
+
+#[test]
+fn launches_fold_indices_and_get_their_own_ctas() {
+    let p = lower(
+        "__device__ int a[4];
+         __global__ void k() { a[blockIdx.x * blockDim.x + threadIdx.x] = gridDim.x; }
+         void scopecheck_main() { k<<<2, 2>>>(); k<<<dim3(1), dim3(1, 1)>>>(); }",
+    );
+    assert_eq!(p.threads.len(), 5);
+    for (t, (cta, loc)) in [
+        (0, "a[0]"),
+        (0, "a[1]"),
+        (1, "a[2]"),
+        (1, "a[3]"),
+        (2, "a[0]"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Placement::Device(d) = p.threads[t].placement else {
+            panic!("host thread")
+        };
+        assert_eq!(d.cta, cta, "thread {t}");
+        let grid = if t < 4 { 2 } else { 1 };
+        assert_eq!(
+            kinds(&p, t)[0],
+            InstrKind::Store {
+                addr: at(&p, loc),
+                value: Operand::Imm(grid),
+                order: Order::Weak,
+                scope: Scope::Sys
+            }
+        );
+    }
+    // Both on the default stream: the second launch starts after the first.
+    assert_eq!(p.threads[4].name, "k#2.b0.t0");
+    assert_eq!(p.threads[4].after, (0..4).map(ThreadId).collect::<Vec<_>>());
+}
+
+#[test]
+fn shared_memory_has_one_copy_per_block_and_atomics_narrow_to_the_block() {
+    let (p, warnings) = parse_cuda(
+        "__global__ void k() { __shared__ int s; atomicAdd_system(&s, 1); __syncthreads(); }
+         void scopecheck_main() { k<<<2, 1>>>(); }",
+    )
+    .unwrap();
+    let s0 = p.loc("s@b0").unwrap();
+    let s1 = p.loc("s@b1").unwrap();
+    assert_eq!(p.location(s0).space, MemorySpace::Shared);
+    for (t, loc) in [(0, s0), (1, s1)] {
+        assert!(matches!(
+            kinds(&p, t)[0],
+            InstrKind::Rmw { addr: Address { loc: l, .. }, scope: Scope::Cta, .. } if l == loc
+        ));
+        assert!(matches!(kinds(&p, t)[1], InstrKind::Barrier { .. }));
+    }
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}
+
+#[test]
+fn helpers_inline_and_libcu_members_lower_with_their_scope() {
+    let p = lower(
+        "__device__ int f(cuda::atomic<int, cuda::thread_scope_device> *x, int v) {
+             return x->fetch_add(v, cuda::memory_order_acq_rel) + 1;
+         }
+         __global__ void k(cuda::atomic<int, cuda::thread_scope_device> *x) {
+             int r = f(x, 2);
+             if (r > 1) { x->store(r, cuda::memory_order_release); }
+         }
+         void scopecheck_main() {
+             cuda::atomic<int, cuda::thread_scope_device> *x;
+             cudaMalloc(&x, sizeof(int));
+             k<<<1, 1>>>(x);
+         }",
+    );
+    let code = kinds(&p, 0);
+    assert!(matches!(
+        code[0],
+        InstrKind::Rmw {
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(2)),
+            order: Order::AcqRel,
+            scope: Scope::Gpu,
+            ..
+        }
+    ));
+    assert!(code.iter().any(|k| matches!(
+        k,
+        InstrKind::Store {
+            order: Order::Release,
+            scope: Scope::Gpu,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn volatile_pointers_and_compound_assignments() {
+    let p = lower(
+        "__global__ void k(volatile int *f, int *d) { *d += 2; while (*f == 0) { } }
+         void scopecheck_main() { int *f, *d; cudaMallocManaged(&f, 4); cudaMallocManaged(&d, 4); k<<<1, 1>>>(f, d); }",
+    );
+    let code = kinds(&p, 0);
+    assert!(matches!(
+        code[0],
+        InstrKind::Load {
+            order: Order::Weak,
+            ..
+        }
+    ));
+    assert!(matches!(code[1], InstrKind::Binary { .. }));
+    assert!(matches!(
+        code[2],
+        InstrKind::Store {
+            order: Order::Weak,
+            ..
+        }
+    ));
+    assert!(matches!(
+        code[3],
+        InstrKind::Load {
+            order: Order::Volatile,
+            scope: Scope::Sys,
+            ..
+        }
+    ));
+    assert!(matches!(code[4], InstrKind::Branch { target: 3, .. }));
+}
+
+#[test]
+fn host_code_between_launch_and_sync_is_a_concurrent_host_thread() {
+    let p = lower(
+        "__global__ void k(int *x) { *x = 1; }
+         void scopecheck_main() {
+             int *x; cudaMallocManaged(&x, sizeof(int));
+             cudaStream_t s; cudaStreamCreate(&s);
+             k<<<1, 1, 0, s>>>(x);
+             int a = *x;
+             cudaStreamSynchronize(s);
+             assert(*x == 1);
+         }",
+    );
+    let names: Vec<&str> = p.threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["k.b0.t0", "host", "host#2"]);
+    assert!(p.threads[1].after.is_empty());
+    assert_eq!(p.threads[2].after, [ThreadId(0), ThreadId(1)]);
+    let _ = LocId(0);
+}
+
+#[test]
+fn float_constants_are_integers_with_a_warning_when_inexact() {
+    let (p, w) = parse_cuda(
+        "__device__ float x = 2.0f;
+         __global__ void k() { x = 0.5f; }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    )
+    .unwrap();
+    assert_eq!(p.location(p.loc("x").unwrap()).init, 2);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].message.contains("0.5f"), "{}", w[0].message);
+}
+
+#[test]
+fn syntax_errors_point_at_the_error_node() {
+    let e = error("__global__ void k() { int x = ; }\nvoid scopecheck_main() {}");
+    assert_eq!(e.span.line, 1);
+    assert!(e.message.starts_with("syntax error"), "{}", e.message);
+}
+
+#[test]
+fn unsupported_constructs_are_named_with_their_line() {
+    let e = error(
+        "__global__ void k(int *x) {\n  switch (*x) { default: break; }\n}\nvoid scopecheck_main() { int *x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); }",
+    );
+    assert_eq!(e.span.line, 2);
+    assert!(e.message.contains("not supported"), "{}", e.message);
+    let e = error("__global__ void k(int *x) { *x = 1; }");
+    assert!(e.message.contains("scopecheck_main"), "{}", e.message);
+    let e = error(
+        "__global__ void k(int *x) { int r = *x; x[r] = 1; }
+         void scopecheck_main() { int *x; cudaMalloc(&x, 8); k<<<1, 1>>>(x); }",
+    );
+    assert!(e.message.contains("run time"), "{}", e.message);
+    let e = error(
+        "__global__ void k() { }
+         void scopecheck_main() { int *x; cudaMalloc(&x, 4); assert(*x == 0); }",
+    );
+    assert!(e.message.contains("device memory"), "{}", e.message);
+}
+
+#[test]
+fn the_thread_limit_says_how_to_raise_it() {
+    let src = "__global__ void k() { }\nvoid scopecheck_main() { k<<<3, 3>>>(); }";
+    let e = error(src);
+    assert_eq!(e.span.line, 2);
+    assert!(
+        e.message.contains(&DEFAULT_MAX_THREADS.to_string()),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("max_threads"), "{}", e.message);
+    let opts = CudaOptions { max_threads: 9 };
+    assert_eq!(parse_cuda_with(src, &opts).unwrap().0.threads.len(), 9);
+}
