@@ -124,7 +124,11 @@ pub fn read_parse_warn(input: &Input) -> Result<(String, Program, Vec<Warning>),
         .is_some_and(|e| e == inputs::CUDA_EXTENSION)
     {
         return match scopecheck_cuda::parse_cuda(&source) {
-            Ok((program, warnings)) => {
+            Ok((mut program, warnings)) => {
+                // A `.cu` file's test is named after the file, as `seed1` for seed1.cu.
+                if let Some(stem) = input.path.file_stem() {
+                    program.name = stem.to_string_lossy().into_owned();
+                }
                 let warnings = warnings
                     .into_iter()
                     .map(|w| Warning {

@@ -43,6 +43,11 @@ fn expect(file: &str, model: Option<&str>, result: &str, racy: bool) {
 #[test]
 fn seed1_assertion_always_holds() {
     expect("seed1.cu", None, "Ok", false);
+    assert_eq!(
+        check("seed1.cu", None)["name"],
+        "seed1",
+        "a .cu test is named after its file"
+    );
     expect("seed1.cu", Some("ptx"), "Ok", false);
 }
 
