@@ -111,7 +111,11 @@ impl Relation {
         while j < hi {
             let (w, b) = (j / 64, j % 64);
             let take = (64 - b).min(hi - j);
-            let mask = if take == 64 { u64::MAX } else { ((1u64 << take) - 1) << b };
+            let mask = if take == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << take) - 1) << b
+            };
             row[w] |= mask;
             j += take;
         }

@@ -6,8 +6,8 @@ use scopecheck_explore::{explore, ExploreOptions, Graph, Model, Relation, Trace,
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
 use crate::{
-    Access, CheckError, CheckOptions, FinalState, HangReport, Incomplete, Observation, Outcome,
-    RaceReport, Spin, Verdict,
+    verdict::WitnessRead, Access, CheckError, CheckOptions, FinalState, HangReport, Incomplete,
+    Observation, Outcome, RaceReport, Spin, Verdict,
 };
 
 /// The values each observable can end with in one execution. A register has one; a location
@@ -76,6 +76,8 @@ pub fn judge(
     let mut states: BTreeMap<Vec<Value>, bool> = BTreeMap::new();
     let (mut positive, mut negative, mut executions) = (0u64, 0u64, 0u64);
     let mut races: Vec<RaceReport> = Vec::new();
+    let mut witness: Vec<WitnessRead> = Vec::new();
+    let quantifier = program.condition.quantifier;
     let result = explore(
         program,
         model,
@@ -92,6 +94,9 @@ pub fn judge(
             }
             executions += 1;
             let choices = final_values(program, g, paths, co, &observables);
+            // The witness: an execution that shows the answer (for `exists`, one satisfying the
+            // proposition; for `~exists` and `forall`, one breaking the requirement).
+            let mut shows = false;
             for_each_state(&choices, &mut |vals| {
                 let satisfies = prop.eval(&|o| {
                     let k = observables
@@ -105,8 +110,12 @@ pub fn judge(
                 } else {
                     negative += 1;
                 }
+                shows |= satisfies != (quantifier == Quantifier::Forall);
                 states.insert(vals.to_vec(), satisfies);
             });
+            if shows && witness.is_empty() {
+                witness = witness_reads(program, g);
+            }
         },
     );
     let mut incomplete = None;
@@ -208,6 +217,7 @@ pub fn judge(
         platform: opts.platform.name.clone(),
         platform_notes: vec![],
         lints: crate::lint::lints(program),
+        witness,
     })
 }
 
@@ -253,26 +263,41 @@ fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::H
     }
 }
 
+/// The source access of a thread event.
+fn access(program: &Program, g: &scopecheck_explore::Graph, e: usize) -> Option<Access> {
+    let ev = &g.events[e];
+    let thread = ev.thread?;
+    let i = &program.thread(thread).code[ev.instr?];
+    Some(Access {
+        thread,
+        line: i.span.line,
+        text: i.text.clone(),
+        loc: ev.kind.loc()?,
+        write: ev.kind.is_write() || !g.rmw.row_is_empty(e),
+    })
+}
+
+/// Who read what from whom in `g`, in thread order.
+fn witness_reads(program: &Program, g: &scopecheck_explore::Graph) -> Vec<WitnessRead> {
+    g.reads
+        .iter()
+        .filter_map(|r| {
+            Some(WitnessRead {
+                reader: access(program, g, r)?,
+                value: g.events[r].kind.value()?,
+                from: g.rf[r].and_then(|w| access(program, g, w)),
+            })
+        })
+        .collect()
+}
+
 /// A race between two events, as source accesses.
 fn race_report(
     program: &Program,
     g: &scopecheck_explore::Graph,
     r: &scopecheck_explore::Race,
 ) -> RaceReport {
-    let access = |e: usize| {
-        let ev = &g.events[e];
-        let thread = ev.thread.expect("races are between thread events");
-        let i = &program.thread(thread).code[ev.instr.expect("thread events have an instruction")];
-        // The read half of an RMW conflicts as the RMW, which writes.
-        let write = ev.kind.is_write() || !g.rmw.row_is_empty(e);
-        Access {
-            thread,
-            line: i.span.line,
-            text: i.text.clone(),
-            loc: ev.kind.loc().expect("races are between memory events"),
-            write,
-        }
-    };
+    let access = |e| access(program, g, e).expect("races are between memory events of threads");
     let (a, b) = (access(r.first), access(r.second));
     let (first, second) = if a <= b { (a, b) } else { (b, a) };
     RaceReport {

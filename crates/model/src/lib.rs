@@ -7,6 +7,7 @@ pub mod lint;
 mod platform;
 pub mod ptx;
 pub mod src11;
+pub mod suggest;
 mod verdict;
 
 pub use lint::Lint;
@@ -15,6 +16,7 @@ pub use scopecheck_explore::progress::{Progress, Scheduler};
 pub use scopecheck_explore::RaceKind;
 pub use verdict::{
     Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
+    WitnessRead,
 };
 
 use scopecheck_ir::{Arch, Program, Span};

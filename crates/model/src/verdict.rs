@@ -61,6 +61,15 @@ pub struct RaceReport {
     pub second: Access,
 }
 
+/// One read of the witness execution: what it read and from which write (`None`: the initial
+/// value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WitnessRead {
+    pub reader: Access,
+    pub value: Value,
+    pub from: Option<Access>,
+}
+
 /// A thread spinning forever in an await loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spin {
@@ -118,6 +127,10 @@ pub struct Verdict {
     pub platform_notes: Vec<String>,
     /// Patterns that are usually mistakes (see `lint`).
     pub lints: Vec<crate::Lint>,
+    /// An execution that shows the answer: for `exists` one satisfying the proposition, for
+    /// `~exists` and `forall` one breaking the requirement, as who read what from whom. Empty
+    /// when there is none.
+    pub witness: Vec<WitnessRead>,
 }
 
 impl Verdict {

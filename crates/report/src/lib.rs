@@ -31,7 +31,8 @@ use std::time::Duration;
 
 use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Term};
 use scopecheck_model::{
-    Access, FinalState, HangReport, Observation, Outcome, RaceKind, RaceReport, Spin, Verdict,
+    suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceKind,
+    RaceReport, Spin, Verdict, WitnessRead,
 };
 use serde_json::{json, Map, Value};
 
@@ -102,6 +103,7 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     );
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
+    witness_text(program, verdict, &mut out);
     races_text(program, verdict, &mut out);
     for l in &verdict.lints {
         let _ = writeln!(out, "Lint line {}: {}", l.span.line, l.message);
@@ -121,6 +123,78 @@ fn access_text(program: &Program, a: &Access) -> String {
         a.text,
         if a.write { "write" } else { "read" }
     )
+}
+
+fn read_text(program: &Program, w: &WitnessRead) -> String {
+    let from = match &w.from {
+        Some(a) => format!(
+            "from {} line {} (`{}`)",
+            program.thread(a.thread).name,
+            a.line,
+            a.text
+        ),
+        None => "from the initial value".to_string(),
+    };
+    format!(
+        "{} line {} (`{}`) read {}={} {from}",
+        program.thread(w.reader.thread).name,
+        w.reader.line,
+        w.reader.text,
+        program.location(w.reader.loc).name,
+        w.value
+    )
+}
+
+/// The witness execution, one read per line.
+fn witness_text(program: &Program, verdict: &Verdict, out: &mut String) {
+    for w in &verdict.witness {
+        let _ = writeln!(out, "Witness {}", read_text(program, w));
+    }
+}
+
+/// Suggestions, one line each, cheapest first.
+pub fn suggestions_text(program: &Program, suggestions: &[Suggestion]) -> String {
+    let mut out = String::new();
+    for s in suggestions {
+        let changes: Vec<String> = s
+            .changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} line {}: {} -> {}",
+                    program.thread(c.thread).name,
+                    c.line,
+                    c.was,
+                    c.becomes
+                )
+            })
+            .collect();
+        let cost = s
+            .cost_cycles
+            .map_or("cost unknown".to_string(), |c| format!("{c:+.0} cycles"));
+        let _ = writeln!(out, "Suggest {} ({cost})", changes.join("; and "));
+    }
+    out
+}
+
+/// Suggestions as JSON.
+pub fn suggestions_json(program: &Program, suggestions: &[Suggestion]) -> Value {
+    suggestions
+        .iter()
+        .map(|s| {
+            json!({
+                "changes": s.changes.iter().map(|c| json!({
+                    "thread": program.thread(c.thread).name,
+                    "line": c.line,
+                    "was": c.was,
+                    "becomes": c.becomes,
+                    "cost_cycles": c.cost_cycles,
+                })).collect::<Vec<_>>(),
+                "cost_cycles": s.cost_cycles,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 fn race_kind_text(kind: RaceKind) -> &'static str {
@@ -326,6 +400,18 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         })).collect::<Vec<_>>(),
         "platform": verdict.platform,
         "platform_notes": verdict.platform_notes,
+        "witness": verdict.witness.iter().map(|w| json!({
+            "thread": program.thread(w.reader.thread).name,
+            "line": w.reader.line,
+            "instruction": w.reader.text,
+            "location": program.location(w.reader.loc).name,
+            "value": w.value,
+            "from": w.from.as_ref().map(|a| json!({
+                "thread": program.thread(a.thread).name,
+                "line": a.line,
+                "instruction": a.text,
+            })),
+        })).collect::<Vec<_>>(),
         "racy": verdict.is_racy(),
         "races": verdict.races.iter().map(|r| race_json(program, r)).collect::<Vec<_>>(),
         "rejected": verdict.rejected.iter().map(|(a, n)| (a.to_string(), Value::from(*n))).collect::<Map<String, Value>>(),
