@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use rayon::prelude::*;
+use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::Program;
 use scopecheck_litmus::Warning;
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
@@ -49,17 +50,18 @@ pub fn run(args: &CheckArgs) -> bool {
         std::process::exit(2);
     }
     let opts = args.flags.check_options();
+    let cuda = args.flags.cuda_options();
     let models = args.flags.models();
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
-        let (inputs, opts, models) = (&inputs, &opts, &models);
+        let (inputs, opts, models, cuda) = (&inputs, &opts, &models, &cuda);
         s.spawn(move || {
             inputs
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, input)| {
                     // The receiver lives until every result is in.
-                    let _ = tx.send((i, check_file(input, opts, models)));
+                    let _ = tx.send((i, check_file(input, opts, models, cuda)));
                 });
         });
         // Results arrive in any order; print each once all before it are printed.
@@ -82,8 +84,9 @@ pub fn check_file(
     input: &Input,
     opts: &CheckOptions,
     models: &[Option<ModelKind>],
+    cuda: &CudaOptions,
 ) -> Result<Checked, Box<Failure>> {
-    let (source, program, warnings) = read_parse_warn(input)?;
+    let (source, program, warnings) = read_parse_warn(input, cuda)?;
     let start = Instant::now();
     let mut verdicts = Vec::with_capacity(models.len());
     for m in models {
@@ -106,13 +109,16 @@ pub fn check_file(
     })
 }
 
-/// Reads and parses one file.
+/// Reads and parses one file (a `.cu` file with the front-end's default options).
 pub fn read_and_parse(input: &Input) -> Result<(String, Program), Box<Failure>> {
-    read_parse_warn(input).map(|(source, program, _)| (source, program))
+    read_parse_warn(input, &CudaOptions::default()).map(|(source, program, _)| (source, program))
 }
 
 /// Reads and parses one file, with the front-end's warnings.
-pub fn read_parse_warn(input: &Input) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
+pub fn read_parse_warn(
+    input: &Input,
+    cuda: &CudaOptions,
+) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
@@ -123,7 +129,7 @@ pub fn read_parse_warn(input: &Input) -> Result<(String, Program, Vec<Warning>),
         .extension()
         .is_some_and(|e| e == inputs::CUDA_EXTENSION)
     {
-        return match scopecheck_cuda::parse_cuda(&source) {
+        return match scopecheck_cuda::parse_cuda_with(&source, cuda) {
             Ok((mut program, warnings)) => {
                 // A `.cu` file's test is named after the file, as `seed1` for seed1.cu.
                 if let Some(stem) = input.path.file_stem() {

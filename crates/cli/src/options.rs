@@ -60,6 +60,10 @@ pub struct CheckFlags {
     /// A platform profile file (TOML, as `scopecheck caps --toml` writes it).
     #[arg(long, value_name = "FILE.toml")]
     platform_file: Option<std::path::PathBuf>,
+    /// The most device threads the launches of a `.cu` file's harness may make together
+    /// (every execution of every thread is explored: the cost grows exponentially).
+    #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS)]
+    max_threads: usize,
 }
 
 /// Reads a platform profile: a `[platform]` table with `name` and the capabilities
@@ -127,6 +131,13 @@ impl CheckFlags {
                     Platform::BUILTIN.join(", ")
                 )
             }),
+        }
+    }
+
+    /// The options of the CUDA source front-end.
+    pub fn cuda_options(&self) -> scopecheck_cuda::CudaOptions {
+        scopecheck_cuda::CudaOptions {
+            max_threads: self.max_threads,
         }
     }
 

@@ -117,3 +117,32 @@ fn device_scope_counter() {
     expect("device-counter.cu", None, "Ok", false);
     expect("device-counter.cu", Some("ptx"), "Ok", false);
 }
+
+/// Nine threads are over the default limit of 8: `check` refuses and says how to raise it;
+/// `--max-threads 9` lets the front-end make them.
+#[test]
+fn max_threads_raises_the_front_ends_limit() {
+    let dir = std::env::temp_dir().join(format!("scopecheck-cuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("wide.cu");
+    std::fs::write(
+        &file,
+        "__global__ void k(int *x) { x[threadIdx.x] = 1; }\n\
+         void scopecheck_main() {\n  int *x;\n  cudaMallocManaged(&x, 9 * sizeof(int));\n  \
+         k<<<1, 9>>>(x);\n  cudaDeviceSynchronize();\n  assert(x[8] == 1);\n}\n",
+    )
+    .expect("write wide.cu");
+    let run = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scopecheck"));
+        cmd.args(["check", "--json"]).args(extra).arg(&file);
+        let out = cmd.output().expect("run scopecheck");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let refused = run(&[]);
+    assert!(refused.contains("--max-threads"), "{refused}");
+    let line = run(&["--max-threads", "9"]);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("JSON");
+    assert_eq!(v["name"], "wide");
+    assert_eq!(v["result"], "Ok", "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -288,8 +288,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return err(
                 config,
                 format!(
-                    "this launch makes {total} thread(s), {} in all with the earlier launches: more than the limit of {max} (every execution of every thread is explored, which grows exponentially); shrink the launch, or raise the limit with the `max_threads` option (scopecheck_cuda::CudaOptions; the default is DEFAULT_MAX_THREADS)",
-                    self.cx.device_threads + total
+                    "this launch makes {total} thread(s), {} in all with the earlier launches: more than the limit of {max} (every execution of every thread is explored, which grows exponentially); shrink the launch, or raise the limit with `--max-threads N` (the default is {})",
+                    self.cx.device_threads + total,
+                    crate::DEFAULT_MAX_THREADS,
                 ),
             );
         }
