@@ -146,3 +146,110 @@ fn max_threads_raises_the_front_ends_limit() {
     assert_eq!(v["result"], "Ok", "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Both take a ticket with relaxed RMWs (totally ordered on `next_ticket`); the holder of
+/// ticket 1 spins until its acquire load reads 1, which only the other thread's release
+/// increment writes, after its critical section: that increment synchronizes with the load, so
+/// the second increment reads the first (counter == 2) and no access races. Same under PTX
+/// (release/acquire at gpu scope, both threads in it).
+#[test]
+fn ticket_lock() {
+    expect("ticketlock.cu", None, "Ok", false);
+    expect("ticketlock.cu", Some("ptx"), "Ok", false);
+}
+
+/// With a relaxed turn check the release increment is read by nothing with acquire
+/// semantics: the counter's read-modify-write pairs race (3 races) and both can read 0.
+#[test]
+fn ticket_lock_with_a_relaxed_turn_check_loses_updates() {
+    expect("ticketlock-relaxed.cu", None, "No", true);
+    expect("ticketlock-relaxed.cu", Some("ptx"), "No", true);
+}
+
+/// The consumer's acquire of head i+1 reads the producer's release store made after it wrote
+/// slot i: the slot read sees the item. The producer's third push waits (acquire) for tail 1,
+/// released by the consumer after it read slot 0, so overwriting slot 0 with 30 does not race
+/// with that read. out == {10, 20, 30}.
+#[test]
+fn ring_queue() {
+    expect("ringqueue.cu", None, "Ok", false);
+    expect("ringqueue.cu", Some("ptx"), "Ok", false);
+}
+
+/// A relaxed head load orders nothing: the slot reads race with the slot writes (2 races)
+/// and can read 0, or 10 from slot 0 for the third item.
+#[test]
+fn ring_queue_with_a_relaxed_head_races() {
+    expect("ringqueue-relaxed.cu", None, "No", true);
+    expect("ringqueue-relaxed.cu", Some("ptx"), "No", true);
+}
+
+/// The volatile-spin grid barrier: under PTX the spin's volatile load (relaxed, sys) and the
+/// atomicAdd (relaxed, gpu) are morally strong, so fence.sc; atomicAdd ... load; fence.sc
+/// synchronizes the two blocks' thread 0s, and the __syncthreads barriers on both sides carry
+/// the other threads' writes and reads: always the exchanged values, no race. Scoped C11 agrees
+/// on the values but a volatile load is not an atomic in C++: the spin races with the other
+/// block's atomicAdd, so nothing synchronizes and the value reads race too (6 races): the
+/// language promises nothing; use an acquire load (cuda::atomic_ref).
+#[test]
+fn grid_barrier_with_a_volatile_spin() {
+    expect("gridbarrier.cu", None, "Ok", true);
+    expect("gridbarrier.cu", Some("ptx"), "Ok", false);
+}
+
+/// Without the fence after the spin nothing orders the other block's writes before the
+/// reads after the second __syncthreads: a read can see 0, under both models.
+#[test]
+fn grid_barrier_without_the_fence_after_the_spin() {
+    expect("gridbarrier-nofence.cu", None, "No", true);
+    expect("gridbarrier-nofence.cu", Some("ptx"), "No", true);
+}
+
+/// A plain store of the flag and a plain load by the host while the kernel runs: both the
+/// flag and the result race, and the host can see the flag set and read the result 0.
+#[test]
+fn flag_polled_by_the_host_with_a_plain_load_races() {
+    expect("hostpoll.cu", None, "No", true);
+    expect("hostpoll.cu", Some("ptx"), "No", true);
+}
+
+/// The same through cuda::atomic_ref at system scope, release by the kernel, acquire by the
+/// host: the host's acquire reads the release, so it reads the result 42.
+#[test]
+fn flag_polled_by_the_host_through_a_system_scope_atomic_ref() {
+    expect("hostpoll-atomic.cu", None, "Ok", false);
+    expect("hostpoll-atomic.cu", Some("ptx"), "Ok", false);
+}
+
+/// Tile 1's acquire of status[0] == 2 reads tile 0's release store made after writing
+/// prefix[0] = 5: tile 1 reads 5 and writes out[1] = 12.
+#[test]
+fn look_back_scan_with_two_tiles() {
+    expect("scan.cu", None, "Ok", false);
+    expect("scan.cu", Some("ptx"), "Ok", false);
+}
+
+/// A relaxed status store by tile 0: tile 1 can see status 2 and still read prefix[0] == 0
+/// (a race), out[1] == 7.
+#[test]
+fn look_back_scan_with_a_relaxed_status_store() {
+    expect("scan-relaxed.cu", None, "No", true);
+    expect("scan-relaxed.cu", Some("ptx"), "No", true);
+}
+
+/// The second seed: thread 0 writes the payload and release-stores the system-scope flag
+/// (managed memory); the host acquire-spins on the flag and reads the payload while the
+/// kernel runs: 42, no race.
+#[test]
+fn seed2_release_acquire_across_the_bus() {
+    expect("seed2.cu", None, "Ok", false);
+    expect("seed2.cu", Some("ptx"), "Ok", false);
+}
+
+/// With a relaxed flag store the host's acquire pairs with nothing: the payload read races
+/// and can read 0.
+#[test]
+fn seed2_without_the_release_can_fail() {
+    expect("seed2-relaxed.cu", None, "No", true);
+    expect("seed2-relaxed.cu", Some("ptx"), "No", true);
+}

@@ -1496,6 +1496,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     }
                 }
             }
+            // A local initialised with a constant (thread and block indices fold) and never
+            // assigned afterwards is that constant, so it can index memory.
+            if let Some(i) = init {
+                if self.foldable(i) && !assigned_after(d, &name, self.cx.src) {
+                    if let Operand::Imm(v) = self.value(i, None)? {
+                        self.bind(&name, Binding::Const(v));
+                        continue;
+                    }
+                }
+            }
             let r = self.new_reg(&name);
             match init {
                 Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
@@ -1560,6 +1570,23 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e
             }
         });
+        // A condition known when lowering (`if (blockIdx.x == 0)`) lowers only the branch
+        // taken: the other may index memory that this thread's indices put out of range.
+        let inner = match c.kind() {
+            "condition_clause" => c
+                .child_by_field_name("value")
+                .map_or_else(|| only_child(c), Ok)?,
+            _ => c,
+        };
+        if self.foldable(inner) {
+            if let Operand::Imm(v) = self.value(inner, None)? {
+                return match (v != 0, els) {
+                    (true, _) => self.scoped(then),
+                    (false, Some(els)) => self.scoped(els),
+                    (false, None) => Ok(()),
+                };
+            }
+        }
         if let (None, Some(&(cont, end))) = (els, self.loops.last()) {
             let jump = match then.kind() {
                 "compound_statement" if then.named_child_count() == 1 => {
@@ -1723,6 +1750,37 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// Whether `e` only computes registers (so `&&` may evaluate both sides).
+    /// Whether `e` folds to a constant without emitting code: literals, `sizeof`, constants,
+    /// thread and block indices, and operators on them.
+    fn foldable(&self, e: Node<'t>) -> bool {
+        match e.kind() {
+            "number_literal" | "true" | "false" | "sizeof_expression" => true,
+            "identifier" => matches!(self.lookup(self.text(e)), Some(Binding::Const(_))),
+            "field_expression" => e.child_by_field_name("argument").is_some_and(|a| {
+                let on = self.text(a);
+                matches!(self.lookup(on), Some(Binding::Dim3(_)))
+                    || (!self.host()
+                        && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim"))
+            }),
+            "parenthesized_expression" => only_child(e).is_ok_and(|c| self.foldable(c)),
+            "cast_expression" => e
+                .child_by_field_name("value")
+                .is_some_and(|v| self.foldable(v)),
+            "unary_expression" => {
+                matches!(self.op(e), "-" | "+" | "!" | "~")
+                    && e.child_by_field_name("argument")
+                        .is_some_and(|a| self.foldable(a))
+            }
+            "binary_expression" => ["left", "right"]
+                .iter()
+                .all(|f| e.child_by_field_name(f).is_some_and(|a| self.foldable(a))),
+            "conditional_expression" => ["condition", "consequence", "alternative"]
+                .iter()
+                .all(|f| e.child_by_field_name(f).is_some_and(|a| self.foldable(a))),
+            _ => false,
+        }
+    }
+
     fn is_pure(&self, e: Node<'t>) -> bool {
         match e.kind() {
             "number_literal" | "true" | "false" | "field_expression" => true,
@@ -2460,6 +2518,45 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             _ => err(field(f, "field")?, format!("not supported: member function `{method}` (load, store, exchange, fetch_add/sub/and/or/xor/min/max, compare_exchange_strong/weak)")),
         }
     }
+}
+
+/// Whether the statements enclosing declaration `d` assign, increment or take the address of
+/// a variable named `name` (any variable of that name: shadowing makes this conservative).
+fn assigned_after(d: Node, name: &str, src: &str) -> bool {
+    let Some(scope) = d.parent() else {
+        return true;
+    };
+    let is_name = |n: Option<Node>| {
+        n.is_some_and(|n| {
+            let mut n = n;
+            while n.kind() == "parenthesized_expression" {
+                match n.named_child(0) {
+                    Some(c) => n = c,
+                    None => return false,
+                }
+            }
+            n.kind() == "identifier" && &src[n.byte_range()] == name
+        })
+    };
+    let mut stack = vec![scope];
+    while let Some(n) = stack.pop() {
+        let hit = match n.kind() {
+            "assignment_expression" => is_name(n.child_by_field_name("left")),
+            "update_expression" => is_name(n.child_by_field_name("argument")),
+            "pointer_expression" => {
+                n.child_by_field_name("operator")
+                    .is_some_and(|o| &src[o.byte_range()] == "&")
+                    && is_name(n.child_by_field_name("argument"))
+            }
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    false
 }
 
 fn condition(s: Node) -> R<Node> {

@@ -302,3 +302,50 @@ fn the_thread_limit_says_how_to_raise_it() {
     let opts = CudaOptions { max_threads: 9 };
     assert_eq!(parse_cuda_with(src, &opts).unwrap().0.threads.len(), 9);
 }
+
+#[test]
+fn locals_with_constant_initialisers_fold_and_dead_branches_are_skipped() {
+    // `me` is never assigned again: a constant, so it indexes; `i` is incremented: a register.
+    // `if (me == 0)` is known per thread: thread 1 lowers only the else branch, whose index
+    // `me - 1` is in range there (and out of range in thread 0).
+    let p = lower(
+        "__device__ int a[2];
+         __global__ void k() {
+             int me = blockIdx.x * blockDim.x + threadIdx.x;
+             int i = 0;
+             i++;
+             if (me == 0) { a[me] = 1; } else { a[me - 1] = i; }
+         }
+         void scopecheck_main() { k<<<1, 2>>>(); }",
+    );
+    let stores = |t: usize| -> Vec<(Address, Operand)> {
+        kinds(&p, t)
+            .into_iter()
+            .filter_map(|k| match k {
+                InstrKind::Store { addr, value, .. } => Some((addr, value)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(stores(0), vec![(at(&p, "a[0]"), Operand::Imm(1))]);
+    let s1 = stores(1);
+    assert_eq!(s1.len(), 1);
+    assert_eq!(s1[0].0, at(&p, "a[0]"));
+    assert!(matches!(s1[0].1, Operand::Reg(_)), "{s1:?}");
+    for t in 0..2 {
+        assert!(
+            !kinds(&p, t)
+                .iter()
+                .any(|k| matches!(k, InstrKind::Branch { .. })),
+            "thread {t}: the known condition leaves no branch"
+        );
+        assert!(!p.threads[t].registers.iter().any(|r| r == "me"));
+    }
+    // Assigned later, or with its address taken: still a register, so not an index.
+    let e = error(
+        "__device__ int a[2];
+         __global__ void k() { int j = threadIdx.x; j = 1 - j; a[j] = 1; }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    assert!(e.message.contains("run time"), "{}", e.message);
+}
