@@ -13,8 +13,10 @@ use rayon::prelude::*;
 use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::Program;
 use scopecheck_litmus::Warning;
+use scopecheck_model::suggest::{self, CostTable, Suggestion};
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
+use crate::costs;
 use crate::inputs::{self, Input};
 use crate::options::CheckFlags;
 use crate::render::Failure;
@@ -26,6 +28,14 @@ pub struct CheckArgs {
     /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
     #[arg(long)]
     json: bool,
+    /// For a test that is not right (its requirement fails, it races under a language model,
+    /// or it may hang), search for the cheapest strengthening that makes it right.
+    #[arg(long)]
+    suggest: bool,
+    /// The cost table suggestions are priced with (`scopecheck cost --toml`; default: the one
+    /// measured on an H200).
+    #[arg(long, value_name = "FILE.toml", requires = "suggest")]
+    cost_file: Option<PathBuf>,
     /// Litmus or CUDA files, or directories to search recursively for *.litmus and *.cu files.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -39,6 +49,8 @@ pub struct Checked {
     pub warnings: Vec<Warning>,
     pub verdicts: Vec<Verdict>,
     pub disagreements: Vec<String>,
+    /// With `--suggest`: the cheapest ways found to make the test right (first model).
+    pub suggestions: Vec<Suggestion>,
     pub time: Duration,
 }
 
@@ -52,16 +64,25 @@ pub fn run(args: &CheckArgs) -> bool {
     let opts = args.flags.check_options();
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
+    let costs = match args.suggest.then(|| costs::load(args.cost_file.as_deref())) {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+        Some(Ok(t)) => Some(t),
+        None => None,
+    };
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
-        let (inputs, opts, models, cuda) = (&inputs, &opts, &models, &cuda);
+        let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
         s.spawn(move || {
             inputs
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, input)| {
                     // The receiver lives until every result is in.
-                    let _ = tx.send((i, check_file(input, opts, models, cuda)));
+                    let checked = check_file(input, opts, models, cuda, costs.as_ref());
+                    let _ = tx.send((i, checked));
                 });
         });
         // Results arrive in any order; print each once all before it are printed.
@@ -85,6 +106,7 @@ pub fn check_file(
     opts: &CheckOptions,
     models: &[Option<ModelKind>],
     cuda: &CudaOptions,
+    costs: Option<&CostTable>,
 ) -> Result<Checked, Box<Failure>> {
     let (source, program, warnings) = read_parse_warn(input, cuda)?;
     let start = Instant::now();
@@ -100,11 +122,22 @@ pub fn check_file(
         [language, hardware] => scopecheck_model::compare::compare(&program, language, hardware),
         _ => vec![],
     };
+    let suggestions = match costs {
+        Some(table) if !verdicts.iter().all(suggest::is_right) => {
+            let opts = CheckOptions {
+                model: models[0],
+                ..opts.clone()
+            };
+            suggest::suggest(&program, &opts, table)
+        }
+        _ => vec![],
+    };
     Ok(Checked {
         program,
         warnings,
         verdicts,
         disagreements,
+        suggestions,
         time: start.elapsed(),
     })
 }
@@ -199,6 +232,13 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                 );
                 let _ = writeln!(out);
             }
+            if !c.suggestions.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    scopecheck_report::suggestions_text(&c.program, &c.suggestions)
+                );
+            }
         }
         (Ok(c), true) => {
             let mut line = if both {
@@ -225,6 +265,10 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     })
                     .collect();
                 m.insert("warnings".into(), warnings.into());
+                m.insert(
+                    "suggestions".into(),
+                    scopecheck_report::suggestions_json(&c.program, &c.suggestions),
+                );
             }
             let _ = writeln!(out, "{line}");
         }

@@ -10,6 +10,7 @@ mod bench;
 mod caps;
 mod check;
 mod cost;
+mod costs;
 mod inputs;
 mod options;
 mod render;

@@ -172,3 +172,22 @@ fn a_fault_before_a_barrier_is_reported() {
     );
     assert!(v["line"].as_u64().unwrap_or(0) > 0, "{v}");
 }
+
+/// The first seed document's consumer without its `__threadfence()`: the assertion can fail,
+/// the report shows who read what, and `--suggest` names the cheapest fix, on the consumer's
+/// side (make its await RMW acquire, or fence before reading the payload), at GPU scope, not
+/// system scope.
+#[test]
+fn suggest_names_the_missing_acquire_of_the_seed_example() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/seed1-nofence.cu");
+    let out = scopecheck(&["check", "--suggest", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = &stdout_lines(&out)[0];
+    assert_eq!(v["result"], "No");
+    // The witness reads the payload from the initial value.
+    let witness = v["witness"].as_array().expect("a witness");
+    assert!(witness.iter().any(|w| w["location"] == "payload" && w["from"].is_null()), "{v}");
+    let best = &v["suggestions"][0]["changes"][0];
+    assert_eq!(best["thread"], "consume.b0.t0", "{v}");
+    assert!(best["becomes"].as_str().unwrap_or("").contains("gpu scope"), "{v}");
+}
