@@ -45,6 +45,8 @@ pub struct CheckArgs {
 /// how long checking took.
 pub struct Checked {
     pub program: Program,
+    /// The file's text, for diagnostics with code snippets.
+    pub source: String,
     /// What the front-end changed or doubts (e.g. a device scope narrowed on shared memory).
     pub warnings: Vec<Warning>,
     pub verdicts: Vec<Verdict>,
@@ -134,6 +136,7 @@ pub fn check_file(
     };
     Ok(Checked {
         program,
+        source,
         warnings,
         verdicts,
         disagreements,
@@ -232,6 +235,14 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                 );
                 let _ = writeln!(out);
             }
+            // Source programs (not litmus tests, whose herd7-shaped report says it all) get
+            // their findings against their own lines.
+            if input.file.ends_with(".cu") || input.file.ends_with(".cl") {
+                let _ = out.flush();
+                for f in scopecheck_report::findings(&c.program, &c.verdicts[0]) {
+                    crate::render::print_finding(&input.file, &c.source, &f);
+                }
+            }
             if !c.suggestions.is_empty() {
                 let _ = writeln!(
                     out,
@@ -265,6 +276,11 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     })
                     .collect();
                 m.insert("warnings".into(), warnings.into());
+                let findings = scopecheck_report::findings(&c.program, &c.verdicts[0]);
+                m.insert(
+                    "diagnostics".into(),
+                    scopecheck_report::diagnostics_json(&input.file, &findings),
+                );
                 m.insert(
                     "suggestions".into(),
                     scopecheck_report::suggestions_json(&c.program, &c.suggestions),

@@ -123,6 +123,80 @@ impl Failure {
     }
 }
 
+/// Prints a finding about a checked program (a race, a hang, a failing assertion, a lint) with
+/// its labels on the source lines, to stdout after the report.
+pub fn print_finding(file: &str, source: &str, f: &scopecheck_report::Finding) {
+    let labels: Vec<LabeledSpan> = f
+        .labels
+        .iter()
+        .filter_map(|(span, text)| labeled(source, *span, text))
+        .collect();
+    let diag = Finding {
+        message: format!("{}: {}", f.severity, f.message),
+        src: NamedSource::new(file, source.to_string()),
+        labels,
+        help: f.help.clone(),
+        severity: match f.severity {
+            "error" => miette::Severity::Error,
+            "warning" => miette::Severity::Warning,
+            _ => miette::Severity::Advice,
+        },
+    };
+    println!("{:?}", miette::Report::new(diag));
+}
+
+/// A label on `span` of `source`, kept on character boundaries; none for an empty span.
+fn labeled(source: &str, span: Span, text: &str) -> Option<LabeledSpan> {
+    if span.len == 0 && span.line == 0 {
+        return None;
+    }
+    let mut start = span.offset.min(source.len());
+    while !source.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + span.len).min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
+}
+
+/// The miette view of a finding.
+#[derive(Debug)]
+struct Finding {
+    message: String,
+    src: NamedSource<String>,
+    labels: Vec<LabeledSpan>,
+    help: Option<String>,
+    severity: miette::Severity,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Finding {}
+
+impl Diagnostic for Finding {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(self.severity)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        (!self.labels.is_empty()).then_some(&self.src as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as _)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as _)
+    }
+}
+
 /// The miette view of a [`Failure`].
 #[derive(Debug)]
 struct Diag {

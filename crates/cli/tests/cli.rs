@@ -181,13 +181,55 @@ fn a_fault_before_a_barrier_is_reported() {
 fn suggest_names_the_missing_acquire_of_the_seed_example() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/seed1-nofence.cu");
     let out = scopecheck(&["check", "--suggest", "--json", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = &stdout_lines(&out)[0];
     assert_eq!(v["result"], "No");
     // The witness reads the payload from the initial value.
     let witness = v["witness"].as_array().expect("a witness");
-    assert!(witness.iter().any(|w| w["location"] == "payload" && w["from"].is_null()), "{v}");
+    assert!(
+        witness
+            .iter()
+            .any(|w| w["location"] == "payload" && w["from"].is_null()),
+        "{v}"
+    );
     let best = &v["suggestions"][0]["changes"][0];
     assert_eq!(best["thread"], "consume.b0.t0", "{v}");
-    assert!(best["becomes"].as_str().unwrap_or("").contains("gpu scope"), "{v}");
+    assert!(
+        best["becomes"].as_str().unwrap_or("").contains("gpu scope"),
+        "{v}"
+    );
+}
+
+/// A CUDA program's findings point at its own lines: the race on the payload is labelled at the
+/// producer's write (line 7) and the consumer's read (line 14) of seed1-nofence.cu.
+#[test]
+fn cuda_findings_point_at_source_lines() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/seed1-nofence.cu");
+    let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
+    let v = &stdout_lines(&out)[0];
+    let diags = v["diagnostics"].as_array().expect("diagnostics");
+    let race = diags.iter().find(|d| d["kind"] == "race").expect("a race");
+    let lines: Vec<u64> = race["labels"]
+        .as_array()
+        .expect("labels")
+        .iter()
+        .filter_map(|l| l["line"].as_u64())
+        .collect();
+    assert_eq!(lines, vec![7, 14], "{race}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["kind"] == "assertion" && d["severity"] == "error"),
+        "{v}"
+    );
+    // Text mode prints them with the source lines.
+    let out = scopecheck(&["check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("data race on `payload`"), "{text}");
+    assert!(text.contains("payload = v;"), "{text}");
 }

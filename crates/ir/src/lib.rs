@@ -16,7 +16,7 @@ use std::fmt;
 pub type Value = i64;
 
 /// A byte range in the source text, with the 1-based line and column of its start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
     pub offset: usize,
     pub len: usize,

@@ -231,6 +231,7 @@ fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::H
                 thread: s.thread,
                 line: i.span.line,
                 text: i.text.clone(),
+                span: i.span,
                 waits: s.reads.clone(),
             }
         })
@@ -250,6 +251,7 @@ fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::H
                 thread,
                 line: i.span.line,
                 text: i.text.clone(),
+                span: i.span,
                 waits: vec![],
             }
         })
@@ -272,6 +274,7 @@ fn access(program: &Program, g: &scopecheck_explore::Graph, e: usize) -> Option<
         thread,
         line: i.span.line,
         text: i.text.clone(),
+        span: i.span,
         loc: ev.kind.loc()?,
         write: ev.kind.is_write() || !g.rmw.row_is_empty(e),
     })

@@ -1,7 +1,7 @@
 //! What checking a program produces: final states, the condition's verdict, witnesses.
 
 use scopecheck_explore::RaceKind;
-use scopecheck_ir::{LocId, Observable, Quantifier, ThreadId, Value};
+use scopecheck_ir::{LocId, Observable, Quantifier, Span, ThreadId, Value};
 
 /// One reachable final state: the value of each observable the report prints, in the order of
 /// [`scopecheck_ir::Program::observables`].
@@ -48,6 +48,8 @@ pub struct Access {
     /// Source line and text of the instruction.
     pub line: u32,
     pub text: String,
+    /// Where the instruction is in the source.
+    pub span: Span,
     pub loc: LocId,
     /// A write (or the write of an RMW); otherwise a read.
     pub write: bool,
@@ -77,6 +79,8 @@ pub struct Spin {
     /// Source line and text of the loop's backward branch.
     pub line: u32,
     pub text: String,
+    /// Where that branch is in the source.
+    pub span: Span,
     /// The latest value of each location it reads, which never lets it out.
     pub waits: Vec<(LocId, Value)>,
 }

@@ -29,7 +29,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Term};
+use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Span, Term};
 use scopecheck_model::{
     suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceKind,
     RaceReport, Spin, Verdict, WitnessRead,
@@ -489,6 +489,146 @@ fn hang_json(program: &Program, h: &HangReport) -> Value {
         m.insert("reason".into(), h.reason.clone().into());
     }
     v
+}
+
+/// One finding about the user's source, for diagnostics: races, hangs, lints, a failing
+/// requirement, with labelled spans (rendered with code snippets at the edge, or as JSON).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// `"error"` (the program is wrong), `"warning"` (probably wrong), `"note"`.
+    pub severity: &'static str,
+    /// `"race"`, `"hang"`, `"assertion"`, `"lint"`, `"platform"`.
+    pub kind: &'static str,
+    pub message: String,
+    pub labels: Vec<(Span, String)>,
+    pub help: Option<String>,
+}
+
+/// The findings of a verdict, most serious first.
+pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let requirement_fails = match verdict.quantifier {
+        Quantifier::Exists => false,
+        Quantifier::NotExists | Quantifier::Forall => verdict.outcome == Outcome::No,
+    };
+    if requirement_fails {
+        let labels = verdict
+            .witness
+            .iter()
+            .map(|w| {
+                let from = match &w.from {
+                    Some(a) => format!("from {} line {}", program.thread(a.thread).name, a.line),
+                    None => "from the initial value".to_string(),
+                };
+                (
+                    w.reader.span,
+                    format!(
+                        "{} reads {}={} {from}",
+                        program.thread(w.reader.thread).name,
+                        program.location(w.reader.loc).name,
+                        w.value
+                    ),
+                )
+            })
+            .collect();
+        out.push(Finding {
+            severity: "error",
+            kind: "assertion",
+            message: format!("the condition can fail: {}", condition_text(program)),
+            labels,
+            help: Some("the labels show one execution that breaks it (--suggest searches for the cheapest fix)".into()),
+        });
+    }
+    for r in &verdict.races {
+        let side = |a: &Access| {
+            (
+                a.span,
+                format!(
+                    "{} {}s {}",
+                    program.thread(a.thread).name,
+                    if a.write { "write" } else { "read" },
+                    program.location(a.loc).name
+                ),
+            )
+        };
+        out.push(Finding {
+            severity: "error",
+            kind: "race",
+            message: format!(
+                "{} race on `{}`",
+                race_kind_text(r.kind),
+                program.location(r.first.loc).name
+            ),
+            labels: vec![side(&r.first), side(&r.second)],
+            help: Some(match r.kind {
+                RaceKind::Data => "nothing orders these accesses: make them atomic, or order them with release/acquire (or fences) at a scope that includes both threads".into(),
+                RaceKind::Heterogeneous => "these atomics' scopes do not include each other's thread: widen the narrower scope".into(),
+            }),
+        });
+    }
+    for h in &verdict.hangs {
+        let labels = h
+            .spinning
+            .iter()
+            .chain(&h.at_barrier)
+            .map(|s| {
+                (
+                    s.span,
+                    format!("{} waits forever here", program.thread(s.thread).name),
+                )
+            })
+            .collect();
+        out.push(Finding {
+            severity: "error",
+            kind: "hang",
+            message: format!("a thread can wait forever (under {})", h.progress),
+            labels,
+            help: Some(h.reason.clone()),
+        });
+    }
+    for l in &verdict.lints {
+        out.push(Finding {
+            severity: "warning",
+            kind: "lint",
+            message: l.message.clone(),
+            labels: vec![(l.span, "here".into())],
+            help: None,
+        });
+    }
+    for n in &verdict.platform_notes {
+        out.push(Finding {
+            severity: "note",
+            kind: "platform",
+            message: n.clone(),
+            labels: vec![],
+            help: None,
+        });
+    }
+    out
+}
+
+/// Findings as the JSON `diagnostics` array: each with `severity`, `kind`, `message`, `file`,
+/// `labels` (`line`, `column`, `length`, `text`) and `help`.
+pub fn diagnostics_json(file: &str, findings: &[Finding]) -> Value {
+    findings
+        .iter()
+        .map(|f| {
+            json!({
+                "severity": f.severity,
+                "kind": f.kind,
+                "message": f.message,
+                "file": file,
+                "labels": f.labels.iter().map(|(s, t)| json!({
+                    "line": s.line,
+                    "column": s.column,
+                    "length": s.len,
+                    "text": t,
+                })).collect::<Vec<_>>(),
+                "help": f.help,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The comparison of `--model both`: one line per disagreement, or a line saying they agree.

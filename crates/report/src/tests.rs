@@ -349,6 +349,7 @@ fn hangs_are_reported_in_text_and_json() {
             thread: scopecheck_ir::ThreadId(1),
             line: 5,
             text: "beq r0, 0, L".into(),
+            span: Default::default(),
             waits: vec![(LocId(1), 0)],
         }],
         at_barrier: vec![],
