@@ -214,12 +214,13 @@ fn cuda_findings_point_at_source_lines() {
     let v = &stdout_lines(&out)[0];
     let diags = v["diagnostics"].as_array().expect("diagnostics");
     let race = diags.iter().find(|d| d["kind"] == "race").expect("a race");
-    let lines: Vec<u64> = race["labels"]
+    let mut lines: Vec<u64> = race["labels"]
         .as_array()
         .expect("labels")
         .iter()
         .filter_map(|l| l["line"].as_u64())
         .collect();
+    lines.sort_unstable();
     assert_eq!(lines, vec![7, 14], "{race}");
     assert!(
         diags
