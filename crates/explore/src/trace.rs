@@ -551,6 +551,12 @@ fn run(
                 s.set(dst, v, d);
             }
             InstrKind::Binary { dst, op, a, b } => {
+                if let Some(why) = op.undefined(s.operand(b)) {
+                    return Some(PathEnd::Fault {
+                        instr: pc,
+                        message: why.to_string(),
+                    });
+                }
                 let v = op.apply(s.operand(a), s.operand(b));
                 let d = union(s.operand_deps(a), s.operand_deps(b));
                 s.set(dst, v, d);

@@ -135,6 +135,11 @@ fn binary(op: BinOp, a: u32, b: u32) -> u32 {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
+        // The model reports division by zero and wild shifts as faults; here they give 0.
+        BinOp::Div => sa.checked_div(sb).map_or(0, |v| v as u32),
+        BinOp::Rem => sa.checked_rem(sb).map_or(0, |v| v as u32),
+        BinOp::Shl => a.checked_shl(b).unwrap_or(0),
+        BinOp::Shr => sa.checked_shr(b).map_or(0, |v| v as u32),
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,

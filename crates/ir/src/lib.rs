@@ -290,12 +290,19 @@ pub enum RmwKind {
     Cas { expected: Operand, new: Operand },
 }
 
-/// Register arithmetic. The comparisons give 1 or 0 (signed), as C's do.
+/// Register arithmetic. The comparisons give 1 or 0 (signed), as C's do. Division and
+/// remainder truncate toward zero, shifts are arithmetic; a division by zero or a shift by a
+/// negative amount or by 64 or more is undefined, and the explorer reports it as a fault of the
+/// test before applying the operation ([`BinOp::undefined`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
     Sub,
     Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
     And,
     Or,
     Xor,
@@ -306,11 +313,30 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Why `a op b` has no defined value, if it has none.
+    pub fn undefined(self, b: Value) -> Option<&'static str> {
+        match self {
+            BinOp::Div | BinOp::Rem if b == 0 => Some("division by zero"),
+            BinOp::Shl | BinOp::Shr if !(0..64).contains(&b) => {
+                Some("shift by a negative amount or by 64 or more")
+            }
+            _ => None,
+        }
+    }
+
+    /// The result; for an undefined operation (see [`BinOp::undefined`]) 0.
     pub fn apply(self, a: Value, b: Value) -> Value {
+        if self.undefined(b).is_some() {
+            return 0;
+        }
         match self {
             BinOp::Add => a.wrapping_add(b),
             BinOp::Sub => a.wrapping_sub(b),
             BinOp::Mul => a.wrapping_mul(b),
+            BinOp::Div => a.wrapping_div(b),
+            BinOp::Rem => a.wrapping_rem(b),
+            BinOp::Shl => a.wrapping_shl(b as u32),
+            BinOp::Shr => a.wrapping_shr(b as u32),
             BinOp::And => a & b,
             BinOp::Or => a | b,
             BinOp::Xor => a ^ b,
@@ -646,5 +672,21 @@ mod tests {
         assert_eq!(RmwOp::Dec.apply(0, 5), 5);
         assert_eq!(RmwOp::Dec.apply(7, 5), 5);
         assert_eq!(RmwOp::Dec.apply(3, 5), 2);
+    }
+}
+
+#[cfg(test)]
+mod arithmetic_tests {
+    use super::*;
+
+    #[test]
+    fn division_truncates_and_undefined_cases_are_named() {
+        assert_eq!(BinOp::Div.apply(-7, 2), -3);
+        assert_eq!(BinOp::Rem.apply(-7, 2), -1);
+        assert_eq!(BinOp::Shl.apply(1, 4), 16);
+        assert_eq!(BinOp::Shr.apply(-16, 2), -4);
+        assert_eq!(BinOp::Div.undefined(0), Some("division by zero"));
+        assert!(BinOp::Shl.undefined(64).is_some());
+        assert!(BinOp::Add.undefined(0).is_none());
     }
 }
