@@ -253,3 +253,19 @@ fn seed2_without_the_release_can_fail() {
     expect("seed2-relaxed.cu", None, "No", true);
     expect("seed2-relaxed.cu", Some("ptx"), "No", true);
 }
+
+/// A mailbox struct in managed memory (`box.payload`, `box.flag`: one location per field):
+/// payload, device-scope fence, atomic flag; the consumer awaits `&box->flag`, fences and
+/// copies the payload. Fence-RMW ... RMW-fence at gpu scope, as in the first seed: always 42.
+#[test]
+fn struct_mailbox() {
+    expect("struct-mailbox.cu", None, "Ok", false);
+    expect("struct-mailbox.cu", Some("ptx"), "Ok", false);
+}
+
+/// Without the consumer's fence the payload read races with the write and may read 0.
+#[test]
+fn struct_mailbox_without_the_consumers_fence_can_fail() {
+    expect("struct-mailbox-nofence.cu", None, "No", true);
+    expect("struct-mailbox-nofence.cu", Some("ptx"), "No", true);
+}

@@ -38,8 +38,18 @@ enum Access {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ptr {
     arr: usize,
+    /// The first location pointed at (a struct element spans one location per field).
     idx: i64,
     access: Access,
+    /// The struct type pointed at (`ctx.structs`), `None` for a scalar.
+    strukt: Option<usize>,
+}
+
+/// A `struct` of scalars: one location per field.
+struct StructDef {
+    name: String,
+    fields: Vec<(String, Ty)>,
+    size: i64,
 }
 
 /// The declared type of a variable or parameter, as far as lowering cares.
@@ -56,6 +66,8 @@ struct Ty {
     /// `const` / `constexpr` scalar (its value is folded on the host).
     constant: bool,
     shared: bool,
+    /// A struct type (`ctx.structs`).
+    strukt: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +77,7 @@ enum Binding {
     Const(Value),
     Ptr(Ptr),
     /// A pointer declared but not yet allocated: access and element size.
-    PtrUnset(Access, i64),
+    PtrUnset(Access, i64, Option<usize>),
     /// An atomic object or a global scalar: the name denotes the object itself.
     Obj(Ptr),
     Dim3([Value; 3]),
@@ -124,6 +136,8 @@ struct Ctx<'s, 't> {
     /// (shared declaration, CTA) -> array.
     shared_copies: HashMap<(usize, u32), usize>,
     funcs: HashMap<String, Func<'t>>,
+    structs: Vec<StructDef>,
+    struct_by_name: HashMap<String, usize>,
     threads: Vec<Thread>,
     asserts: Vec<(Observable, Span)>,
     warnings: Vec<Warning>,
@@ -147,6 +161,8 @@ pub(crate) fn lower<'s, 't>(
         shared_by_name: HashMap::new(),
         shared_copies: HashMap::new(),
         funcs: HashMap::new(),
+        structs: Vec::new(),
+        struct_by_name: HashMap::new(),
         threads: Vec::new(),
         asserts: Vec::new(),
         warnings: Vec::new(),
@@ -159,6 +175,8 @@ pub(crate) fn lower<'s, 't>(
     for item in root.named_children(&mut c) {
         match item.kind() {
             "comment" | "preproc_include" => {}
+            "struct_specifier" => cx.struct_def(item, None)?,
+            "type_definition" => cx.typedef(item)?,
             "declaration" => cx.global_decl(item)?,
             "function_definition" => {
                 let quals = qualifiers(item);
@@ -366,21 +384,35 @@ impl<'s, 't> Ctx<'s, 't> {
         });
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn new_array(
         &mut self,
         name: &str,
         len: usize,
+        strukt: Option<usize>,
         space: MemorySpace,
         init: &[Value],
         span: Option<Span>,
         harness: bool,
     ) -> usize {
+        // A struct element is one location per field: `s.a`, `s[1].flag`.
+        let fields: Vec<String> = match strukt {
+            Some(sid) => self.structs[sid]
+                .fields
+                .iter()
+                .map(|(f, _)| format!(".{f}"))
+                .collect(),
+            None => vec![String::new()],
+        };
+        let nf = fields.len();
+        let len = len * nf;
         let mut elems = Vec::with_capacity(len);
         for i in 0..len {
-            let base = if len == 1 {
-                name.to_string()
+            let (el, f) = (i / nf, &fields[i % nf]);
+            let base = if len == nf {
+                format!("{name}{f}")
             } else {
-                format!("{name}[{i}]")
+                format!("{name}[{el}]{f}")
             };
             let mut n = base.clone();
             let mut k = 2;
@@ -425,6 +457,7 @@ impl<'s, 't> Ctx<'s, 't> {
             atomic_ref: false,
             constant: quals.contains(&"const") || quals.contains(&"constexpr"),
             shared: quals.contains(&"__shared__"),
+            strukt: None,
         };
         self.base_type(tnode, &mut ty)?;
         let mut d = declarator;
@@ -462,6 +495,27 @@ impl<'s, 't> Ctx<'s, 't> {
                     "void" => 1,
                     _ => 4,
                 };
+                Ok(())
+            }
+            "struct_specifier" => {
+                if t.child_by_field_name("body").is_some() {
+                    return err(t, "not supported: a struct defined inside a declaration; define it on its own (`struct S { int a; int flag; };`)");
+                }
+                let name = t
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n))
+                    .unwrap_or("");
+                let Some(&sid) = self.struct_by_name.get(name) else {
+                    return err(t, format!("unknown struct `{name}`"));
+                };
+                ty.strukt = Some(sid);
+                ty.size = self.structs[sid].size;
+                Ok(())
+            }
+            "type_identifier" if self.struct_by_name.contains_key(&text) => {
+                let sid = self.struct_by_name[&text];
+                ty.strukt = Some(sid);
+                ty.size = self.structs[sid].size;
                 Ok(())
             }
             "type_identifier" => {
@@ -522,6 +576,101 @@ impl<'s, 't> Ctx<'s, 't> {
         Ok(())
     }
 
+    /// `struct S { int a; volatile int flag; };` (or the body of `typedef struct { ... } S;`):
+    /// scalar fields, one location each.
+    fn struct_def(&mut self, s: Node<'t>, alias: Option<&str>) -> R<()> {
+        let name = match (s.child_by_field_name("name"), alias) {
+            (_, Some(a)) => a.to_string(),
+            (Some(n), None) => self.text(n).to_string(),
+            (None, None) => {
+                return err(
+                    s,
+                    "not supported: an anonymous struct without a typedef name",
+                )
+            }
+        };
+        let Some(body) = s.child_by_field_name("body") else {
+            return err(
+                s,
+                format!("not supported: a declaration of `struct {name}` without its fields"),
+            );
+        };
+        if self.struct_by_name.contains_key(&name) {
+            return err(s, format!("`struct {name}` is defined twice"));
+        }
+        let mut fields: Vec<(String, Ty)> = Vec::new();
+        let mut c = body.walk();
+        for fd in body.named_children(&mut c) {
+            if fd.kind() == "comment" {
+                continue;
+            }
+            if fd.kind() != "field_declaration" {
+                return err(
+                    fd,
+                    format!(
+                        "not supported: `{}` in a struct (fields are scalars)",
+                        first_line(self.text(fd))
+                    ),
+                );
+            }
+            let mut c2 = fd.walk();
+            let decls: Vec<Node> = fd.children_by_field_name("declarator", &mut c2).collect();
+            for d in decls {
+                let ty = self.ty(fd, Some(d))?;
+                if ty.pointer || ty.dim3 || ty.stream || ty.atomic_ref || ty.strukt.is_some() {
+                    return err(d, "not supported: a field of this type (fields are scalars: int, unsigned, long, float, bool, volatile or atomic)");
+                }
+                let (fname, len, init) = self.declarator_shape(d)?;
+                if len > 1 || d.kind() == "array_declarator" {
+                    return err(d, "not supported: an array field (fields are scalars)");
+                }
+                if init.is_some() {
+                    return err(d, "not supported: a default member initialiser");
+                }
+                let fname = self.text(fname).to_string();
+                if fields.iter().any(|(f, _)| *f == fname) {
+                    return err(d, format!("the field `{fname}` is declared twice"));
+                }
+                fields.push((fname, ty));
+            }
+        }
+        if fields.is_empty() {
+            return err(s, "not supported: a struct without fields");
+        }
+        let size = fields.iter().map(|(_, t)| t.size).sum();
+        self.structs.push(StructDef {
+            name: name.clone(),
+            fields,
+            size,
+        });
+        self.struct_by_name.insert(name, self.structs.len() - 1);
+        Ok(())
+    }
+
+    /// `typedef struct [S] { ... } T;`
+    fn typedef(&mut self, d: Node<'t>) -> R<()> {
+        let t = field(d, "type")?;
+        let alias = d
+            .child_by_field_name("declarator")
+            .filter(|a| a.kind() == "type_identifier");
+        match (t.kind(), alias) {
+            ("struct_specifier", Some(a)) if t.child_by_field_name("body").is_some() => {
+                let alias = self.text(a).to_string();
+                self.struct_def(t, Some(&alias))?;
+                // `struct S` names it too.
+                if let Some(n) = t.child_by_field_name("name") {
+                    let sid = self.structs.len() - 1;
+                    self.struct_by_name.insert(self.text(n).to_string(), sid);
+                }
+                Ok(())
+            }
+            _ => err(
+                d,
+                "not supported: this typedef (only `typedef struct { ... } Name;`)",
+            ),
+        }
+    }
+
     /// A top-level declaration: `__device__` / `__managed__` / `__shared__` globals.
     fn global_decl(&mut self, d: Node<'t>) -> R<()> {
         let quals = qualifiers(d);
@@ -566,11 +715,20 @@ impl<'s, 't> Ctx<'s, 't> {
                     .insert(name, self.shared_decls.len() - 1);
                 continue;
             }
+            let per = ty.strukt.map_or(1, |sid| self.structs[sid].fields.len());
             let values = match init {
-                Some(v) => self.const_init(v, len)?,
+                Some(v) => self.const_init(v, len * per)?,
                 None => Vec::new(),
             };
-            let arr = self.new_array(&name, len, space, &values, Some(span_of(name_node)), false);
+            let arr = self.new_array(
+                &name,
+                len,
+                ty.strukt,
+                space,
+                &values,
+                Some(span_of(name_node)),
+                false,
+            );
             self.globals.insert(name, (arr, ty));
         }
         Ok(())
@@ -614,12 +772,22 @@ impl<'s, 't> Ctx<'s, 't> {
 
     fn const_init(&mut self, v: Node<'t>, len: usize) -> R<Vec<Value>> {
         if v.kind() == "initializer_list" {
-            let mut c = v.walk();
-            let items: Vec<Node> = v.named_children(&mut c).collect();
-            if items.len() > len {
+            // Nested lists (arrays of structs) are read flat, in order.
+            let mut flat = Vec::new();
+            let mut stack = vec![v];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "initializer_list" {
+                    let mut c = n.walk();
+                    let kids: Vec<Node> = n.named_children(&mut c).collect();
+                    stack.extend(kids.into_iter().rev());
+                } else if n.kind() != "comment" {
+                    flat.push(self.const_value(n)?);
+                }
+            }
+            if flat.len() > len {
                 return err(v, "more initialisers than elements");
             }
-            return items.into_iter().map(|i| self.const_value(i)).collect();
+            return Ok(flat);
         }
         Ok(vec![self.const_value(v)?])
     }
@@ -694,6 +862,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 atomic_ref: false,
                 constant: false,
                 shared: false,
+                strukt: None,
             };
             let inner = t.child_by_field_name("type").unwrap_or(t);
             self.base_type(inner, &mut ty)?;
@@ -701,6 +870,16 @@ impl<'s, 't> Ctx<'s, 't> {
                 return Ok(8);
             }
             return Ok(ty.size);
+        }
+        // `sizeof(S)` for a struct `S` parses as the size of an expression.
+        if let Some(v) = n.child_by_field_name("value") {
+            let mut v = v;
+            while v.kind() == "parenthesized_expression" {
+                v = only_child(v)?;
+            }
+            if let Some(&sid) = self.struct_by_name.get(self.text(v)) {
+                return Ok(self.structs[sid].size);
+            }
         }
         err(
             n,
@@ -996,6 +1175,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// The IR address of a pointer, with the checks of its memory space.
     fn address(&mut self, p: Ptr, n: Node<'t>) -> R<Address> {
+        if let Some(sid) = p.strukt {
+            return err(
+                n,
+                format!(
+                    "not supported: a whole `struct {}` as a value; access its fields (`s.f`, `p->f`)",
+                    self.cx.structs[sid].name
+                ),
+            );
+        }
         let arr = &self.cx.arrays[p.arr];
         let Some(loc) = usize::try_from(p.idx).ok().and_then(|i| arr.elems.get(i)) else {
             return err(
@@ -1138,9 +1326,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let s = &self.cx.shared_decls[d];
             (format!("{}@b{cta}", s.name), s.len, span_of(s.node))
         };
-        let a = self
-            .cx
-            .new_array(&name, len, MemorySpace::Shared, &[], Some(span), false);
+        let strukt = self.cx.shared_decls[d].ty.strukt;
+        let a = self.cx.new_array(
+            &name,
+            len,
+            strukt,
+            MemorySpace::Shared,
+            &[],
+            Some(span),
+            false,
+        );
         self.cx.shared_copies.insert((d, cta), a);
         Ok(a)
     }
@@ -1159,6 +1354,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         arr: a,
                         idx: 0,
                         access: ty.access,
+                        strukt: ty.strukt,
                     },
                     len,
                 )));
@@ -1167,12 +1363,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             None => {}
         }
         if let Some((arr, ty)) = self.cx.globals.get(name).copied() {
-            let len = self.cx.arrays[arr].elems.len();
+            let len = self.cx.arrays[arr].elems.len() / self.stride(ty.strukt) as usize;
             return Ok(Some((
                 Ptr {
                     arr,
                     idx: 0,
                     access: ty.access,
+                    strukt: ty.strukt,
                 },
                 len,
             )));
@@ -1186,6 +1383,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     arr: a,
                     idx: 0,
                     access: ty.access,
+                    strukt: ty.strukt,
                 },
                 len,
             )));
@@ -1235,7 +1433,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let i = self.const_operand(r)?;
                 let i = if self.op(e) == "-" { -i } else { i };
                 Ok(Ptr {
-                    idx: p.idx + i,
+                    idx: p.idx + i * self.stride(p.strukt),
                     ..p
                 })
             }
@@ -1274,13 +1472,78 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 };
                 let i = self.const_operand(*i)?;
                 Ok(Some(Ptr {
-                    idx: p.idx + i,
+                    idx: p.idx + i * self.stride(p.strukt),
                     ..p
                 }))
             }
             "parenthesized_expression" => self.place(only_child(e)?),
+            "field_expression" => {
+                let arg = field(e, "argument")?;
+                let fnode = field(e, "field")?;
+                let base = if self.op(e) == "->" {
+                    Some(self.pointer(arg)?)
+                } else {
+                    self.place(arg)?
+                };
+                match base {
+                    Some(b) => self.member_of(b, fnode, e).map(Some),
+                    None => Ok(None),
+                }
+            }
             _ => Ok(None),
         }
+    }
+
+    /// A pointer seen through a declared pointer type: its access, and the same struct type.
+    fn retype(&self, p: Ptr, access: Access, strukt: Option<usize>, n: Node<'t>) -> R<Ptr> {
+        if p.strukt != strukt {
+            let name = |s: Option<usize>| {
+                s.map_or("a scalar".to_string(), |sid| {
+                    format!("`struct {}`", self.cx.structs[sid].name)
+                })
+            };
+            return err(
+                n,
+                format!(
+                    "not supported: a pointer to {} used as a pointer to {}",
+                    name(p.strukt),
+                    name(strukt)
+                ),
+            );
+        }
+        Ok(Ptr { access, ..p })
+    }
+
+    /// Locations per element: the number of fields of a struct, 1 for a scalar.
+    fn stride(&self, strukt: Option<usize>) -> i64 {
+        strukt.map_or(1, |sid| self.cx.structs[sid].fields.len() as i64)
+    }
+
+    /// The field `f` of the struct `base` points at (`s.f`, `p->f`).
+    fn member_of(&self, base: Ptr, f: Node<'t>, e: Node<'t>) -> R<Ptr> {
+        let fname = self.text(f);
+        let Some(sid) = base.strukt else {
+            return err(
+                e,
+                format!("not supported: the member `{fname}` of something that is not a struct"),
+            );
+        };
+        let def = &self.cx.structs[sid];
+        let Some(k) = def.fields.iter().position(|(n, _)| n == fname) else {
+            return err(f, format!("`struct {}` has no field `{fname}`", def.name));
+        };
+        let fty = def.fields[k].1;
+        // A field of a volatile struct is volatile.
+        let access = match (fty.access, base.access) {
+            (Access::Plain, Access::Volatile) => Access::Volatile,
+            (a, _) => a,
+        };
+        Ok(Ptr {
+            arr: base.arr,
+            idx: base.idx + k as i64,
+            access,
+            strukt: None,
+        })
     }
 
     fn op(&self, e: Node<'t>) -> &'s str {
@@ -1423,6 +1686,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "not supported: local arrays (use a `__shared__` array or an allocation)",
                 );
             }
+            if ty.strukt.is_some() && !ty.pointer {
+                return err(
+                    decl,
+                    "not supported: a local struct (locals are registers; use a `__device__` global, a `__shared__` variable or an allocation)",
+                );
+            }
             if ty.stream {
                 self.bind(&name, Binding::Stream(None));
                 continue;
@@ -1472,12 +1741,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let b = match init {
                     Some(i) => {
                         let p = self.pointer(i)?;
-                        Binding::Ptr(Ptr {
-                            access: ty.access,
-                            ..p
-                        })
+                        Binding::Ptr(self.retype(p, ty.access, ty.strukt, i)?)
                     }
-                    None => Binding::PtrUnset(ty.access, ty.size),
+                    None => Binding::PtrUnset(ty.access, ty.size, ty.strukt),
                 };
                 self.bind(&name, b);
                 continue;
@@ -1857,13 +2123,22 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "field_expression" => {
                 let obj = field(e, "argument")?;
                 let f = self.text(field(e, "field")?);
+                let on = self.text(obj);
+                let dims = matches!(self.lookup(on), Some(Binding::Dim3(_)))
+                    || matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim");
+                if !dims {
+                    // A struct field: `s.a`, `p->flag`, `a[1].flag`.
+                    return match self.place(e)? {
+                        Some(p) => self.load(p, hint, e),
+                        None => err(e, format!("not supported: the member `{}`", self.text(e))),
+                    };
+                }
                 let k = match f {
                     "x" => 0,
                     "y" => 1,
                     "z" => 2,
-                    _ => return err(e, format!("not supported: the member `{f}` (structs are not supported)")),
+                    _ => return err(e, format!("`{on}` has members x, y and z")),
                 };
-                let on = self.text(obj);
                 if let Some(Binding::Dim3(v)) = self.lookup(on) {
                     return Ok(Operand::Imm(v[k]));
                 }
@@ -1876,7 +2151,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "blockIdx" => d.block[k],
                     "blockDim" => d.block_dim[k],
                     "gridDim" => d.grid_dim[k],
-                    _ => return err(e, format!("not supported: the member `{}` (structs are not supported)", self.text(e))),
+                    _ => return err(e, format!("not supported: the member `{}`", self.text(e))),
                 }))
             }
             "pointer_expression" => match self.op(e) {
@@ -1982,6 +2257,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "<=" => (BinOp::Le, va, vb),
             ">" => (BinOp::Lt, vb, va),
             ">=" => (BinOp::Le, vb, va),
+            "/" => (BinOp::Div, va, vb),
+            "%" => (BinOp::Rem, va, vb),
+            "<<" => (BinOp::Shl, va, vb),
+            ">>" => (BinOp::Shr, va, vb),
             _ => {
                 return err(e, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"))
             }
@@ -2030,15 +2309,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
                     let p = self.pointer(value)?;
                     if let Some(Binding::Ptr(old) | Binding::Obj(old)) = self.lookup(name) {
-                        self.rebind(
-                            name,
-                            Binding::Ptr(Ptr {
-                                access: old.access,
-                                ..p
-                            }),
-                        );
-                    } else if let Some(Binding::PtrUnset(a, _)) = self.lookup(name) {
-                        self.rebind(name, Binding::Ptr(Ptr { access: a, ..p }));
+                        let p = self.retype(p, old.access, old.strukt, value)?;
+                        self.rebind(name, Binding::Ptr(p));
+                    } else if let Some(Binding::PtrUnset(a, _, st)) = self.lookup(name) {
+                        let p = self.retype(p, a, st, value)?;
+                        self.rebind(name, Binding::Ptr(p));
                     }
                     return Ok(Operand::Imm(0));
                 }
@@ -2403,10 +2678,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .unwrap_or_default();
             let b = if ty.pointer {
                 let ptr = self.pointer(*a)?;
-                Binding::Ptr(Ptr {
-                    access: ty.access,
-                    ..ptr
-                })
+                Binding::Ptr(self.retype(ptr, ty.access, ty.strukt, *a)?)
             } else {
                 match self.value(*a, None)? {
                     Operand::Imm(v) => Binding::Const(v),

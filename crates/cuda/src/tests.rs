@@ -349,3 +349,124 @@ fn locals_with_constant_initialisers_fold_and_dead_branches_are_skipped() {
     );
     assert!(e.message.contains("run time"), "{}", e.message);
 }
+
+// ---- structs of scalars ----
+
+const STRUCTS: &str = r#"
+struct Slot { int data; volatile int flag; };
+typedef struct { int a; cuda::atomic<int, cuda::thread_scope_device> n; } Pair;
+__device__ Slot slots[2] = {{1, 0}, {2, 0}};
+__device__ struct Slot one;
+__device__ Pair pair;
+
+__global__ void k(Slot *s, Pair *p) {
+    s[1].data = one.data + 3;
+    atomicExch(&s->flag, 1);
+    slots[threadIdx.x].flag = 5;
+    p->n.fetch_add(1, cuda::memory_order_release);
+    int r = (s + 1)->flag;
+}
+
+void scopecheck_main() {
+    Slot *m;
+    cudaMallocManaged(&m, 2 * sizeof(Slot));
+    k<<<1, 2>>>(m, &pair);
+    cudaDeviceSynchronize();
+    assert(m[1].data == 3);
+    assert(sizeof(struct Slot) == 8);
+}
+"#;
+
+#[test]
+fn structs_have_one_location_per_field() {
+    let p = lower(STRUCTS);
+    for (name, init) in [
+        ("slots[0].data", 1),
+        ("slots[0].flag", 0),
+        ("slots[1].data", 2),
+        ("slots[1].flag", 0),
+        ("one.data", 0),
+        ("one.flag", 0),
+        ("pair.a", 0),
+        ("pair.n", 0),
+        ("m[0].data", 0),
+        ("m[1].flag", 0),
+    ] {
+        let l = p.loc(name).unwrap_or_else(|| panic!("no location {name}"));
+        assert_eq!(p.location(l).init, init, "{name}");
+    }
+    assert_eq!(
+        p.location(p.loc("m[1].data").unwrap()).space,
+        MemorySpace::Managed
+    );
+    let t1 = kinds(&p, 1);
+    // s[1].data = one.data + 3
+    assert!(
+        matches!(&t1[0], InstrKind::Load { addr, order: Order::Weak, .. } if *addr == at(&p, "one.data"))
+    );
+    assert!(
+        matches!(&t1[2], InstrKind::Store { addr, order: Order::Weak, .. } if *addr == at(&p, "m[1].data"))
+    );
+    // atomicExch(&s->flag, 1) on the first element's flag.
+    assert!(
+        matches!(&t1[3], InstrKind::Rmw { addr, scope: Scope::Gpu, .. } if *addr == at(&p, "m[0].flag"))
+    );
+    // slots[threadIdx.x].flag: a volatile field, indexed by the thread.
+    assert!(
+        matches!(&t1[4], InstrKind::Store { addr, order: Order::Volatile, value: Operand::Imm(5), .. } if *addr == at(&p, "slots[1].flag"))
+    );
+    // an atomic field through a pointer: p->n.fetch_add(1, release).
+    assert!(
+        matches!(&t1[5], InstrKind::Rmw { addr, order: Order::Release, scope: Scope::Gpu, .. } if *addr == at(&p, "pair.n"))
+    );
+    // (s + 1)->flag
+    assert!(
+        matches!(&t1[6], InstrKind::Load { addr, order: Order::Volatile, .. } if *addr == at(&p, "m[1].flag"))
+    );
+    // the host's assert reads m[1].data
+    let host = p
+        .threads
+        .iter()
+        .position(|t| t.name.starts_with("host"))
+        .unwrap();
+    assert!(kinds(&p, host)
+        .iter()
+        .any(|k| matches!(k, InstrKind::Load { addr, .. } if *addr == at(&p, "m[1].data"))));
+}
+
+#[test]
+fn struct_errors_name_the_construct() {
+    let base = "struct S { int a; int b; };\n";
+    for (src, main, want) in [
+        (
+            "__device__ S s; __global__ void k() { s.c = 1; }",
+            "k<<<1, 1>>>();",
+            "has no field `c`",
+        ),
+        (
+            "__device__ S s; __global__ void k() { int x = s; }",
+            "k<<<1, 1>>>();",
+            "a whole `struct S`",
+        ),
+        (
+            "__global__ void k() { S s; }",
+            "k<<<1, 1>>>();",
+            "a local struct",
+        ),
+        (
+            "__device__ S s; __global__ void k(int *p) { *p = 1; }",
+            "k<<<1, 1>>>(&s);",
+            "a pointer to `struct S` used as a pointer to a scalar",
+        ),
+        (
+            "__device__ int x; __global__ void k() { x.a = 1; }",
+            "k<<<1, 1>>>();",
+            "not a struct",
+        ),
+        ("struct T { int *p; };", "", "a field of this type"),
+        ("__device__ struct U u;", "", "unknown struct `U`"),
+    ] {
+        let e = error(&format!("{base}{src}\nvoid scopecheck_main() {{ {main} }}"));
+        assert!(e.message.contains(want), "{src}: {}", e.message);
+    }
+}

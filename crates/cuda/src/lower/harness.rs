@@ -140,9 +140,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             let v = self.out_name(args[0])?;
             let vname = self.text(v).to_string();
-            let (access, elem) = match self.lookup(&vname) {
-                Some(Binding::PtrUnset(a, s)) => (a, s),
-                Some(Binding::Ptr(p)) => (p.access, 4),
+            let (access, elem, strukt) = match self.lookup(&vname) {
+                Some(Binding::PtrUnset(a, s, st)) => (a, s, st),
+                Some(Binding::Ptr(p)) => (
+                    p.access,
+                    p.strukt.map_or(4, |sid| self.cx.structs[sid].size),
+                    p.strukt,
+                ),
                 _ => return err(v, format!("`{vname}` is not a pointer variable")),
             };
             let bytes = self.const_operand(args[1])?;
@@ -164,13 +168,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             let arr = self
                 .cx
-                .new_array(&vname, len, space, &[], Some(span_of(e)), true);
+                .new_array(&vname, len, strukt, space, &[], Some(span_of(e)), true);
             self.rebind(
                 &vname,
                 Binding::Ptr(Ptr {
                     arr,
                     idx: 0,
                     access,
+                    strukt,
                 }),
             );
             return Ok(true);
@@ -180,16 +185,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(name, args, (2, 3), "`&device_pointer, host_pointer, 0`", e)?;
                 let v = self.out_name(args[0])?;
                 let vname = self.text(v).to_string();
-                let access = match self.lookup(&vname) {
-                    Some(Binding::PtrUnset(a, _)) => a,
-                    Some(Binding::Ptr(p)) => p.access,
+                let (access, strukt) = match self.lookup(&vname) {
+                    Some(Binding::PtrUnset(a, _, st)) => (a, st),
+                    Some(Binding::Ptr(p)) => (p.access, p.strukt),
                     _ => return err(v, format!("`{vname}` is not a pointer variable")),
                 };
                 let p = self.pointer(strip(args[1]))?;
+                let p = self.retype(p, access, strukt, args[1])?;
                 if self.cx.arrays[p.arr].space != MemorySpace::HostMapped {
                     return err(args[1], "cudaHostGetDevicePointer needs memory from cudaHostAlloc(..., cudaHostAllocMapped)");
                 }
-                self.rebind(&vname, Binding::Ptr(Ptr { access, ..p }));
+                self.rebind(&vname, Binding::Ptr(p));
             }
             "cudaStreamCreate" | "cudaStreamCreateWithFlags" => {
                 let v = self.out_name(args.first().copied().unwrap_or(e))?;
@@ -323,10 +329,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             };
             let b = if ty.pointer {
                 let ptr = self.pointer(*a)?;
-                Binding::Ptr(Ptr {
-                    access: ty.access,
-                    ..ptr
-                })
+                Binding::Ptr(self.retype(ptr, ty.access, ty.strukt, *a)?)
             } else {
                 match self.value(*a, None)? {
                     Operand::Imm(v) => Binding::Const(v),
