@@ -269,3 +269,40 @@ fn struct_mailbox_without_the_consumers_fence_can_fail() {
     expect("struct-mailbox-nofence.cu", None, "No", true);
     expect("struct-mailbox-nofence.cu", Some("ptx"), "No", true);
 }
+
+/// `check --json --platform P` on one example: result and raciness.
+fn expect_on(file: &str, platform: &str, result: &str, racy: bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/cuda")
+        .join(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--platform", platform])
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{file}: not JSON: {text}: {e}"));
+    assert_eq!(v["result"], result, "{file} on {platform}: {v}");
+    assert_eq!(v["racy"], racy, "{file} on {platform}: {}", v["races"]);
+    assert_eq!(v["complete"], true, "{file} on {platform}");
+}
+
+/// A host thread's `std::atomic<int>::fetch_add` and a kernel's `atomicAdd_system` on one
+/// managed counter: both system-scope RMWs, atomic together with concurrentManagedAccess
+/// (ideal and h200-pcie): the count is 2 and the host's compare_exchange_strong(2 -> 0)
+/// succeeds.
+#[test]
+fn host_and_device_increment_a_managed_std_atomic() {
+    expect("host-device-counter.cu", None, "Ok", false);
+    expect_on("host-device-counter.cu", "h200-pcie", "Ok", false);
+}
+
+/// The same counter in pinned mapped host memory: without hostNativeAtomicSupported
+/// (h200-pcie) the host's and the device's RMWs are not atomic with each other, and one
+/// increment can be lost (count 1, the CAS fails).
+#[test]
+fn host_and_device_increments_of_pinned_memory_are_lost_on_pcie() {
+    expect("host-device-counter-pinned.cu", None, "Ok", false);
+    expect_on("host-device-counter-pinned.cu", "h200-pcie", "No", false);
+}

@@ -880,6 +880,24 @@ impl<'s, 't> Ctx<'s, 't> {
             if let Some(&sid) = self.struct_by_name.get(self.text(v)) {
                 return Ok(self.structs[sid].size);
             }
+            // `sizeof(std::atomic<int>)` parses as a template expression.
+            if matches!(v.kind(), "qualified_identifier" | "template_function") {
+                let text: String = self.text(v).split_whitespace().collect();
+                let mut ty = Ty {
+                    access: Access::Plain,
+                    pointer: false,
+                    size: 4,
+                    dim3: false,
+                    stream: false,
+                    atomic_ref: false,
+                    constant: false,
+                    shared: false,
+                    strukt: None,
+                };
+                if self.atomic_type(v, &text, &mut ty).is_ok() {
+                    return Ok(ty.size);
+                }
+            }
         }
         err(
             n,
@@ -2815,6 +2833,17 @@ fn assigned_after(d: Node, name: &str, src: &str) -> bool {
         let hit = match n.kind() {
             "assignment_expression" => is_name(n.child_by_field_name("left")),
             "update_expression" => is_name(n.child_by_field_name("argument")),
+            // `x.compare_exchange_strong(e, d)` writes `e` (passed by reference).
+            "call_expression" => {
+                n.child_by_field_name("function")
+                    .filter(|f| f.kind() == "field_expression")
+                    .and_then(|f| f.child_by_field_name("field"))
+                    .is_some_and(|f| src[f.byte_range()].starts_with("compare_exchange"))
+                    && is_name(
+                        n.child_by_field_name("arguments")
+                            .and_then(|a| a.named_child(0)),
+                    )
+            }
             "pointer_expression" => {
                 n.child_by_field_name("operator")
                     .is_some_and(|o| &src[o.byte_range()] == "&")

@@ -470,3 +470,71 @@ fn struct_errors_name_the_construct() {
         assert!(e.message.contains(want), "{src}: {}", e.message);
     }
 }
+
+// ---- std::atomic / cuda::atomic in host code ----
+
+#[test]
+fn host_std_atomic_members_lower_at_system_scope() {
+    let p = lower(
+        r#"
+__global__ void k(cuda::atomic<int, cuda::thread_scope_device> *c) { c->fetch_add(1, cuda::memory_order_relaxed); }
+void scopecheck_main() {
+    std::atomic<int> *a;
+    cuda::atomic<int, cuda::thread_scope_device> *c;
+    cudaMallocManaged(&a, 2 * sizeof(std::atomic<int>));
+    cudaMallocManaged(&c, sizeof(cuda::atomic<int>));
+    a->store(1, std::memory_order_release);
+    int r = a[1].load(std::memory_order_acquire);
+    a->fetch_add(2);
+    int e = 0;
+    bool ok = a->compare_exchange_strong(e, 5, std::memory_order_acq_rel, std::memory_order_acquire);
+    c->store(3);
+    k<<<1, 1>>>(c);
+    cudaDeviceSynchronize();
+    assert(c->load() == 4);
+}
+"#,
+    );
+    assert_eq!(p.locations.len(), 3);
+    let host = kinds(&p, 0);
+    assert!(
+        matches!(&host[0], InstrKind::Store { addr, order: Order::Release, scope: Scope::Sys, value: Operand::Imm(1) } if *addr == at(&p, "a[0]"))
+    );
+    assert!(
+        matches!(&host[1], InstrKind::Load { addr, order: Order::Acquire, scope: Scope::Sys, .. } if *addr == at(&p, "a[1]"))
+    );
+    assert!(matches!(
+        &host[2],
+        InstrKind::Rmw {
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(2)),
+            order: Order::SeqCst,
+            scope: Scope::Sys,
+            ..
+        }
+    ));
+    // e is a register (the CAS writes it), not a folded constant.
+    assert!(host.iter().any(|k| matches!(
+        k,
+        InstrKind::Rmw {
+            kind: RmwKind::Cas {
+                expected: Operand::Reg(_),
+                new: Operand::Imm(5)
+            },
+            order: Order::AcqRel,
+            scope: Scope::Sys,
+            ..
+        }
+    )));
+    // the host's store to a device-scope cuda::atomic is at system scope.
+    assert!(host.iter().any(|k| matches!(k, InstrKind::Store { addr, scope: Scope::Sys, order: Order::SeqCst, .. } if *addr == at(&p, "c"))));
+    // the kernel keeps the type's scope.
+    let dev = p.threads.iter().position(|t| t.name == "k.b0.t0").unwrap();
+    assert!(matches!(
+        &kinds(&p, dev)[0],
+        InstrKind::Rmw {
+            order: Order::Relaxed,
+            scope: Scope::Gpu,
+            ..
+        }
+    ));
+}
