@@ -160,12 +160,14 @@ pub fn read_parse_warn(
     }
     let source = std::fs::read_to_string(&input.path)
         .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
-    if input
-        .path
-        .extension()
-        .is_some_and(|e| e == inputs::CUDA_EXTENSION)
-    {
-        return match scopecheck_cuda::parse_cuda_with(&source, cuda) {
+    let ext = input.path.extension();
+    if ext.is_some_and(|e| e == inputs::CUDA_EXTENSION || e == inputs::OPENCL_EXTENSION) {
+        let parsed = if ext.is_some_and(|e| e == inputs::OPENCL_EXTENSION) {
+            scopecheck_cuda::parse_opencl_with(&source, cuda)
+        } else {
+            scopecheck_cuda::parse_cuda_with(&source, cuda)
+        };
+        return match parsed {
             Ok((mut program, warnings)) => {
                 // A `.cu` file's test is named after the file, as `seed1` for seed1.cu.
                 if let Some(stem) = input.path.file_stem() {

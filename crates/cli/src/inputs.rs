@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 pub const LITMUS_EXTENSION: &str = "litmus";
 /// The extension of CUDA sources (read by scopecheck-cuda), also searched for.
 pub const CUDA_EXTENSION: &str = "cu";
+/// The extension of OpenCL C sources (read by scopecheck-cuda), also searched for.
+pub const OPENCL_EXTENSION: &str = "cl";
 
 /// One test file to check, or a path that yielded none.
 pub struct Input {
@@ -59,7 +61,7 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
             walk(&path, found)?;
         } else if path
             .extension()
-            .is_some_and(|e| e == LITMUS_EXTENSION || e == CUDA_EXTENSION)
+            .is_some_and(|e| e == LITMUS_EXTENSION || e == CUDA_EXTENSION || e == OPENCL_EXTENSION)
         {
             found.push(path);
         }

@@ -105,7 +105,123 @@ pub fn parse_cuda_with(
     if root.has_error() {
         return Err(syntax_error(root, source));
     }
-    lower::lower(source, root, options)
+    lower::lower(source, root, options, None)
+}
+
+/// Parses and lowers an OpenCL C file (`.cl`): `__kernel` functions with `__global` /
+/// `__local` parameters and a harness `void scopecheck_main()` written with the OpenCL host
+/// calls. The grammar does not know the OpenCL address-space and kernel qualifiers, so they are
+/// blanked out (replaced by as many spaces: every position stays exact) before parsing and
+/// remembered by position; see [`opencl_qualifiers`].
+pub fn parse_opencl_with(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    let quals = opencl_qualifiers(source);
+    let mut masked = source.as_bytes().to_vec();
+    for q in &quals {
+        masked[q.start..q.end].fill(b' ');
+    }
+    let masked = String::from_utf8(masked)
+        .map_err(|_| CudaError::new(Span::default(), "internal: masking broke UTF-8"))?;
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .map_err(|e| CudaError::new(Span::default(), format!("internal: grammar: {e}")))?;
+    let tree = parser
+        .parse(&masked, None)
+        .ok_or_else(|| CudaError::new(Span::default(), "internal: the parser gave no tree"))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(syntax_error(root, source));
+    }
+    lower::lower(source, root, options, Some(quals))
+}
+
+/// An OpenCL qualifier in the source: its byte range and its word without underscores
+/// (`kernel`, `global`, `local`, `constant`, `private`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClQualifier {
+    pub start: usize,
+    pub end: usize,
+    pub word: &'static str,
+}
+
+/// The OpenCL qualifiers of a source, found by a small C tokenizer (comments, string and
+/// character literals are skipped): `__kernel`, `__global`, `__local`, `__constant`,
+/// `__private` (and `__read_only` / `__write_only`, kept as `private`) always; the short
+/// spellings `kernel`, `global`, `local`, `constant` only when a word follows them (`global
+/// int* p`), so that a host variable named `global` or `local` stays a variable.
+pub fn opencl_qualifiers(src: &str) -> Vec<ClQualifier> {
+    let b = src.as_bytes();
+    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && word_char(b[i]) {
+                i += 1;
+            }
+            let w = &src[start..i];
+            let long = match w {
+                "__kernel" => Some("kernel"),
+                "__global" => Some("global"),
+                "__local" => Some("local"),
+                "__constant" => Some("constant"),
+                "__private" | "__read_only" | "__write_only" => Some("private"),
+                _ => None,
+            };
+            let short = match w {
+                "kernel" => Some("kernel"),
+                "global" => Some("global"),
+                "local" => Some("local"),
+                "constant" => Some("constant"),
+                _ => None,
+            }
+            .filter(|_| {
+                let mut j = i;
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                j < b.len() && (b[j].is_ascii_alphabetic() || b[j] == b'_')
+            });
+            if let Some(word) = long.or(short) {
+                out.push(ClQualifier {
+                    start,
+                    end: i,
+                    word,
+                });
+            }
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (word_char(b[i]) || b[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The span of a syntax-tree node.

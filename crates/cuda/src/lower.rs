@@ -68,6 +68,8 @@ struct Ty {
     shared: bool,
     /// A struct type (`ctx.structs`).
     strukt: Option<usize>,
+    /// OpenCL `cl_kernel`.
+    cl_kernel: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -84,6 +86,11 @@ enum Binding {
     Stream(Option<u32>),
     /// A `__shared__` variable declared inside a kernel (its key in `Ctx::shared_decls`).
     Shared(usize),
+    /// An OpenCL `__local` pointer argument: the start of this block's copy of a shared
+    /// declaration.
+    SharedPtr(usize),
+    /// An OpenCL `cl_kernel` (its index in `Ctx::cl_kernels`).
+    ClKernel(usize),
 }
 
 /// An array of locations (a scalar is an array of one).
@@ -125,6 +132,12 @@ struct Dims {
 }
 
 struct Ctx<'s, 't> {
+    /// An OpenCL C source (`.cl`).
+    opencl: bool,
+    /// Its qualifiers, blanked out before parsing.
+    cl_quals: Vec<crate::ClQualifier>,
+    /// `cl_kernel` objects of the harness: the kernel and the arguments set so far.
+    cl_kernels: Vec<opencl::ClKernel<'t>>,
     src: &'s str,
     options: &'s CudaOptions,
     locations: Vec<Location>,
@@ -150,8 +163,12 @@ pub(crate) fn lower<'s, 't>(
     src: &'s str,
     root: Node<'t>,
     options: &'s CudaOptions,
+    opencl: Option<Vec<crate::ClQualifier>>,
 ) -> Result<(Program, Vec<Warning>), CudaError> {
     let mut cx = Ctx {
+        opencl: opencl.is_some(),
+        cl_quals: opencl.unwrap_or_default(),
+        cl_kernels: Vec::new(),
         src,
         options,
         locations: Vec::new(),
@@ -187,7 +204,7 @@ pub(crate) fn lower<'s, 't>(
                     return err(item, "not supported: this kind of function definition");
                 };
                 let name = cx.text(name_node).to_string();
-                let kind = if quals.contains(&"__global__") {
+                let kind = if quals.contains(&"__global__") || cx.cl_has(item, "kernel") {
                     FnKind::Global
                 } else if quals.contains(&"__device__") {
                     FnKind::Device
@@ -456,8 +473,9 @@ impl<'s, 't> Ctx<'s, 't> {
             stream: false,
             atomic_ref: false,
             constant: quals.contains(&"const") || quals.contains(&"constexpr"),
-            shared: quals.contains(&"__shared__"),
+            shared: quals.contains(&"__shared__") || self.cl_has(decl, "local"),
             strukt: None,
+            cl_kernel: false,
         };
         self.base_type(tnode, &mut ty)?;
         let mut d = declarator;
@@ -525,6 +543,21 @@ impl<'s, 't> Ctx<'s, 't> {
                     "uint32_t" | "int32_t" | "uint" => ty.size = 4,
                     "uint64_t" | "int64_t" | "size_t" | "ulong" => ty.size = 8,
                     "uint8_t" | "int8_t" => ty.size = 1,
+                    // OpenCL C atomics: device scope by default.
+                    "atomic_int" | "atomic_uint" | "atomic_float" | "atomic_intptr_t" => {
+                        ty.access = Access::Atomic(Scope::Gpu)
+                    }
+                    "atomic_long" | "atomic_ulong" | "atomic_double" | "atomic_size_t" => {
+                        ty.access = Access::Atomic(Scope::Gpu);
+                        ty.size = 8;
+                    }
+                    // OpenCL host types.
+                    "cl_mem" => ty.pointer = true,
+                    "cl_kernel" => ty.cl_kernel = true,
+                    "cl_command_queue" => ty.stream = true,
+                    "cl_int" | "cl_uint" | "cl_context" | "cl_program" | "cl_device_id"
+                    | "cl_platform_id" | "cl_event" | "cl_bool" => {}
+                    "cl_long" | "cl_ulong" => ty.size = 8,
                     _ => return err(t, format!("not supported: the type `{text}`")),
                 }
                 Ok(())
@@ -574,6 +607,36 @@ impl<'s, 't> Ctx<'s, 't> {
             _ => 4,
         };
         Ok(())
+    }
+
+    /// Whether the OpenCL qualifier `word` qualifies declaration `n`: blanked words right
+    /// before it, or inside it before its type.
+    fn cl_has(&self, n: Node, word: &str) -> bool {
+        if !self.opencl {
+            return false;
+        }
+        let type_start = n
+            .child_by_field_name("type")
+            .map_or(n.start_byte(), |t| t.start_byte());
+        if self
+            .cl_quals
+            .iter()
+            .any(|q| q.word == word && q.start >= n.start_byte() && q.end <= type_start)
+        {
+            return true;
+        }
+        let b = self.src.as_bytes();
+        let mut pos = n.start_byte();
+        loop {
+            while pos > 0 && b[pos - 1].is_ascii_whitespace() {
+                pos -= 1;
+            }
+            match self.cl_quals.iter().find(|q| q.end == pos) {
+                Some(q) if q.word == word => return true,
+                Some(q) => pos = q.start,
+                None => return false,
+            }
+        }
     }
 
     /// `struct S { int a; volatile int flag; };` (or the body of `typedef struct { ... } S;`):
@@ -678,8 +741,14 @@ impl<'s, 't> Ctx<'s, 't> {
             MemorySpace::Shared
         } else if quals.contains(&"__managed__") {
             MemorySpace::Managed
-        } else if quals.contains(&"__device__") || quals.contains(&"__constant__") {
+        } else if quals.contains(&"__device__")
+            || quals.contains(&"__constant__")
+            || self.cl_has(d, "global")
+            || self.cl_has(d, "constant")
+        {
             MemorySpace::Global
+        } else if self.cl_has(d, "local") {
+            MemorySpace::Shared
         } else {
             return err(
                 d,
@@ -863,6 +932,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 constant: false,
                 shared: false,
                 strukt: None,
+                cl_kernel: false,
             };
             let inner = t.child_by_field_name("type").unwrap_or(t);
             self.base_type(inner, &mut ty)?;
@@ -893,6 +963,7 @@ impl<'s, 't> Ctx<'s, 't> {
                     constant: false,
                     shared: false,
                     strukt: None,
+                    cl_kernel: false,
                 };
                 if self.atomic_type(v, &text, &mut ty).is_ok() {
                     return Ok(ty.size);
@@ -1420,6 +1491,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let name = self.text(e);
                 match self.lookup(name) {
                     Some(Binding::Ptr(p)) => return Ok(p),
+                    Some(Binding::SharedPtr(d)) => {
+                        let arr = self.shared_array(d, e)?;
+                        let ty = self.cx.shared_decls[d].ty;
+                        return Ok(Ptr {
+                            arr,
+                            idx: 0,
+                            access: ty.access,
+                            strukt: ty.strukt,
+                        });
+                    }
                     Some(Binding::PtrUnset(..)) => {
                         return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
                     }
@@ -1711,7 +1792,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 );
             }
             if ty.stream {
-                self.bind(&name, Binding::Stream(None));
+                let b = match init {
+                    Some(_) => self.cl_create_queue(init, decl)?,
+                    None => Binding::Stream(None),
+                };
+                self.bind(&name, b);
                 continue;
             }
             if ty.dim3 {
@@ -1755,6 +1840,19 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 );
                 continue;
             }
+            if ty.cl_kernel {
+                let b = self.cl_create_kernel(init, decl)?;
+                self.bind(&name, b);
+                continue;
+            }
+            if ty.pointer && self.host() {
+                if let Some(i) = init {
+                    if let Some(p) = self.cl_alloc(&name, ty, i)? {
+                        self.bind(&name, Binding::Ptr(p));
+                        continue;
+                    }
+                }
+            }
             if ty.pointer {
                 let b = match init {
                     Some(i) => {
@@ -1783,7 +1881,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             // A local initialised with a constant (thread and block indices fold) and never
             // assigned afterwards is that constant, so it can index memory.
             if let Some(i) = init {
-                if self.foldable(i) && !assigned_after(d, &name, self.cx.src) {
+                // An OpenCL harness passes sizes by address (`&global`) without writing them.
+                let by_address = !(self.host() && self.cx.opencl);
+                if self.foldable(i) && !assigned_after(d, &name, self.cx.src, by_address) {
                     if let Operand::Imm(v) = self.value(i, None)? {
                         self.bind(&name, Binding::Const(v));
                         continue;
@@ -2047,6 +2147,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim"))
             }),
             "parenthesized_expression" => only_child(e).is_ok_and(|c| self.foldable(c)),
+            "call_expression" => {
+                !self.host()
+                    && e.child_by_field_name("function")
+                        .is_some_and(|f| opencl::WORK_ITEM_FNS.contains(&self.text(f)))
+                    && e.child_by_field_name("arguments").is_some_and(|a| {
+                        let mut c = a.walk();
+                        let all = a.named_children(&mut c).all(|x| self.foldable(x));
+                        all
+                    })
+            }
             "cast_expression" => e
                 .child_by_field_name("value")
                 .is_some_and(|v| self.foldable(v)),
@@ -2522,6 +2632,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let v = self.value(args[1], None)?;
             return Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, e));
         }
+        if let Some(v) = self.cl_device_call(&name, &args, hint, e)? {
+            return Ok(v);
+        }
+        if self.host() {
+            if let Some(v) = self.cl_host_call(&name, &args, hint, e)? {
+                return Ok(v);
+            }
+        }
         match name.as_str() {
             "__threadfence_block" | "__threadfence" | "__threadfence_system" => {
                 self.device_only(&name, f)?;
@@ -2812,7 +2930,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
 /// Whether the statements enclosing declaration `d` assign, increment or take the address of
 /// a variable named `name` (any variable of that name: shadowing makes this conservative).
-fn assigned_after(d: Node, name: &str, src: &str) -> bool {
+fn assigned_after(d: Node, name: &str, src: &str, by_address: bool) -> bool {
     let Some(scope) = d.parent() else {
         return true;
     };
@@ -2845,8 +2963,9 @@ fn assigned_after(d: Node, name: &str, src: &str) -> bool {
                     )
             }
             "pointer_expression" => {
-                n.child_by_field_name("operator")
-                    .is_some_and(|o| &src[o.byte_range()] == "&")
+                by_address
+                    && n.child_by_field_name("operator")
+                        .is_some_and(|o| &src[o.byte_range()] == "&")
                     && is_name(n.child_by_field_name("argument"))
             }
             _ => false,
@@ -2877,3 +2996,4 @@ fn is_empty_stmt(s: Node) -> bool {
 }
 
 mod harness;
+mod opencl;

@@ -538,3 +538,52 @@ void scopecheck_main() {
         }
     ));
 }
+
+// ---- OpenCL ----
+
+#[test]
+fn opencl_qualifiers_are_found_by_position_and_host_variables_stay() {
+    let src = "__kernel void k(global int *p /* __local */) { }\nvoid scopecheck_main() { size_t global = 2, local = 1; f(&global, &local); }";
+    let q = crate::opencl_qualifiers(src);
+    let words: Vec<&str> = q.iter().map(|q| q.word).collect();
+    assert_eq!(words, ["kernel", "global"]);
+    assert_eq!(&src[q[1].start..q[1].end], "global");
+}
+
+#[test]
+fn opencl_kernels_lower_as_the_c_dialect_does() {
+    let src = include_str!("../../../examples/opencl/mp-device.cl");
+    let (p, _) = crate::parse_opencl_with(src, &CudaOptions::default()).unwrap();
+    let names: Vec<&str> = p.threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["host", "mp.b0.t0", "mp.b1.t0", "host#2"]);
+    assert!(kinds(&p, 1).iter().any(|k| matches!(
+        k,
+        InstrKind::Store {
+            order: Order::Release,
+            scope: Scope::Gpu,
+            ..
+        }
+    )));
+    assert!(kinds(&p, 2).iter().any(|k| matches!(
+        k,
+        InstrKind::Load {
+            order: Order::Acquire,
+            scope: Scope::Gpu,
+            ..
+        }
+    )));
+    let src = include_str!("../../../examples/opencl/local-reduction.cl");
+    let (p, _) = crate::parse_opencl_with(src, &CudaOptions::default()).unwrap();
+    assert_eq!(
+        p.location(p.loc("scratch@b2[1]").unwrap()).space,
+        MemorySpace::Shared
+    );
+    assert_eq!(
+        p.location(p.loc("out[1]").unwrap()).space,
+        MemorySpace::Managed
+    );
+    assert_eq!(
+        p.location(p.loc("in[3]").unwrap()).space,
+        MemorySpace::Global
+    );
+}

@@ -67,7 +67,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// A synchronization: the host code that follows starts after `synced` (and all host code
     /// so far).
-    fn synchronize(&mut self, synced: Vec<ThreadId>, n: Node<'t>) -> R<()> {
+    pub(super) fn synchronize(&mut self, synced: Vec<ThreadId>, n: Node<'t>) -> R<()> {
         if self.nesting > 0 {
             return err(
                 n,
@@ -82,7 +82,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(())
     }
 
-    fn stream_arg(&mut self, a: Node<'t>) -> R<Stream> {
+    pub(super) fn stream_arg(&mut self, a: Node<'t>) -> R<Stream> {
         let a = strip(a);
         if a.kind() == "identifier" {
             let name = self.text(a);
@@ -286,20 +286,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 return err(n, "launch sizes must be at least 1");
             }
         }
-        let blocks = (grid[0] * grid[1] * grid[2]) as usize;
-        let per_block = (block[0] * block[1] * block[2]) as usize;
-        let total = blocks.saturating_mul(per_block);
-        let max = self.cx.options.max_threads;
-        if self.cx.device_threads + total > max {
-            return err(
-                config,
-                format!(
-                    "this launch makes {total} thread(s), {} in all with the earlier launches: more than the limit of {max} (every execution of every thread is explored, which grows exponentially); shrink the launch, or raise the limit with `--max-threads N` (the default is {})",
-                    self.cx.device_threads + total,
-                    crate::DEFAULT_MAX_THREADS,
-                ),
-            );
-        }
+        self.check_limit(grid, block, config)?;
         // Arguments, evaluated in the host's context.
         let decl = field(kernel, "declarator")?;
         let params = field(decl, "parameters")?;
@@ -340,6 +327,43 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             };
             frame.push((pname, b));
         }
+        self.spawn(&kname, kernel, grid, block, stream, frame, e)
+    }
+
+    /// Refuses a launch that would make more device threads than the limit.
+    pub(super) fn check_limit(&self, grid: [i64; 3], block: [i64; 3], n: Node<'t>) -> R<()> {
+        let blocks = (grid[0] * grid[1] * grid[2]) as usize;
+        let per_block = (block[0] * block[1] * block[2]) as usize;
+        let total = blocks.saturating_mul(per_block);
+        let max = self.cx.options.max_threads;
+        if self.cx.device_threads + total > max {
+            return err(
+                n,
+                format!(
+                    "this launch makes {total} thread(s), {} in all with the earlier launches: more than the limit of {max} (every execution of every thread is explored, which grows exponentially); shrink the launch, or raise the limit with `--max-threads N` (the default is {})",
+                    self.cx.device_threads + total,
+                    crate::DEFAULT_MAX_THREADS,
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Makes the threads of a launch of `kernel` with the parameter bindings `frame`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn spawn(
+        &mut self,
+        kname: &str,
+        kernel: Node<'t>,
+        grid: [i64; 3],
+        block: [i64; 3],
+        stream: Stream,
+        frame: Vec<(String, Binding)>,
+        e: Node<'t>,
+    ) -> R<Operand> {
+        let blocks = (grid[0] * grid[1] * grid[2]) as usize;
+        let per_block = (block[0] * block[1] * block[2]) as usize;
+        let total = blocks * per_block;
         // Host code so far happens before the kernel.
         self.flush_host();
         let mut before: Vec<ThreadId> = self.launches.host_after.clone();
@@ -360,7 +384,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             })
             .count();
         let lname = if earlier == 0 {
-            kname.clone()
+            kname.to_string()
         } else {
             let n = self.launches.done.len() + 1;
             format!("{kname}#{n}")
