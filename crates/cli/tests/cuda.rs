@@ -306,3 +306,13 @@ fn host_and_device_increments_of_pinned_memory_are_lost_on_pcie() {
     expect("host-device-counter-pinned.cu", None, "Ok", false);
     expect_on("host-device-counter-pinned.cu", "h200-pcie", "No", false);
 }
+
+/// The first seed with the host initialising the (managed) flag before the launches. The host
+/// write finishes before either kernel starts (launch order), so it never races with the
+/// consumer's `atomicAdd(&flag, 0)` await, which is still explored by its exiting iteration:
+/// complete, Ok, no race, terminates.
+#[test]
+fn seed1_with_a_host_initialised_flag_is_still_an_await_loop() {
+    expect("seed1-hostinit.cu", None, "Ok", false);
+    assert_eq!(check("seed1-hostinit.cu", None)["reduced_loops"], 1);
+}

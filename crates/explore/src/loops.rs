@@ -182,8 +182,14 @@ fn writes_morally_strong_with(
     scope: Scope,
 ) -> bool {
     let at: &Placement = &me.placement;
-    program.threads.iter().all(|t| {
+    let me_id = program.threads.iter().position(|t| std::ptr::eq(t, me));
+    program.threads.iter().enumerate().all(|(ti, t)| {
         let same_thread = std::ptr::eq(t, me);
+        // A thread that finishes before this one starts, or starts after it finishes (launch
+        // order), never writes while the loop spins: its writes need not be morally strong.
+        if me_id.is_some_and(|m| launch_ordered(program, m, ti)) {
+            return true;
+        }
         t.code.iter().all(|i| {
             let addr = match &i.kind {
                 InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => addr,
@@ -202,6 +208,28 @@ fn writes_morally_strong_with(
             }
         })
     })
+}
+
+/// Whether threads `a` and `b` never run at the same time: one starts only after the other
+/// finished (`Thread::after`, followed transitively).
+fn launch_ordered(program: &Program, a: usize, b: usize) -> bool {
+    let reaches = |from: usize, to: usize| {
+        let mut seen = vec![false; program.threads.len()];
+        let mut stack = vec![from];
+        while let Some(t) = stack.pop() {
+            for w in &program.threads[t].after {
+                let w = w.0 as usize;
+                if w == to {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[w], true) {
+                    stack.push(w);
+                }
+            }
+        }
+        false
+    };
+    a != b && (reaches(a, b) || reaches(b, a))
 }
 
 fn await_loop(
