@@ -17,6 +17,9 @@ use scopecheck_ir::{
 use tree_sitter::Node;
 
 use crate::{span_of, CudaError, CudaOptions, Warning, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
+use scopecheck_litmus::vocab::{
+    cuda_atomic, order_name, thread_scope, CUDA_RMW, HINT_LOADS, HINT_STORES, RMW_MEMBERS,
+};
 
 type R<T> = Result<T, CudaError>;
 
@@ -286,79 +289,6 @@ fn qualifiers<'a>(n: Node<'a>) -> Vec<&'static str> {
         }
     }
     out
-}
-
-fn thread_scope(w: &str) -> Option<Scope> {
-    let w = w.strip_prefix("cuda::").unwrap_or(w);
-    Some(match w {
-        "thread_scope_thread" => Scope::Thread,
-        "thread_scope_block" => Scope::Cta,
-        "thread_scope_cluster" => Scope::Cluster,
-        "thread_scope_device" => Scope::Gpu,
-        "thread_scope_system" => Scope::Sys,
-        _ => return None,
-    })
-}
-
-fn order_name(w: &str) -> Option<Order> {
-    let w = ["cuda::std::", "cuda::", "std::"]
-        .iter()
-        .find_map(|p| w.strip_prefix(p))
-        .unwrap_or(w);
-    let o = w
-        .strip_prefix("memory_order_")
-        .or_else(|| w.strip_prefix("memory_order::"))?;
-    Some(match o {
-        "relaxed" => Order::Relaxed,
-        "consume" | "acquire" => Order::Acquire,
-        "release" => Order::Release,
-        "acq_rel" => Order::AcqRel,
-        "seq_cst" => Order::SeqCst,
-        _ => return None,
-    })
-}
-
-const CUDA_RMW: &[(&str, RmwOp)] = &[
-    ("atomicAdd", RmwOp::Add),
-    ("atomicSub", RmwOp::Sub),
-    ("atomicExch", RmwOp::Exch),
-    ("atomicMin", RmwOp::Min),
-    ("atomicMax", RmwOp::Max),
-    ("atomicInc", RmwOp::Inc),
-    ("atomicDec", RmwOp::Dec),
-    ("atomicAnd", RmwOp::And),
-    ("atomicOr", RmwOp::Or),
-    ("atomicXor", RmwOp::Xor),
-];
-
-const RMW_MEMBERS: &[(&str, RmwOp)] = &[
-    ("exchange", RmwOp::Exch),
-    ("fetch_add", RmwOp::Add),
-    ("fetch_sub", RmwOp::Sub),
-    ("fetch_and", RmwOp::And),
-    ("fetch_or", RmwOp::Or),
-    ("fetch_xor", RmwOp::Xor),
-    ("fetch_min", RmwOp::Min),
-    ("fetch_max", RmwOp::Max),
-];
-
-const HINT_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
-const HINT_STORES: &[&str] = &["__stcg", "__stwb", "__stcs", "__stwt"];
-
-/// The scope of a legacy CUDA atomic (`atomicAdd`, `atomicAdd_block`, `atomicCAS_system`).
-fn cuda_atomic(name: &str) -> Option<(&'static str, Scope)> {
-    let known = CUDA_RMW.iter().map(|(n, _)| *n).chain(["atomicCAS"]);
-    for n in known {
-        if let Some(rest) = name.strip_prefix(n) {
-            match rest {
-                "" => return Some((n, Scope::Gpu)),
-                "_block" => return Some((n, Scope::Cta)),
-                "_system" => return Some((n, Scope::Sys)),
-                _ => {}
-            }
-        }
-    }
-    None
 }
 
 /// Reads a number literal: integers in any C base with suffixes; floats that are whole

@@ -16,6 +16,7 @@ mod cursor;
 mod instr;
 mod lexer;
 mod ptx;
+pub mod vocab;
 
 use scopecheck_ir::{Program, Span};
 

@@ -11,6 +11,7 @@ use tree_sitter::Node;
 
 use super::{err, field, Access, Binding, FnKind, Lw, Ptr, SharedDecl, Ty, R};
 use crate::{span_of, CudaError};
+use scopecheck_litmus::vocab::cl_scope;
 
 /// The work-item functions, folded to constants in each thread.
 pub(super) const WORK_ITEM_FNS: &[&str] = &[
@@ -61,17 +62,6 @@ const CL_LEGACY: &[(&str, RmwOp)] = &[
     ("or", RmwOp::Or),
     ("xor", RmwOp::Xor),
 ];
-
-fn cl_scope(w: &str) -> Option<Scope> {
-    Some(match w {
-        "memory_scope_work_item" => Scope::Thread,
-        "memory_scope_sub_group" => Scope::Warp,
-        "memory_scope_work_group" => Scope::Cta,
-        "memory_scope_device" => Scope::Gpu,
-        "memory_scope_all_svm_devices" | "memory_scope_all_devices" => Scope::Sys,
-        _ => return super::thread_scope(w),
-    })
-}
 
 /// Strips casts, parentheses and one `&`: the variable an out-argument names.
 fn addressed(n: Node) -> Option<Node> {

@@ -8,6 +8,10 @@
 //! (`L: ld r, f; beq r, 0, L`), so that the explorer recognises await loops.
 
 use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
+use crate::vocab::{
+    cl_scope, cuda_atomic, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS, HINT_STORES, ORDERS,
+    RMW_MEMBERS,
+};
 use crate::{ParseError, Warning};
 use scopecheck_ir::{
     Address, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, Instr, InstrKind, LocId,
@@ -52,52 +56,6 @@ pub(crate) struct Lower<'a> {
     pub(crate) warnings: Vec<Warning>,
 }
 
-const ORDERS: &[&str] = &[
-    "memory_order_relaxed",
-    "memory_order_acquire",
-    "memory_order_release",
-    "memory_order_acq_rel",
-    "memory_order_seq_cst",
-];
-
-const CL_SCOPES: &[&str] = &[
-    "memory_scope_work_item",
-    "memory_scope_sub_group",
-    "memory_scope_work_group",
-    "memory_scope_device",
-    "memory_scope_all_svm_devices",
-];
-
-fn order_name(w: &str) -> Option<Order> {
-    let w = ["cuda::std::", "cuda::", "std::"]
-        .iter()
-        .find_map(|p| w.strip_prefix(p))
-        .unwrap_or(w);
-    let o = w
-        .strip_prefix("memory_order_")
-        .or_else(|| w.strip_prefix("memory_order::"))?;
-    Some(match o {
-        "relaxed" => Order::Relaxed,
-        // Every implementation promotes consume to acquire.
-        "consume" | "acquire" => Order::Acquire,
-        "release" => Order::Release,
-        "acq_rel" => Order::AcqRel,
-        "seq_cst" => Order::SeqCst,
-        _ => return None,
-    })
-}
-
-fn cl_scope_name(w: &str) -> Option<Scope> {
-    Some(match w {
-        "memory_scope_work_item" => Scope::Thread,
-        "memory_scope_sub_group" => Scope::Warp,
-        "memory_scope_work_group" => Scope::Cta,
-        "memory_scope_device" => Scope::Gpu,
-        "memory_scope_all_svm_devices" | "memory_scope_all_devices" => Scope::Sys,
-        _ => super::parse::thread_scope(w)?,
-    })
-}
-
 fn order_word(o: Order) -> &'static str {
     match o {
         Order::Weak | Order::Volatile | Order::Relaxed => "memory_order_relaxed",
@@ -106,50 +64,6 @@ fn order_word(o: Order) -> &'static str {
         Order::AcqRel => "memory_order_acq_rel",
         Order::SeqCst => "memory_order_seq_cst",
     }
-}
-
-const RMW_NAMES: &[(&str, RmwOp)] = &[
-    ("exchange", RmwOp::Exch),
-    ("fetch_add", RmwOp::Add),
-    ("fetch_sub", RmwOp::Sub),
-    ("fetch_and", RmwOp::And),
-    ("fetch_or", RmwOp::Or),
-    ("fetch_xor", RmwOp::Xor),
-    ("fetch_min", RmwOp::Min),
-    ("fetch_max", RmwOp::Max),
-];
-
-const CUDA_RMW: &[(&str, RmwOp)] = &[
-    ("atomicAdd", RmwOp::Add),
-    ("atomicSub", RmwOp::Sub),
-    ("atomicExch", RmwOp::Exch),
-    ("atomicMin", RmwOp::Min),
-    ("atomicMax", RmwOp::Max),
-    ("atomicInc", RmwOp::Inc),
-    ("atomicDec", RmwOp::Dec),
-    ("atomicAnd", RmwOp::And),
-    ("atomicOr", RmwOp::Or),
-    ("atomicXor", RmwOp::Xor),
-];
-
-/// Cache-hinted loads and stores: weak accesses (a cache hint orders nothing).
-const HINT_LOADS: &[&str] = &["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"];
-const HINT_STORES: &[&str] = &["__stcg", "__stwb", "__stcs", "__stwt"];
-
-/// The scope of a legacy CUDA atomic (`atomicAdd`, `atomicAdd_block`, `atomicCAS_system`, ...).
-fn cuda_atomic_scope(name: &str) -> Option<Scope> {
-    let known = CUDA_RMW.iter().map(|(n, _)| *n).chain(["atomicCAS"]);
-    for n in known {
-        if let Some(rest) = name.strip_prefix(n) {
-            match rest {
-                "" => return Some(Scope::Gpu),
-                "_block" => return Some(Scope::Cta),
-                "_system" => return Some(Scope::Sys),
-                _ => {}
-            }
-        }
-    }
-    None
 }
 
 fn err(span: Span, msg: impl Into<String>) -> ParseError {
@@ -1078,7 +992,7 @@ impl<'a> Lower<'a> {
 
     fn scope_arg(&self, e: &Expr) -> Result<Scope, ParseError> {
         let s = match &e.kind {
-            ExprKind::Name(n) => cl_scope_name(n),
+            ExprKind::Name(n) => cl_scope(n),
             _ => None,
         };
         s.ok_or_else(|| {
@@ -1274,7 +1188,7 @@ impl<'a> Lower<'a> {
             };
             return self.cl_atomic(name, base, explicit, args, hint, span);
         }
-        if let Some(scope) = cuda_atomic_scope(name) {
+        if let Some(scope) = cuda_atomic(name).map(|(_, s)| s) {
             return self.cuda_atomic(name, args, scope, hint, span);
         }
         match name {
@@ -1610,7 +1524,7 @@ impl<'a> Lower<'a> {
                 None => Ok(Order::SeqCst),
             }
         };
-        if let Some((_, op)) = RMW_NAMES.iter().find(|(n, _)| *n == method) {
+        if let Some((_, op)) = RMW_MEMBERS.iter().find(|(n, _)| *n == method) {
             self.arity(method, args, (1, 2), "value[, order]", span)?;
             let v = self.value(&args[0], None)?;
             let order = order_at(self, 1, Use::Rmw)?;

@@ -195,21 +195,7 @@ pub(crate) fn is_type_start(w: &str) -> bool {
         || space_word(w).is_some()
 }
 
-/// The scope a `cuda::thread_scope_*` word names.
-pub(crate) fn thread_scope(w: &str) -> Option<Scope> {
-    let w = w
-        .strip_prefix("cuda::std::")
-        .or_else(|| w.strip_prefix("cuda::"))
-        .unwrap_or(w);
-    Some(match w {
-        "thread_scope_thread" => Scope::Thread,
-        "thread_scope_block" => Scope::Cta,
-        "thread_scope_cluster" => Scope::Cluster,
-        "thread_scope_device" => Scope::Gpu,
-        "thread_scope_system" => Scope::Sys,
-        _ => return None,
-    })
-}
+pub(crate) use crate::vocab::thread_scope;
 
 pub(crate) const THREAD_SCOPES: &[&str] = &[
     "cuda::thread_scope_thread",
