@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::check::{check_guarded, read_and_parse};
+use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::CheckFlags;
 
@@ -47,7 +47,7 @@ pub fn run(args: &BenchArgs) -> bool {
     let mut all_checked = true;
     let mut parsed = Vec::new();
     for input in inputs::collect(&args.paths) {
-        match read_and_parse(&input) {
+        match read_parse_warn(&input, &args.flags.cuda_options()).map(|(s, p, _)| (s, p)) {
             Ok((source, program)) => parsed.push((input.file, source, program)),
             Err(f) => {
                 f.eprint();

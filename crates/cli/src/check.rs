@@ -145,11 +145,6 @@ pub fn check_file(
     })
 }
 
-/// Reads and parses one file (a `.cu` file with the front-end's default options).
-pub fn read_and_parse(input: &Input) -> Result<(String, Program), Box<Failure>> {
-    read_parse_warn(input, &CudaOptions::default()).map(|(source, program, _)| (source, program))
-}
-
 /// Reads and parses one file, with the front-end's warnings.
 pub fn read_parse_warn(
     input: &Input,

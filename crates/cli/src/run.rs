@@ -26,7 +26,7 @@ use scopecheck_ir::{Placement, Program};
 use scopecheck_model::Verdict;
 use serde_json::{json, Value};
 
-use crate::check::{check_guarded, read_and_parse};
+use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::{CheckFlags, OnOff};
 
@@ -166,7 +166,9 @@ pub fn run(args: &RunArgs) -> bool {
     if args.emit_ptx {
         let mut ok = true;
         for input in &inputs {
-            match read_and_parse(input).map(|(_, p)| generate(&p, &gen)) {
+            match read_parse_warn(input, &args.check.cuda_options())
+                .map(|(_, p, _)| generate(&p, &gen))
+            {
                 Ok(Ok(k)) => print!("{}", k.ptx),
                 Ok(Err(e)) => {
                     eprintln!("{}: {e}", input.file);
@@ -197,14 +199,15 @@ pub fn run(args: &RunArgs) -> bool {
             all_good = false;
             continue;
         }
-        let (source, program) = match read_and_parse(input) {
-            Ok(x) => x,
-            Err(f) => {
-                report_failure(args.json, &f.file, &f.message);
-                all_good = false;
-                continue;
-            }
-        };
+        let (source, program) =
+            match read_parse_warn(input, &args.check.cuda_options()).map(|(s, p, _)| (s, p)) {
+                Ok(x) => x,
+                Err(f) => {
+                    report_failure(args.json, &f.file, &f.message);
+                    all_good = false;
+                    continue;
+                }
+            };
         let verdict = match check_guarded(&input.file, &source, &program, &opts) {
             Ok(v) => v,
             Err(f) => {
