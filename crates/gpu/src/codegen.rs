@@ -319,26 +319,12 @@ impl Gen<'_> {
         if !l.host_roles.is_empty() {
             params.extend(PACING_PARAMS);
         }
-        for (i, p) in params.iter().enumerate() {
-            let sep = if i + 1 < params.len() { "," } else { "" };
-            e!(self, "\t.param {p}{sep}");
-        }
-        e!(self, ")");
-        e!(self, "{{");
-        e!(self, "\t.reg .pred \t%p<8>;");
-        e!(self, "\t.reg .b32 \t%x<16>;");
-        e!(self, "\t.reg .b64 \t%d<8>;");
-        e!(
-            self,
-            "\t.reg .b32 \t%t_id, %b_id, %lb, %g, %set, %sub, %slot, %inst, %loops, %status, %n_iter;"
+        self.entry_head(
+            &params,
+            "%t_id, %b_id, %lb, %g, %set, %sub, %slot, %inst, %loops, %status, %n_iter",
+            "%mem, %rec, %scratch, %recp, %ibase, %sbase",
+            l.uses_host(),
         );
-        e!(
-            self,
-            "\t.reg .b64 \t%mem, %rec, %scratch, %recp, %ibase, %sbase;"
-        );
-        if l.uses_host() {
-            e!(self, "\t.reg .b64 \t%hbase, %mbase;");
-        }
         e!(self, "\t.reg .b32 \t%zero;");
         for (ti, t) in self.p.threads.iter().enumerate() {
             if !t.registers.is_empty() {
@@ -904,6 +890,26 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The parameter list and register declarations every kernel of the module starts with:
+    /// scratch predicates and registers, the kernel's own named registers (`b32`, `b64`), and
+    /// the host-memory bases when the test uses host memory.
+    fn entry_head(&mut self, params: &[&str], b32: &str, b64: &str, host: bool) {
+        for (i, p) in params.iter().enumerate() {
+            let sep = if i + 1 < params.len() { "," } else { "" };
+            e!(self, "\t.param {p}{sep}");
+        }
+        e!(self, ")");
+        e!(self, "{{");
+        e!(self, "\t.reg .pred \t%p<8>;");
+        e!(self, "\t.reg .b32 \t%x<16>;");
+        e!(self, "\t.reg .b64 \t%d<8>;");
+        e!(self, "\t.reg .b32 \t{b32};");
+        e!(self, "\t.reg .b64 \t{b64};");
+        if host {
+            e!(self, "\t.reg .b64 \t%hbase, %mbase;");
+        }
+    }
+
     fn collect_kernel(&mut self) {
         let obs = self.p.observables();
         let aw = anomaly_words(obs.len());
@@ -924,26 +930,13 @@ impl Gen<'_> {
         if self.l.uses_host() {
             params.extend(HOST_PARAMS);
         }
-        for (i, p) in params.iter().enumerate() {
-            let sep = if i + 1 < params.len() { "," } else { "" };
-            e!(self, "\t.param {p}{sep}");
-        }
-        e!(self, ")");
-        e!(self, "{{");
-        e!(self, "\t.reg .pred \t%p<8>;");
-        e!(self, "\t.reg .b32 \t%x<16>;");
-        e!(self, "\t.reg .b64 \t%d<8>;");
-        e!(
-            self,
-            "\t.reg .b32 \t%inst, %ok, %idx, %stride, %other, %bin, %j, %pos, %cnt;"
+        let host = self.l.uses_host();
+        self.entry_head(
+            &params,
+            "%inst, %ok, %idx, %stride, %other, %bin, %j, %pos, %cnt",
+            "%mem, %rec, %recp, %ibase, %tbl, %shist",
+            host,
         );
-        e!(
-            self,
-            "\t.reg .b64 \t%mem, %rec, %recp, %ibase, %tbl, %shist;"
-        );
-        if self.l.uses_host() {
-            e!(self, "\t.reg .b64 \t%hbase, %mbase;");
-        }
         if !obs.is_empty() {
             let names: Vec<String> = (0..obs.len()).map(|i| format!("%o{i}")).collect();
             e!(self, "\t.reg .b32 \t{};", names.join(", "));

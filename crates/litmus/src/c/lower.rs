@@ -1342,17 +1342,10 @@ impl<'a> Lower<'a> {
                 (n, n)
             }
         };
-        let rmw_op = match base {
-            "exchange" => Some(RmwOp::Exch),
-            "fetch_add" => Some(RmwOp::Add),
-            "fetch_sub" => Some(RmwOp::Sub),
-            "fetch_and" => Some(RmwOp::And),
-            "fetch_or" => Some(RmwOp::Or),
-            "fetch_xor" => Some(RmwOp::Xor),
-            "fetch_min" => Some(RmwOp::Min),
-            "fetch_max" => Some(RmwOp::Max),
-            _ => None,
-        };
+        let rmw_op = RMW_MEMBERS
+            .iter()
+            .find(|(n, _)| *n == base)
+            .map(|(_, op)| *op);
         if let Some(op) = rmw_op {
             self.arity(
                 name,
