@@ -1,7 +1,9 @@
 //! The options every checking subcommand shares: model, unroll bound, scheduler.
 
 use clap::{Args, ValueEnum};
-use scopecheck_model::{CheckOptions, ModelKind, Platform, Progress, Scheduler, DEFAULT_UNROLL};
+use scopecheck_model::{
+    CheckOptions, Engine, ModelKind, Platform, Progress, Scheduler, DEFAULT_UNROLL,
+};
 
 /// The `--model` choices.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -64,6 +66,64 @@ pub struct CheckFlags {
     /// (every execution of every thread is explored: the cost grows exponentially).
     #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS)]
     max_threads: usize,
+    /// Stop the search of a test after N consistent executions (1e7 and 10000000 both read);
+    /// the verdict is then Unknown unless the executions found settle it.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    max_executions: Option<u64>,
+    /// Stop the search of a test after this long (`30s`, `500ms`, `2m`); the verdict is then
+    /// Unknown unless the executions found settle it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<std::time::Duration>,
+    /// Which explorer runs: `auto` (the graph explorer, or the candidate enumerator where it
+    /// cannot vouch for its completeness), `graphs`, `candidates` (for differential testing).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto, hide = true)]
+    engine: EngineArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Auto,
+    Graphs,
+    Candidates,
+}
+
+/// A count written as an integer or in scientific notation (`1e7`).
+fn parse_count(s: &str) -> Result<u64, String> {
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 1.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => {
+            Ok(f as u64)
+        }
+        _ => Err(format!(
+            "`{s}` is not a positive whole number (e.g. 1000000 or 1e6)"
+        )),
+    }
+}
+
+/// A duration: a number followed by `ms`, `s`, `m` or `h` (`s` when no unit is given).
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 30s, 500ms, 2m)"))?;
+    let scale = match unit {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use ms, s, m or h)")),
+    };
+    let secs = value * scale;
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!("`{s}` is not a positive duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Reads a platform profile: a `[platform]` table with `name` and the capabilities
@@ -160,6 +220,13 @@ impl CheckFlags {
             },
             // Checked by the subcommands before they start (`platform()`).
             platform: self.platform().unwrap_or_else(|_| Platform::ideal()),
+            engine: match self.engine {
+                EngineArg::Auto => Engine::Auto,
+                EngineArg::Graphs => Engine::Graphs,
+                EngineArg::Candidates => Engine::Candidates,
+            },
+            max_executions: self.max_executions,
+            timeout: self.timeout,
         }
     }
 }
@@ -167,6 +234,26 @@ impl CheckFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_and_durations_parse_as_written() {
+        assert_eq!(parse_count("1e7"), Ok(10_000_000));
+        assert_eq!(parse_count("250"), Ok(250));
+        assert!(parse_count("0.5").is_err() && parse_count("x").is_err());
+        assert_eq!(
+            parse_duration("30s"),
+            Ok(std::time::Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_duration("500ms"),
+            Ok(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_duration("2m"),
+            Ok(std::time::Duration::from_secs(120))
+        );
+        assert!(parse_duration("3 weeks").is_err() && parse_duration("0s").is_err());
+    }
 
     #[test]
     fn platform_files_take_caps_output_and_reject_bad_values() {

@@ -72,7 +72,7 @@ pub fn thread_loops(program: &Program, thread: &Thread) -> Vec<LoopInfo> {
     loops
 }
 
-fn reads_of(kind: &InstrKind) -> Vec<RegId> {
+pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
     let mut v = Vec::new();
     let mut op = |o: &Operand| {
         if let Operand::Reg(r) = o {
@@ -125,7 +125,7 @@ fn reads_of(kind: &InstrKind) -> Vec<RegId> {
     v
 }
 
-fn writes_of(kind: &InstrKind) -> Option<RegId> {
+pub(crate) fn writes_of(kind: &InstrKind) -> Option<RegId> {
     match kind {
         InstrKind::Load { dst, .. }
         | InstrKind::Mov { dst, .. }
@@ -175,7 +175,7 @@ fn scope_of_write(kind: &InstrKind) -> Option<(Order, Scope)> {
 
 /// Every write to `addr`'s location in the program is strong and mutually in scope with an RMW
 /// of `scope` by a thread at `at`.
-fn writes_morally_strong_with(
+pub(crate) fn writes_morally_strong_with(
     program: &Program,
     me: &Thread,
     loc: scopecheck_ir::LocId,

@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use scopecheck_explore::{explore, ExploreOptions, Graph, Model, Relation, Trace, TraceLimit};
+use scopecheck_explore::RaceKind;
+use scopecheck_explore::{
+    explore, Budget, Engine, ExploreOptions, Graph, Model, Relation, Trace, TraceLimit,
+};
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
 use crate::{
@@ -65,6 +68,17 @@ fn describe_instr(program: &Program, thread: ThreadId, instr: usize) -> String {
     format!("{} line {} (`{}`)", th.name, i.span.line, i.text)
 }
 
+/// What the consistent executions found so far add up to.
+#[derive(Default)]
+struct Tally {
+    states: BTreeMap<Vec<Value>, bool>,
+    positive: u64,
+    negative: u64,
+    executions: u64,
+    races: Vec<RaceReport>,
+    witness: Vec<WitnessRead>,
+}
+
 /// Explores `program` under `model` and judges its condition.
 pub fn judge(
     program: &Program,
@@ -73,51 +87,82 @@ pub fn judge(
 ) -> Result<Verdict, CheckError> {
     let observables = program.observables();
     let prop = &program.condition.prop;
-    let mut states: BTreeMap<Vec<Value>, bool> = BTreeMap::new();
-    let (mut positive, mut negative, mut executions) = (0u64, 0u64, 0u64);
-    let mut races: Vec<RaceReport> = Vec::new();
-    let mut witness: Vec<WitnessRead> = Vec::new();
     let quantifier = program.condition.quantifier;
-    let result = explore(
-        program,
-        model,
-        &ExploreOptions {
-            unroll: opts.unroll,
-            scheduler: opts.scheduler,
-        },
-        &mut |g, paths, co, found| {
-            for r in found {
-                let report = race_report(program, g, r);
-                if !races.contains(&report) {
-                    races.push(report);
+    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    let mut engine = opts.engine;
+    let (result, tally) = loop {
+        let mut tally = Tally::default();
+        let result = explore(
+            program,
+            model,
+            &ExploreOptions {
+                unroll: opts.unroll,
+                scheduler: opts.scheduler,
+                engine,
+                budget: Budget {
+                    max_executions: opts.max_executions,
+                    deadline,
+                },
+            },
+            &mut |g, paths, co, found| {
+                let t = &mut tally;
+                for r in found {
+                    let report = race_report(program, g, r);
+                    if !t.races.contains(&report) {
+                        t.races.push(report);
+                    }
                 }
-            }
-            executions += 1;
-            let choices = final_values(program, g, paths, co, &observables);
-            // The witness: an execution that shows the answer (for `exists`, one satisfying the
-            // proposition; for `~exists` and `forall`, one breaking the requirement).
-            let mut shows = false;
-            for_each_state(&choices, &mut |vals| {
-                let satisfies = prop.eval(&|o| {
-                    let k = observables
-                        .iter()
-                        .position(|x| *x == o)
-                        .expect("observable of the condition");
-                    vals[k]
+                t.executions += 1;
+                let choices = final_values(program, g, paths, co, &observables);
+                // The witness: an execution that shows the answer (for `exists`, one
+                // satisfying the proposition; for `~exists` and `forall`, one breaking the
+                // requirement).
+                let mut shows = false;
+                for_each_state(&choices, &mut |vals| {
+                    let satisfies = prop.eval(&|o| {
+                        let k = observables
+                            .iter()
+                            .position(|x| *x == o)
+                            .expect("observable of the condition");
+                        vals[k]
+                    });
+                    if satisfies {
+                        t.positive += 1;
+                    } else {
+                        t.negative += 1;
+                    }
+                    shows |= satisfies != (quantifier == Quantifier::Forall);
+                    t.states.insert(vals.to_vec(), satisfies);
                 });
-                if satisfies {
-                    positive += 1;
-                } else {
-                    negative += 1;
+                if shows && t.witness.is_empty() {
+                    t.witness = witness_reads(program, g);
                 }
-                shows |= satisfies != (quantifier == Quantifier::Forall);
-                states.insert(vals.to_vec(), satisfies);
-            });
-            if shows && witness.is_empty() {
-                witness = witness_reads(program, g);
-            }
-        },
-    );
+            },
+        );
+        // The graph explorer could not vouch for its completeness here: forget what it found
+        // and enumerate candidates instead.
+        if engine == Engine::Auto && matches!(&result, Ok(e) if e.fallback.is_some()) {
+            engine = Engine::Candidates;
+            continue;
+        }
+        break (result, tally);
+    };
+    let Tally {
+        states,
+        positive,
+        negative,
+        executions,
+        mut races,
+        witness,
+    } = tally;
+    // Reports list races and hangs in source order, whichever order the search found them in.
+    races.sort_by(|a, b| {
+        (&a.first, &a.second, a.kind == RaceKind::Heterogeneous).cmp(&(
+            &b.first,
+            &b.second,
+            b.kind == RaceKind::Heterogeneous,
+        ))
+    });
     let mut incomplete = None;
     let mut rejected = Vec::new();
     let mut hangs = Vec::new();
@@ -163,6 +208,16 @@ pub fn judge(
                     ),
                 });
             }
+            if let Some(why) = &exploration.cut_short {
+                incomplete = Some(Incomplete {
+                    reason: format!("the search stopped early: {why}"),
+                });
+            }
+            if let Some(why) = &exploration.fallback {
+                incomplete = Some(Incomplete {
+                    reason: format!("the graph explorer cannot vouch for its completeness: {why}"),
+                });
+            }
             rejected = exploration.rejected.by_axiom;
             reduced_loops = exploration.reduced_loops.len();
             hangs = exploration
@@ -170,6 +225,15 @@ pub fn judge(
                 .iter()
                 .map(|h| hang_report(program, opts, h))
                 .collect();
+            hangs.sort_by_key(|h: &HangReport| {
+                let at = |v: &[Spin]| v.iter().map(|s| (s.thread, s.line)).collect::<Vec<_>>();
+                (
+                    at(&h.spinning),
+                    at(&h.at_barrier),
+                    h.starved.clone(),
+                    h.reason.clone(),
+                )
+            });
         }
     }
     let q = program.condition.quantifier;

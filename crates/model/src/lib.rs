@@ -13,7 +13,7 @@ mod verdict;
 pub use lint::Lint;
 pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
-pub use scopecheck_explore::RaceKind;
+pub use scopecheck_explore::{Engine, RaceKind};
 pub use verdict::{
     Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
     WitnessRead,
@@ -53,6 +53,12 @@ pub struct CheckOptions {
     pub scheduler: Scheduler,
     /// The machine: what host-device programs may rely on.
     pub platform: Platform,
+    /// Which explorer runs (the candidate enumerator only as the tests' oracle).
+    pub engine: Engine,
+    /// Stop after this many consistent executions (the verdict is then incomplete).
+    pub max_executions: Option<u64>,
+    /// Stop after this long (the verdict is then incomplete).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Default for CheckOptions {
@@ -62,6 +68,9 @@ impl Default for CheckOptions {
             unroll: DEFAULT_UNROLL,
             scheduler: Scheduler::default(),
             platform: Platform::ideal(),
+            engine: Engine::Auto,
+            max_executions: None,
+            timeout: None,
         }
     }
 }

@@ -43,6 +43,27 @@ impl Model for ScopedC11 {
         !g.po.contains(read, write)
     }
 
+    /// RC11's No-Thin-Air makes `sb ∪ rf` acyclic.
+    fn porf_acyclic(&self) -> bool {
+        true
+    }
+
+    /// What reads-from alone already decides: No-Thin-Air, happens-before acyclic, the
+    /// Coherence cases that modification order forced by happens-before settles, and
+    /// Atomicity for two RMWs reading one write. Each only gets harder with more events and
+    /// reads-from edges.
+    fn consistent_so_far(&self, g: &Graph) -> bool {
+        let rf = g.rf_relation();
+        if !no_thin_air(g, &rf) {
+            return false;
+        }
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        let hb = synchronization::happens_before(g, &rf, &inclusion);
+        hb.is_irreflexive()
+            && coherence_from_reads_from(g, &hb)
+            && rmws_read_distinct_writes(g, &self.platform)
+    }
+
     fn executions(
         &self,
         g: &Graph,
@@ -106,4 +127,45 @@ impl Model for ScopedC11 {
             rejected.add(COHERENCE);
         }
     }
+}
+
+/// Coherence (`hb ; eco?` irreflexive) on what reads-from decides. Modification order contains
+/// happens-before between writes and starts at the initial write, so a read `r` of `w` is
+/// incoherent when `r` happens before `w`, or when a write `w'` that `mo` must put after `w`
+/// happens before `r` or is read by a read happening before `r` (`r` then reads from before
+/// `w'`, which `r` already saw).
+fn coherence_from_reads_from(g: &Graph, hb: &synchronization::HappensBefore) -> bool {
+    g.reads.iter().all(|r| {
+        let Some(w) = g.rf[r] else { return true };
+        let hb = hb.of(g, r);
+        if hb.contains(r, w) {
+            return false;
+        }
+        let w_init = g.events[w].thread.is_none();
+        g.writes.iter().all(|w2| {
+            if w2 == w || !g.same_loc.contains(w, w2) || !(w_init || hb.contains(w, w2)) {
+                return true;
+            }
+            let seen = hb.contains(w2, r)
+                || g.reads
+                    .iter()
+                    .any(|r1| g.rf[r1] == Some(w2) && hb.contains(r1, r));
+            !seen
+        })
+    })
+}
+
+/// Atomicity on what reads-from decides: two RMWs that read the same write would each need the
+/// other's write between that write and their own (modification order is total), unless the
+/// platform lets one of them split.
+fn rmws_read_distinct_writes(g: &Graph, platform: &Platform) -> bool {
+    let rmws: Vec<(usize, usize)> = g.rmw.pairs().collect();
+    rmws.iter().enumerate().all(|(k, &(r1, w1))| {
+        rmws[k + 1..].iter().all(|&(r2, w2)| {
+            g.rf[r1].is_none()
+                || g.rf[r1] != g.rf[r2]
+                || platform.splits_atomicity(g, w1, w2)
+                || platform.splits_atomicity(g, w2, w1)
+        })
+    })
 }

@@ -1,0 +1,312 @@
+//! The candidate enumerator, the first explorer: every path of every thread with reads
+//! returning every value the program could write (`trace`), combinations of one path per
+//! thread, every reads-from choice, then the model's orders. Its cost follows the candidates,
+//! not the executions; it stays as the fallback where the graph explorer cannot vouch for its
+//! completeness (load buffering through independent writes, barrier and launch cycles) and as
+//! the differential oracle of the tests (`Engine::Candidates`).
+
+use scopecheck_ir::{LocId, Program, ThreadId, Value};
+
+use crate::trace::{self, EventKind, PathEnd, Trace, TraceLimit};
+use crate::{
+    loops, progress, Exploration, ExploreOptions, Graph, Leaf, Model, NotAnExecution, OnExecution,
+};
+
+/// The read and written `(location, value)` pairs of a path.
+struct PathValues {
+    reads: Vec<(LocId, Value)>,
+    writes: Vec<(LocId, Value)>,
+}
+
+fn path_values(t: &Trace) -> PathValues {
+    let mut v = PathValues {
+        reads: vec![],
+        writes: vec![],
+    };
+    for e in &t.events {
+        match e.kind {
+            EventKind::Read { loc, value, .. } => v.reads.push((loc, value)),
+            EventKind::Write { loc, value, .. } => v.writes.push((loc, value)),
+            _ => {}
+        }
+    }
+    v.reads.sort_unstable();
+    v.reads.dedup();
+    v.writes.sort_unstable();
+    v.writes.dedup();
+    v
+}
+
+/// The path of a thread the scheduler never ran.
+fn never_ran(thread: &scopecheck_ir::Thread) -> Trace {
+    let mut regs = vec![0; thread.registers.len()];
+    for (r, v) in &thread.init_regs {
+        regs[r.0 as usize] = *v;
+    }
+    Trace {
+        events: vec![],
+        rmw: vec![],
+        regs,
+        end: PathEnd::Starved,
+    }
+}
+
+/// Explores every execution of `program` under `model`. `on_execution` receives each consistent
+/// execution of paths that all finished: its graph, the path of each thread, its coherence
+/// order and the races the model sees in it. Hangs are searched for under every starvation the scheduler could allow.
+pub fn explore<'p>(
+    program: &'p Program,
+    model: &dyn Model,
+    opts: &ExploreOptions,
+    on_execution: &mut OnExecution<'_, 'p>,
+) -> Result<Exploration, TraceLimit> {
+    let paths = trace::enumerate_paths(program, opts.unroll)?;
+    let mut out = Exploration::default();
+    for (t, th) in program.threads.iter().enumerate() {
+        for l in loops::thread_loops(program, th) {
+            if l.reducible.is_ok() {
+                out.reduced_loops
+                    .push((ThreadId(t as u32), *l.branches.last().expect("a branch")));
+            }
+        }
+    }
+    // What a starved thread may have done before the scheduler stopped running it: nothing, or
+    // under a preempting scheduler any instruction-aligned prefix of one of its paths.
+    let starved_paths: Vec<Vec<Trace>> = program
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, th)| {
+            let mut v = vec![never_ran(th)];
+            if opts.scheduler.preempts() {
+                for p in &paths.per_thread[t] {
+                    for k in 1..=p.events.len() {
+                        let aligned =
+                            k == p.events.len() || p.events[k].instr != p.events[k - 1].instr;
+                        let prefix = Trace {
+                            events: p.events[..k].to_vec(),
+                            rmw: p
+                                .rmw
+                                .iter()
+                                .copied()
+                                .filter(|&(_, w)| (w as usize) < k)
+                                .collect(),
+                            regs: v[0].regs.clone(),
+                            end: PathEnd::Starved,
+                        };
+                        if aligned && !v.contains(&prefix) {
+                            v.push(prefix);
+                        }
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    let spins = paths
+        .per_thread
+        .iter()
+        .flatten()
+        .any(|p| matches!(p.end, PathEnd::Blocked { .. }));
+    let candidates = if spins {
+        opts.scheduler.starvation_candidates(program)
+    } else {
+        vec![vec![]]
+    };
+    for starved in candidates {
+        let per_thread: Vec<&[Trace]> = (0..program.threads.len())
+            .map(|t| {
+                if starved.contains(&ThreadId(t as u32)) {
+                    &starved_paths[t][..]
+                } else {
+                    &paths.per_thread[t][..]
+                }
+            })
+            .collect();
+        let values: Vec<Vec<PathValues>> = per_thread
+            .iter()
+            .map(|ts| ts.iter().map(path_values).collect())
+            .collect();
+        // available[t]: values the initial state and threads t.. could write.
+        let nt = program.threads.len();
+        let mut available: Vec<Vec<(LocId, Value)>> = vec![vec![]; nt + 1];
+        available[nt] = program
+            .locations
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (LocId(i as u32), l.init))
+            .collect();
+        for t in (0..nt).rev() {
+            let mut a = available[t + 1].clone();
+            for pv in &values[t] {
+                a.extend_from_slice(&pv.writes);
+            }
+            a.sort_unstable();
+            a.dedup();
+            available[t] = a;
+        }
+        let mut run = Run {
+            program,
+            model,
+            scheduler: &opts.scheduler,
+            starved: &starved,
+            paths: &per_thread,
+            values: &values,
+            available: &available,
+            chosen: Vec::with_capacity(nt),
+            written: Vec::new(),
+            out: &mut out,
+            on_execution,
+        };
+        run.choose(0);
+    }
+    Ok(out)
+}
+
+struct Run<'a, 'p> {
+    program: &'p Program,
+    model: &'a dyn Model,
+    scheduler: &'a progress::Scheduler,
+    /// Threads never scheduled in this run: only hangs are looked for.
+    starved: &'a [ThreadId],
+    paths: &'a [&'a [Trace]],
+    values: &'a [Vec<PathValues>],
+    available: &'a [Vec<(LocId, Value)>],
+    chosen: Vec<usize>,
+    /// Values written by the chosen paths, with multiplicity (popped on backtrack).
+    written: Vec<(LocId, Value)>,
+    out: &'a mut Exploration,
+    on_execution: &'a mut OnExecution<'a, 'p>,
+}
+
+impl<'p> Run<'_, 'p> {
+    /// Chooses a path for thread `t`, pruning paths that read a value nothing can write.
+    fn choose(&mut self, t: usize) {
+        if t == self.paths.len() {
+            self.combination();
+            return;
+        }
+        for (i, pv) in self.values[t].iter().enumerate() {
+            let feasible = pv.reads.iter().all(|rv| {
+                pv.writes.contains(rv)
+                    || self.written.contains(rv)
+                    || self.available[t + 1].binary_search(rv).is_ok()
+            });
+            if !feasible {
+                continue;
+            }
+            let mark = self.written.len();
+            self.written.extend_from_slice(&pv.writes);
+            self.chosen.push(i);
+            self.choose(t + 1);
+            self.chosen.pop();
+            self.written.truncate(mark);
+        }
+    }
+
+    fn combination(&mut self) {
+        let owned: Vec<Trace>;
+        let mut paths: Vec<&Trace> = self
+            .chosen
+            .iter()
+            .enumerate()
+            .map(|(t, &i)| &self.paths[t][i])
+            .collect();
+        // With threads starved, only configurations where everyone else finished or spins
+        // can hang.
+        if !self.starved.is_empty()
+            && !paths.iter().all(|p| {
+                matches!(
+                    p.end,
+                    PathEnd::Finished | PathEnd::Blocked { .. } | PathEnd::Starved
+                )
+            })
+        {
+            return;
+        }
+        // A barrier some participant never reaches stops its waiters there: cut their paths
+        // before the wait and go on with what remains (a hang, or a prefix of a cut loop or a
+        // fault, which must still be reported).
+        let mut cut: Vec<Trace> = Vec::new();
+        let g = loop {
+            let attempt = if cut.is_empty() {
+                Graph::new(self.program, &paths)
+            } else {
+                Graph::new(self.program, &cut.iter().collect::<Vec<_>>())
+            };
+            match attempt {
+                Ok(g) => break g,
+                Err(NotAnExecution::BarrierBlocks(waits)) => {
+                    if cut.is_empty() {
+                        cut = paths.iter().map(|p| (*p).clone()).collect();
+                    }
+                    for (t, k) in waits {
+                        let t = t.0 as usize;
+                        if k < cut[t].events.len() {
+                            cut[t] = cut[t].stopped_at_barrier(k);
+                        }
+                    }
+                }
+                Err(NotAnExecution::WrongReduction) => return,
+            }
+        };
+        if !cut.is_empty() {
+            owned = cut;
+            paths = owned.iter().collect();
+        }
+        let reads: Vec<usize> = g.reads.iter().collect();
+        let mut candidates: Vec<Vec<usize>> = Vec::with_capacity(reads.len());
+        for &r in &reads {
+            let (loc, value) = (g.events[r].kind.loc(), g.events[r].kind.value());
+            let c: Vec<usize> = g
+                .writes
+                .iter()
+                .filter(|&w| {
+                    g.events[w].kind.loc() == loc
+                        && g.events[w].kind.value() == value
+                        && !g.rmw.contains(r, w)
+                        && self.model.may_read_from(&g, r, w)
+                })
+                .collect();
+            if c.is_empty() {
+                return;
+            }
+            candidates.push(c);
+        }
+        let mut g = g;
+        self.reads_from(&mut g, &reads, &candidates, 0, &paths);
+    }
+
+    fn reads_from(
+        &mut self,
+        g: &mut Graph<'p>,
+        reads: &[usize],
+        candidates: &[Vec<usize>],
+        k: usize,
+        paths: &[&Trace],
+    ) {
+        if k < reads.len() {
+            for &w in &candidates[k] {
+                g.rf[reads[k]] = Some(w);
+                // Prune as early as the model allows: a prefix of reads-from that already breaks
+                // an axiom breaks it in every completion.
+                if self.model.consistent_so_far(g) {
+                    self.reads_from(g, reads, candidates, k + 1, paths);
+                } else {
+                    self.out.rejected.add("(reads-from prefix)");
+                }
+            }
+            g.rf[reads[k]] = None;
+            return;
+        }
+        let mut leaf = Leaf {
+            program: self.program,
+            model: self.model,
+            scheduler: self.scheduler,
+            starved: self.starved,
+            out: self.out,
+            on_execution: self.on_execution,
+        };
+        leaf.judge(g, paths);
+    }
+}

@@ -1,0 +1,484 @@
+//! The interpreter: one thread of the IR executed step by step against the execution graph.
+//!
+//! Registers, branch conditions and addresses are concrete: a read's value is the value of the
+//! write the explorer chose for it to read from, so the thread's path is a function of its
+//! reads-from choices. The interpreter records the events it emits with the reads each one
+//! depends on (data, address, control), as `trace` does for the candidate enumerator, so that
+//! both build the same graphs.
+//!
+//! Loops are judged by behaviour: when a backward branch closes an iteration that was *pure*
+//! (every write it made was a write-back of what its own RMW read, morally strong with every
+//! other writer of the location; no barrier; the registers live at the loop head unchanged),
+//! repeating it would read the same writes and do the same nothing, so the thread is
+//! *blocked* there (docs/explore.md, "Loops by behaviour"). Other backward branches count
+//! against the unroll bound.
+
+use scopecheck_ir::{
+    Address, BarrierKind, BarrierRedOp, BranchCond, InstrKind, LocId, Operand, Order, Program,
+    RegId, RmwKind, Scope, Thread, Value,
+};
+
+use crate::statics::ThreadStatics;
+use crate::trace::{EventKind, PathEnd, Trace, TraceEvent};
+
+/// A read the thread needs a value for before it can go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadRequest {
+    pub instr: usize,
+    pub loc: LocId,
+    pub order: Order,
+    pub scope: Scope,
+    /// The read of a `red` (no destination register).
+    pub reduction: bool,
+    /// Reads the address depends on.
+    pub addr_deps: Vec<u32>,
+    what: ReadFor,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ReadFor {
+    Load { dst: RegId },
+    Rmw { dst: Option<RegId>, kind: RmwKind },
+}
+
+/// A barrier wait the thread is held at until its round completes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierWait {
+    pub instr: usize,
+    pub barrier: u32,
+    /// Which arrival of this thread at this barrier it waits on (0 for the first).
+    pub round: u32,
+    pub red: Option<(BarrierRedOp, RegId)>,
+}
+
+/// Where a thread stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// It can execute its next instruction.
+    Ready,
+    /// Its next instruction reads; the explorer has not yet chosen from what.
+    Reads(ReadRequest),
+    /// It reads from a write not yet in the graph: it resumes when one arrives.
+    Pending(ReadRequest),
+    /// It waits at a barrier whose round has not completed.
+    Waiting(BarrierWait),
+    /// It will not execute again (finished, blocked in a pure iteration, cut, faulted).
+    Stopped,
+}
+
+/// What one step of a thread did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// It emitted a write (path index), which readers may now read from.
+    Wrote(usize),
+    /// It emitted an event that is not a write, or only computed in registers.
+    Other,
+    /// It needs a value: its status is now [`Status::Reads`].
+    NeedsValue,
+    /// It arrived at a barrier and waits: its status is now [`Status::Waiting`].
+    Waits,
+    /// It stopped: its trace's `end` says how.
+    Stopped,
+}
+
+/// The state of one thread: its path so far and its registers.
+#[derive(Clone, Debug)]
+pub struct ThreadRun {
+    pub trace: Trace,
+    pub status: Status,
+    pc: usize,
+    /// For each register, the reads its value was computed from.
+    reg_deps: Vec<Vec<u32>>,
+    /// Reads that decided a conditional branch so far: every later event depends on them.
+    ctrl: Vec<u32>,
+    /// Times each backward branch was taken in iterations that were not pure.
+    taken: Vec<u32>,
+    /// Per loop head (by instruction index): path length and registers when control last
+    /// arrived there.
+    heads: Vec<Option<(usize, Vec<Value>)>>,
+}
+
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+impl ThreadRun {
+    pub fn new(thread: &Thread) -> Self {
+        let mut regs = vec![0; thread.registers.len()];
+        for (r, v) in &thread.init_regs {
+            regs[r.0 as usize] = *v;
+        }
+        ThreadRun {
+            trace: Trace {
+                events: vec![],
+                rmw: vec![],
+                regs,
+                end: PathEnd::Finished,
+            },
+            status: Status::Ready,
+            pc: 0,
+            reg_deps: vec![vec![]; thread.registers.len()],
+            ctrl: vec![],
+            taken: vec![0; thread.code.len()],
+            heads: vec![None; thread.code.len()],
+        }
+    }
+
+    /// The instruction the thread is at.
+    pub fn pc(&self) -> usize {
+        self.pc
+    }
+
+    fn operand(&self, o: Operand) -> Value {
+        match o {
+            Operand::Reg(r) => self.trace.regs[r.0 as usize],
+            Operand::Imm(v) => v,
+        }
+    }
+
+    fn operand_deps(&self, o: Operand) -> &[u32] {
+        match o {
+            Operand::Reg(r) => &self.reg_deps[r.0 as usize],
+            Operand::Imm(_) => &[],
+        }
+    }
+
+    fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
+        self.trace.regs[r.0 as usize] = v;
+        self.reg_deps[r.0 as usize] = deps;
+    }
+
+    fn push(&mut self, instr: usize, kind: EventKind, deps: &[u32]) -> u32 {
+        let deps = union(deps, &self.ctrl);
+        self.trace.events.push(TraceEvent { instr, kind, deps });
+        (self.trace.events.len() - 1) as u32
+    }
+
+    fn stop(&mut self, end: PathEnd) -> Step {
+        self.trace.end = end;
+        self.status = Status::Stopped;
+        Step::Stopped
+    }
+
+    /// The location an address names, or the fault when its offset is not zero.
+    fn address(&self, a: Address) -> Result<(LocId, Vec<u32>), String> {
+        match a.offset {
+            None => Ok((a.loc, vec![])),
+            Some(r) => {
+                let off = self.trace.regs[r.0 as usize];
+                if off == 0 {
+                    Ok((a.loc, self.reg_deps[r.0 as usize].clone()))
+                } else {
+                    Err(format!("address offset {off} leaves the location"))
+                }
+            }
+        }
+    }
+
+    /// Executes instructions until one emits an event, needs a value, waits or stops.
+    pub fn step(&mut self, program: &Program, thread: &Thread, statics: &ThreadStatics) -> Step {
+        debug_assert_eq!(self.status, Status::Ready);
+        loop {
+            let pc = self.pc;
+            let Some(instr) = thread.code.get(pc) else {
+                return self.stop(PathEnd::Finished);
+            };
+            if statics.is_loop_head(pc) {
+                self.heads[pc] = Some((self.trace.events.len(), self.trace.regs.clone()));
+            }
+            self.pc += 1;
+            match instr.kind {
+                InstrKind::Load {
+                    dst,
+                    addr,
+                    order,
+                    scope,
+                } => {
+                    let (loc, addr_deps) = match self.address(addr) {
+                        Ok(x) => x,
+                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+                    };
+                    self.status = Status::Reads(ReadRequest {
+                        instr: pc,
+                        loc,
+                        order,
+                        scope,
+                        reduction: false,
+                        addr_deps,
+                        what: ReadFor::Load { dst },
+                    });
+                    return Step::NeedsValue;
+                }
+                InstrKind::Rmw {
+                    dst,
+                    addr,
+                    kind,
+                    order,
+                    scope,
+                } => {
+                    let (loc, addr_deps) = match self.address(addr) {
+                        Ok(x) => x,
+                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+                    };
+                    self.status = Status::Reads(ReadRequest {
+                        instr: pc,
+                        loc,
+                        order,
+                        scope,
+                        reduction: dst.is_none(),
+                        addr_deps,
+                        what: ReadFor::Rmw { dst, kind },
+                    });
+                    return Step::NeedsValue;
+                }
+                InstrKind::Store {
+                    addr,
+                    value,
+                    order,
+                    scope,
+                } => {
+                    let (loc, addr_deps) = match self.address(addr) {
+                        Ok(x) => x,
+                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+                    };
+                    let v = self.operand(value);
+                    let deps = union(&addr_deps, self.operand_deps(value));
+                    let e = self.push(
+                        pc,
+                        EventKind::Write {
+                            loc,
+                            value: v,
+                            order,
+                            scope,
+                        },
+                        &deps,
+                    );
+                    return Step::Wrote(e as usize);
+                }
+                InstrKind::Fence {
+                    order,
+                    scope,
+                    spaces,
+                } => {
+                    self.push(
+                        pc,
+                        EventKind::Fence {
+                            order,
+                            scope,
+                            spaces,
+                        },
+                        &[],
+                    );
+                    return Step::Other;
+                }
+                InstrKind::Barrier { id, kind, count } => {
+                    let arrivals = self
+                        .trace
+                        .events
+                        .iter()
+                        .filter(|e| matches!(e.kind, EventKind::Arrive { barrier, .. } if barrier == id))
+                        .count() as u32;
+                    let (pred, pdeps, red) = match kind {
+                        BarrierKind::Red { op, dst, pred } => (
+                            Some(self.operand(pred)),
+                            self.operand_deps(pred).to_vec(),
+                            Some((op, dst)),
+                        ),
+                        BarrierKind::Sync | BarrierKind::Arrive => (None, vec![], None),
+                    };
+                    self.push(
+                        pc,
+                        EventKind::Arrive {
+                            barrier: id,
+                            count,
+                            pred,
+                        },
+                        &pdeps,
+                    );
+                    if kind == BarrierKind::Arrive {
+                        return Step::Other;
+                    }
+                    self.status = Status::Waiting(BarrierWait {
+                        instr: pc,
+                        barrier: id,
+                        round: arrivals,
+                        red,
+                    });
+                    return Step::Waits;
+                }
+                InstrKind::Mov { dst, src } => {
+                    let v = self.operand(src);
+                    let d = self.operand_deps(src).to_vec();
+                    self.set(dst, v, d);
+                }
+                InstrKind::Binary { dst, op, a, b } => {
+                    if let Some(why) = op.undefined(self.operand(b)) {
+                        return self.stop(PathEnd::Fault {
+                            instr: pc,
+                            message: why.to_string(),
+                        });
+                    }
+                    let v = op.apply(self.operand(a), self.operand(b));
+                    let d = union(self.operand_deps(a), self.operand_deps(b));
+                    self.set(dst, v, d);
+                }
+                InstrKind::Branch { cond, target } => {
+                    let (taken, deps) = match cond {
+                        BranchCond::Always => (true, vec![]),
+                        BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
+                            let eq = self.operand(a) == self.operand(b);
+                            let taken = if matches!(cond, BranchCond::Eq(..)) {
+                                eq
+                            } else {
+                                !eq
+                            };
+                            (taken, union(self.operand_deps(a), self.operand_deps(b)))
+                        }
+                    };
+                    // Control dependency: everything after a conditional branch depends on
+                    // what decided it, whichever way it went.
+                    self.ctrl = union(&self.ctrl, &deps);
+                    if !taken {
+                        continue;
+                    }
+                    if target <= pc {
+                        if let Some(start) = self.pure_iteration(program, thread, statics, target) {
+                            return self.stop(PathEnd::Blocked {
+                                instr: pc,
+                                iteration: start,
+                            });
+                        }
+                        if self.taken[pc] >= statics.unroll {
+                            return self.stop(PathEnd::Cut { instr: pc });
+                        }
+                        self.taken[pc] += 1;
+                    }
+                    self.pc = target;
+                }
+            }
+        }
+    }
+
+    /// When the iteration that a backward branch to `head` closes was pure, the path index
+    /// where it started.
+    fn pure_iteration(
+        &self,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+        head: usize,
+    ) -> Option<usize> {
+        let (start, regs) = self.heads[head].as_ref()?;
+        let events = &self.trace.events[*start..];
+        let invisible = events.iter().enumerate().all(|(k, e)| match e.kind {
+            // A write-back: the write half of an RMW that wrote what it read, and every other
+            // writer of the location is morally strong with it.
+            EventKind::Write { value, .. } => {
+                k > 0
+                    && events[k - 1].kind.is_read()
+                    && events[k - 1].instr == e.instr
+                    && events[k - 1].kind.value() == Some(value)
+                    && statics.write_back_ok(program, thread, e.instr)
+            }
+            EventKind::Arrive { .. } | EventKind::Wait { .. } => false,
+            EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
+        });
+        let same_registers = statics.live_at(head).all(|r| regs[r] == self.trace.regs[r]);
+        (invisible && same_registers).then_some(*start)
+    }
+
+    /// Gives a requested read its value, emitting the read (and an RMW's write); returns the
+    /// path index of the read, and that of the write when one was emitted.
+    pub fn resolve_read(&mut self, value: Value) -> (usize, Option<usize>) {
+        let req = match std::mem::replace(&mut self.status, Status::Ready) {
+            Status::Reads(r) | Status::Pending(r) => r,
+            other => unreachable!("resolve_read on a thread that does not read: {other:?}"),
+        };
+        let r = self.push(
+            req.instr,
+            EventKind::Read {
+                loc: req.loc,
+                value,
+                order: req.order,
+                scope: req.scope,
+                reduction: req.reduction,
+            },
+            &req.addr_deps,
+        );
+        match req.what {
+            ReadFor::Load { dst } => {
+                self.set(dst, value, vec![r]);
+                (r as usize, None)
+            }
+            ReadFor::Rmw { dst, kind } => {
+                let written = match kind {
+                    RmwKind::Op(op, v) => Some((
+                        op.apply(value, self.operand(v)),
+                        union(&req.addr_deps, self.operand_deps(v)),
+                    )),
+                    RmwKind::Cas { expected, new } => {
+                        (value == self.operand(expected)).then(|| {
+                            let d = union(self.operand_deps(expected), self.operand_deps(new));
+                            (self.operand(new), union(&req.addr_deps, &d))
+                        })
+                    }
+                };
+                let mut w = None;
+                if let Some((v, deps)) = written {
+                    let e = self.push(
+                        req.instr,
+                        EventKind::Write {
+                            loc: req.loc,
+                            value: v,
+                            order: req.order,
+                            scope: req.scope,
+                        },
+                        &deps,
+                    );
+                    self.trace.rmw.push((r, e));
+                    w = Some(e as usize);
+                }
+                if let Some(d) = dst {
+                    self.set(d, value, vec![r]);
+                }
+                (r as usize, w)
+            }
+        }
+    }
+
+    /// Lets a waiting thread through its barrier, with the round's reduction for `bar.red`.
+    pub fn pass_barrier(&mut self, reduction: Option<Value>) {
+        let Status::Waiting(w) = std::mem::replace(&mut self.status, Status::Ready) else {
+            unreachable!("pass_barrier on a thread that does not wait");
+        };
+        let red = w.red.map(|(op, dst)| {
+            let v = reduction.expect("a bar.red round has a reduction");
+            self.set(dst, v, vec![]);
+            (op, v)
+        });
+        self.push(
+            w.instr,
+            EventKind::Wait {
+                barrier: w.barrier,
+                red,
+            },
+            &[],
+        );
+    }
+
+    /// Marks the thread as never scheduled again from here (a starved thread).
+    pub fn starve(&mut self) {
+        self.trace.end = PathEnd::Starved;
+        self.status = Status::Stopped;
+    }
+
+    /// Ends the path of a thread that waits forever at a barrier.
+    pub fn stuck_at_barrier(&mut self) {
+        if let Status::Waiting(w) = &self.status {
+            self.trace.end = PathEnd::AtBarrier { instr: w.instr };
+        }
+    }
+}

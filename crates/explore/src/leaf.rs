@@ -1,0 +1,209 @@
+//! What the explorers do with a graph where no thread can go on: hand a finished execution to
+//! the judge, or look for a hang (spinners reading coherence-latest writes, barriers that never
+//! fill, threads never scheduled) and record cut loops and faults of consistent prefixes.
+
+use scopecheck_ir::{Program, ThreadId};
+
+use crate::progress::Scheduler;
+use crate::trace::{EventKind, PathEnd, Trace};
+use crate::{
+    CutLoop, EventSet, Exploration, Fault, Graph, Hang, Model, OnExecution, Relation, Spinner,
+};
+
+/// The context a leaf is judged in.
+pub(crate) struct Leaf<'b, 'f, 'p> {
+    pub program: &'p Program,
+    pub model: &'b dyn Model,
+    pub scheduler: &'b Scheduler,
+    /// Threads never scheduled in this search: only hangs are looked for.
+    pub starved: &'b [ThreadId],
+    pub out: &'b mut Exploration,
+    pub on_execution: &'b mut OnExecution<'f, 'p>,
+}
+
+impl<'p> Leaf<'_, '_, 'p> {
+    /// Judges a graph whose reads-from is complete and where no thread can go on.
+    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace]) {
+        let unfinished: Vec<usize> = (0..paths.len())
+            .filter(|&t| paths[t].end != PathEnd::Finished)
+            .collect();
+        let waiting: Vec<(ThreadId, usize)> = unfinished
+            .iter()
+            .filter_map(|&t| match paths[t].end {
+                PathEnd::AtBarrier { instr } => Some((ThreadId(t as u32), instr)),
+                _ => None,
+            })
+            .collect();
+        let stuck = unfinished.iter().all(|&t| {
+            matches!(
+                paths[t].end,
+                PathEnd::Blocked { .. } | PathEnd::Starved | PathEnd::AtBarrier { .. }
+            )
+        }) && unfinished.iter().any(|&t| {
+            matches!(
+                paths[t].end,
+                PathEnd::Blocked { .. } | PathEnd::AtBarrier { .. }
+            )
+        });
+        let out = &mut *self.out;
+        let on_execution = &mut self.on_execution;
+        let (mut feasible, mut hang) = (false, None);
+        self.model
+            .executions(g, &mut out.rejected, &mut |co, races| {
+                if unfinished.is_empty() {
+                    on_execution(g, paths, co, races)
+                } else {
+                    feasible = true;
+                    if stuck && hang.is_none() {
+                        hang = spinners_read_latest(g, paths, co);
+                    }
+                }
+            });
+        if let Some(spinning) = hang {
+            let mut stuck_ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
+            stuck_ids.extend(waiting.iter().map(|w| w.0));
+            if let Some(mut reason) = self
+                .scheduler
+                .permits(self.program, &stuck_ids, self.starved)
+            {
+                if !waiting.is_empty() {
+                    let more = if self.starved.is_empty() {
+                        ""
+                    } else {
+                        reason.as_str()
+                    };
+                    reason = barrier_waits(self.program, paths, &waiting, more);
+                }
+                let h = Hang {
+                    spinning,
+                    at_barrier: waiting,
+                    starved: self.starved.to_vec(),
+                    reason,
+                };
+                if !out.hangs.contains(&h) {
+                    out.hangs.push(h);
+                }
+            }
+        }
+        if !self.starved.is_empty() {
+            return;
+        }
+        // A consistent prefix that stops at a cut loop or a fault is a real execution's prefix.
+        for &t in unfinished.iter().filter(|_| feasible) {
+            let thread = ThreadId(t as u32);
+            match &paths[t].end {
+                PathEnd::Cut { instr } => {
+                    let c = CutLoop {
+                        thread,
+                        instr: *instr,
+                    };
+                    if !out.cut.contains(&c) {
+                        out.cut.push(c);
+                    }
+                }
+                PathEnd::Fault { instr, message } => {
+                    let f = Fault {
+                        thread,
+                        instr: *instr,
+                        message: message.clone(),
+                    };
+                    if !out.faults.contains(&f) {
+                        out.faults.push(f);
+                    }
+                }
+                PathEnd::Finished
+                | PathEnd::Blocked { .. }
+                | PathEnd::Starved
+                | PathEnd::AtBarrier { .. } => {}
+            }
+        }
+    }
+}
+
+/// The spinning threads of a stuck execution, when each one's failing iteration reads only
+/// coherence-latest writes: no later write will ever change what it sees, so it spins forever.
+fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Vec<Spinner>> {
+    // The failing iterations' events: write-backs there repeat what was read and release no one.
+    let mut spinning = EventSet::new(g.len());
+    for (t, p) in paths.iter().enumerate() {
+        if let PathEnd::Blocked { iteration, .. } = p.end {
+            let base = g.thread_start[t];
+            (base + iteration..base + p.events.len()).for_each(|e| spinning.insert(e));
+        }
+    }
+    let mut out = Vec::new();
+    for (t, p) in paths.iter().enumerate() {
+        let PathEnd::Blocked { instr, iteration } = p.end else {
+            continue;
+        };
+        let base = g.thread_start[t];
+        let mut reads = Vec::new();
+        for e in base + iteration..base + p.events.len() {
+            if let EventKind::Read { loc, value, .. } = g.events[e].kind {
+                // Only write-backs of spinning iterations may follow what it read.
+                let w = g.rf[e]?;
+                if co.successors(w).any(|x| !spinning.contains(x)) {
+                    return None;
+                }
+                reads.push((loc, value));
+            }
+        }
+        out.push(Spinner {
+            thread: ThreadId(t as u32),
+            instr,
+            reads,
+        });
+    }
+    Some(out)
+}
+
+/// Why threads wait forever at a barrier, in words, followed by `more` (the scheduler's part):
+/// for each missing participant of its CTA, whether it spins, was never scheduled, or finished
+/// without reaching the barrier (barrier divergence).
+fn barrier_waits(
+    program: &Program,
+    paths: &[&Trace],
+    waiting: &[(ThreadId, usize)],
+    more: &str,
+) -> String {
+    let mut parts: Vec<String> = waiting
+        .iter()
+        .map(|&(t, instr)| {
+            let th = program.thread(t);
+            let i = &th.code[instr];
+            let missing: Vec<String> = program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(o, other)| {
+                    *o != t.0 as usize
+                        && other.placement.same_cta(&th.placement)
+                        && !waiting.iter().any(|w| w.0 .0 as usize == *o)
+                })
+                .map(|(o, other)| match paths[o].end {
+                    PathEnd::Blocked { .. } => format!("{}, which spins", other.name),
+                    PathEnd::Starved => format!("{}, which is not scheduled", other.name),
+                    _ => format!(
+                        "{}, which finished without reaching it (barrier divergence)",
+                        other.name
+                    ),
+                })
+                .collect();
+            format!(
+                "{} waits at `{}` (line {}) for {}",
+                th.name,
+                i.text,
+                i.span.line,
+                if missing.is_empty() {
+                    "a thread that never arrives".to_string()
+                } else {
+                    missing.join(" and ")
+                }
+            )
+        })
+        .collect();
+    if !more.is_empty() {
+        parts.push(more.to_string());
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,279 @@
+//! What the graph explorer knows of each thread's code before it runs it: loop heads and the
+//! registers live there (for the purity of an iteration), which RMW write-backs are invisible,
+//! and, for the completeness gate, what a thread could still do without waiting for the value
+//! of a read (docs/explore.md, "Completeness").
+
+use std::collections::HashSet;
+
+use scopecheck_ir::{
+    Address, BranchCond, InstrKind, LocId, Observable, Operand, Program, RmwKind, Thread, ThreadId,
+};
+
+use crate::loops::{reads_of, writes_morally_strong_with, writes_of};
+
+/// A set of registers of one thread.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Regs(Vec<u64>);
+
+impl Regs {
+    fn new(n: usize) -> Self {
+        Regs(vec![0; n.div_ceil(64).max(1)])
+    }
+    fn insert(&mut self, r: usize) {
+        self.0[r / 64] |= 1 << (r % 64);
+    }
+    fn remove(&mut self, r: usize) {
+        self.0[r / 64] &= !(1 << (r % 64));
+    }
+    fn contains(&self, r: usize) -> bool {
+        self.0[r / 64] >> (r % 64) & 1 == 1
+    }
+    fn union_with(&mut self, o: &Regs) -> bool {
+        let mut changed = false;
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            let n = *a | b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(wi, &w)| {
+            (0..64)
+                .filter(move |b| w >> b & 1 == 1)
+                .map(move |b| wi * 64 + b)
+        })
+    }
+}
+
+/// What a thread could do after a read without its value (the completeness gate's facts).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AfterRead {
+    /// Locations of writes reachable after the read whose address, value and enclosing
+    /// branches do not depend on it.
+    pub independent_writes: Vec<LocId>,
+    /// A barrier arrival is reachable after the read.
+    pub reaches_arrive: bool,
+}
+
+/// The static facts of one thread.
+#[derive(Clone, Debug)]
+pub struct ThreadStatics {
+    pub unroll: u32,
+    loop_head: Vec<bool>,
+    live: Vec<Regs>,
+    write_back_ok: Vec<bool>,
+    after_read: Vec<AfterRead>,
+    /// Locations this thread's code may write.
+    pub writes: Vec<LocId>,
+    /// Some thread starts only after this one finishes.
+    pub has_launch_successors: bool,
+}
+
+fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
+    match code[pc].kind {
+        InstrKind::Branch {
+            cond: BranchCond::Always,
+            target,
+        } => vec![target],
+        InstrKind::Branch { target, .. } => vec![pc + 1, target],
+        _ => vec![pc + 1],
+    }
+}
+
+fn write_loc(kind: &InstrKind) -> Option<LocId> {
+    match kind {
+        InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => Some(addr.loc),
+        _ => None,
+    }
+}
+
+impl ThreadStatics {
+    pub fn new(program: &Program, tid: ThreadId, unroll: u32) -> Self {
+        let thread = program.thread(tid);
+        let code = &thread.code;
+        let n = code.len();
+        let nregs = thread.registers.len();
+        let mut loop_head = vec![false; n + 1];
+        for (pc, i) in code.iter().enumerate() {
+            if let InstrKind::Branch { target, .. } = i.kind {
+                if target <= pc {
+                    loop_head[target] = true;
+                }
+            }
+        }
+        // Registers live at each instruction; at the end, those the condition or the report
+        // reads.
+        let mut at_end = Regs::new(nregs);
+        for o in program.observables() {
+            if let Observable::Reg(t, r) = o {
+                if t == tid {
+                    at_end.insert(r.0 as usize);
+                }
+            }
+        }
+        let mut live = vec![Regs::new(nregs); n + 1];
+        live[n] = at_end;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for pc in (0..n).rev() {
+                let mut out = Regs::new(nregs);
+                for s in successors(code, pc) {
+                    out.union_with(&live[s.min(n)]);
+                }
+                if let Some(d) = writes_of(&code[pc].kind) {
+                    out.remove(d.0 as usize);
+                }
+                for u in reads_of(&code[pc].kind) {
+                    out.insert(u.0 as usize);
+                }
+                changed |= live[pc].union_with(&out);
+            }
+        }
+        let write_back_ok = code
+            .iter()
+            .map(|i| match i.kind {
+                InstrKind::Rmw { addr, scope, .. } => {
+                    writes_morally_strong_with(program, thread, addr.loc, scope)
+                }
+                _ => false,
+            })
+            .collect();
+        let after_read = (0..n)
+            .map(|pc| match code[pc].kind {
+                InstrKind::Load { .. } | InstrKind::Rmw { .. } => after_read(thread, pc),
+                _ => AfterRead::default(),
+            })
+            .collect();
+        let mut writes: Vec<LocId> = code.iter().filter_map(|i| write_loc(&i.kind)).collect();
+        writes.sort_unstable();
+        writes.dedup();
+        let has_launch_successors = program.threads.iter().any(|t| t.after.contains(&tid));
+        ThreadStatics {
+            unroll,
+            loop_head,
+            live,
+            write_back_ok,
+            after_read,
+            writes,
+            has_launch_successors,
+        }
+    }
+
+    pub fn is_loop_head(&self, pc: usize) -> bool {
+        self.loop_head[pc]
+    }
+
+    /// The registers live at instruction `pc`.
+    pub fn live_at(&self, pc: usize) -> impl Iterator<Item = usize> + '_ {
+        self.live[pc].iter()
+    }
+
+    /// Whether the RMW at `instr`, writing back what it read, is invisible to other threads:
+    /// every other write to its location is morally strong with it (docs/loops.md).
+    pub fn write_back_ok(&self, _program: &Program, _thread: &Thread, instr: usize) -> bool {
+        self.write_back_ok[instr]
+    }
+
+    pub fn after_read(&self, instr: usize) -> &AfterRead {
+        &self.after_read[instr]
+    }
+}
+
+/// Taint analysis from the read at `pc`: which writes later code can make without the read's
+/// value (no data, address or control dependency on it), and whether a barrier is reachable.
+fn after_read(thread: &Thread, pc: usize) -> AfterRead {
+    let code = &thread.code;
+    let n = code.len();
+    let nregs = thread.registers.len();
+    let mut out = AfterRead::default();
+    // Plain reachability of a barrier arrival.
+    let mut seen = vec![false; n + 1];
+    let mut stack = vec![pc + 1];
+    while let Some(p) = stack.pop() {
+        if p >= n || std::mem::replace(&mut seen[p], true) {
+            continue;
+        }
+        if matches!(code[p].kind, InstrKind::Barrier { .. }) {
+            out.reaches_arrive = true;
+        }
+        stack.extend(successors(code, p));
+    }
+    let mut taint = Regs::new(nregs);
+    match code[pc].kind {
+        InstrKind::Load { dst, .. } | InstrKind::Rmw { dst: Some(dst), .. } => {
+            taint.insert(dst.0 as usize)
+        }
+        _ => {}
+    }
+    let tainted = |t: &Regs, o: &Operand| matches!(o, Operand::Reg(r) if t.contains(r.0 as usize));
+    let addr_tainted = |t: &Regs, a: &Address| a.offset.is_some_and(|r| t.contains(r.0 as usize));
+    let mut visited: HashSet<(usize, Regs)> = HashSet::new();
+    let mut work = vec![(pc + 1, taint)];
+    while let Some((p, mut t)) = work.pop() {
+        if p >= n || !visited.insert((p, t.clone())) {
+            continue;
+        }
+        let set = |t: &mut Regs, r: scopecheck_ir::RegId, v: bool| {
+            if v {
+                t.insert(r.0 as usize)
+            } else {
+                t.remove(r.0 as usize)
+            }
+        };
+        match &code[p].kind {
+            InstrKind::Load { dst, addr, .. } => {
+                let v = addr_tainted(&t, addr);
+                set(&mut t, *dst, v);
+            }
+            InstrKind::Store { addr, value, .. } => {
+                if !addr_tainted(&t, addr) && !tainted(&t, value) {
+                    out.independent_writes.push(addr.loc);
+                }
+            }
+            InstrKind::Rmw {
+                dst, addr, kind, ..
+            } => {
+                let a = addr_tainted(&t, addr);
+                let ops = match kind {
+                    RmwKind::Op(_, v) => tainted(&t, v),
+                    RmwKind::Cas { expected, new } => tainted(&t, expected) || tainted(&t, new),
+                };
+                if !a && !ops {
+                    out.independent_writes.push(addr.loc);
+                }
+                if let Some(d) = dst {
+                    set(&mut t, *d, a);
+                }
+            }
+            InstrKind::Mov { dst, src } => {
+                let v = tainted(&t, src);
+                set(&mut t, *dst, v);
+            }
+            InstrKind::Binary { dst, a, b, .. } => {
+                let v = tainted(&t, a) || tainted(&t, b);
+                set(&mut t, *dst, v);
+            }
+            InstrKind::Barrier { kind, .. } => {
+                if let scopecheck_ir::BarrierKind::Red { dst, .. } = kind {
+                    set(&mut t, *dst, false);
+                }
+            }
+            InstrKind::Branch {
+                cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+                ..
+            } if tainted(&t, a) || tainted(&t, b) => {
+                // Everything after depends on the read through this branch.
+                continue;
+            }
+            InstrKind::Fence { .. } | InstrKind::Branch { .. } => {}
+        }
+        for s in successors(code, p) {
+            work.push((s, t.clone()));
+        }
+    }
+    out.independent_writes.sort_unstable();
+    out.independent_writes.dedup();
+    out
+}
