@@ -58,8 +58,9 @@ pub enum Status {
     Ready,
     /// Its next instruction reads; the explorer has not yet chosen from what.
     Reads(ReadRequest),
-    /// It reads from a write not yet in the graph: it resumes when one arrives.
-    Pending(ReadRequest),
+    /// It cannot go on before some read of it that waits for a write not yet in the graph (a
+    /// *hole*) gets its value: its next instruction needs that value, or it reached the end.
+    Suspended,
     /// It waits at a barrier whose round has not completed.
     Waiting(BarrierWait),
     /// It will not execute again (finished, blocked in a pure iteration, cut, faulted).
@@ -79,6 +80,8 @@ pub enum Step {
     Waits,
     /// It stopped: its trace's `end` says how.
     Stopped,
+    /// It needs the value of a hole first: its status is now [`Status::Suspended`].
+    Suspended,
 }
 
 /// The state of one thread: its path so far and its registers.
@@ -96,6 +99,16 @@ pub struct ThreadRun {
     /// Per loop head (by instruction index): path length and registers when control last
     /// arrived there.
     heads: Vec<Option<(usize, Vec<Value>)>>,
+    /// Registers whose value comes from a hole.
+    unknown: Vec<bool>,
+    /// Reads waiting for a write not yet in the graph: (path index, the request).
+    pub holes: Vec<(usize, ReadRequest)>,
+    /// Writes (path indices) whose stored value comes from a hole: no read may read from them
+    /// before it is known.
+    pub value_holes: Vec<usize>,
+    /// Whether the thread may run past a hole while nothing it does needs the value (models
+    /// with load buffering); otherwise a hole suspends it at once.
+    run_ahead: bool,
 }
 
 fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
@@ -106,7 +119,7 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 }
 
 impl ThreadRun {
-    pub fn new(thread: &Thread) -> Self {
+    pub fn new(thread: &Thread, run_ahead: bool) -> Self {
         let mut regs = vec![0; thread.registers.len()];
         for (r, v) in &thread.init_regs {
             regs[r.0 as usize] = *v;
@@ -124,7 +137,63 @@ impl ThreadRun {
             ctrl: vec![],
             taken: vec![0; thread.code.len()],
             heads: vec![None; thread.code.len()],
+            unknown: vec![false; thread.registers.len()],
+            holes: vec![],
+            value_holes: vec![],
+            run_ahead,
         }
+    }
+
+    fn is_unknown(&self, o: Operand) -> bool {
+        matches!(o, Operand::Reg(r) if self.unknown[r.0 as usize])
+    }
+
+    fn addr_unknown(&self, a: &Address) -> bool {
+        a.offset.is_some_and(|r| self.unknown[r.0 as usize])
+    }
+
+    /// The registers whose value is not known yet.
+    pub fn unknown_registers(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.unknown.len()).filter(|&r| self.unknown[r])
+    }
+
+    /// Whether instruction `kind` cannot run before the holes are filled: it needs an unknown
+    /// value for an address, a stored value, a branch, or a check of undefined behaviour.
+    fn needs_unknown(&self, kind: &InstrKind) -> bool {
+        match kind {
+            InstrKind::Load { addr, .. } => self.addr_unknown(addr),
+            // A store of an unknown value is made with its value to come (see `value_holes`).
+            InstrKind::Store { addr, .. } => self.addr_unknown(addr),
+            InstrKind::Rmw { addr, kind, .. } => {
+                self.addr_unknown(addr)
+                    || match *kind {
+                        RmwKind::Op(_, v) => self.is_unknown(v),
+                        RmwKind::Cas { expected, new } => {
+                            self.is_unknown(expected) || self.is_unknown(new)
+                        }
+                    }
+            }
+            InstrKind::Barrier {
+                kind: BarrierKind::Red { pred, .. },
+                ..
+            } => self.is_unknown(*pred),
+            InstrKind::Binary { op, b, .. } => {
+                self.is_unknown(*b) && (op.undefined(0).is_some() || op.undefined(64).is_some())
+            }
+            InstrKind::Branch {
+                cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+                ..
+            } => self.is_unknown(*a) || self.is_unknown(*b),
+            InstrKind::Mov { .. }
+            | InstrKind::Fence { .. }
+            | InstrKind::Barrier { .. }
+            | InstrKind::Branch { .. } => false,
+        }
+    }
+
+    fn suspend(&mut self) -> Step {
+        self.status = Status::Suspended;
+        Step::Suspended
     }
 
     /// The instruction the thread is at.
@@ -149,6 +218,7 @@ impl ThreadRun {
     fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
         self.trace.regs[r.0 as usize] = v;
         self.reg_deps[r.0 as usize] = deps;
+        self.unknown[r.0 as usize] = false;
     }
 
     fn push(&mut self, instr: usize, kind: EventKind, deps: &[u32]) -> u32 {
@@ -184,8 +254,15 @@ impl ThreadRun {
         loop {
             let pc = self.pc;
             let Some(instr) = thread.code.get(pc) else {
+                // The final registers may still depend on a hole.
+                if !self.holes.is_empty() {
+                    return self.suspend();
+                }
                 return self.stop(PathEnd::Finished);
             };
+            if self.needs_unknown(&instr.kind) {
+                return self.suspend();
+            }
             if statics.is_loop_head(pc) {
                 self.heads[pc] = Some((self.trace.events.len(), self.trace.regs.clone()));
             }
@@ -256,6 +333,10 @@ impl ThreadRun {
                         },
                         &deps,
                     );
+                    if self.is_unknown(value) {
+                        self.value_holes.push(e as usize);
+                        return Step::Other;
+                    }
                     return Step::Wrote(e as usize);
                 }
                 InstrKind::Fence {
@@ -312,7 +393,9 @@ impl ThreadRun {
                 InstrKind::Mov { dst, src } => {
                     let v = self.operand(src);
                     let d = self.operand_deps(src).to_vec();
+                    let unknown = self.is_unknown(src);
                     self.set(dst, v, d);
+                    self.unknown[dst.0 as usize] = unknown;
                 }
                 InstrKind::Binary { dst, op, a, b } => {
                     if let Some(why) = op.undefined(self.operand(b)) {
@@ -323,7 +406,9 @@ impl ThreadRun {
                     }
                     let v = op.apply(self.operand(a), self.operand(b));
                     let d = union(self.operand_deps(a), self.operand_deps(b));
+                    let unknown = self.is_unknown(a) || self.is_unknown(b);
                     self.set(dst, v, d);
+                    self.unknown[dst.0 as usize] = unknown;
                 }
                 InstrKind::Branch { cond, target } => {
                     let (taken, deps) = match cond {
@@ -394,10 +479,15 @@ impl ThreadRun {
     /// path index of the read, and that of the write when one was emitted.
     pub fn resolve_read(&mut self, value: Value) -> (usize, Option<usize>) {
         let req = match std::mem::replace(&mut self.status, Status::Ready) {
-            Status::Reads(r) | Status::Pending(r) => r,
+            Status::Reads(r) => r,
             other => unreachable!("resolve_read on a thread that does not read: {other:?}"),
         };
-        let r = self.push(
+        let r = self.push_read(&req, value);
+        (r, self.complete_read(&req, r, value))
+    }
+
+    fn push_read(&mut self, req: &ReadRequest, value: Value) -> usize {
+        self.push(
             req.instr,
             EventKind::Read {
                 loc: req.loc,
@@ -407,11 +497,17 @@ impl ThreadRun {
                 reduction: req.reduction,
             },
             &req.addr_deps,
-        );
+        ) as usize
+    }
+
+    /// What a read at path index `r` that got `value` does next: set its register, and for an
+    /// RMW emit the write (returned).
+    fn complete_read(&mut self, req: &ReadRequest, r: usize, value: Value) -> Option<usize> {
+        let r32 = r as u32;
         match req.what {
             ReadFor::Load { dst } => {
-                self.set(dst, value, vec![r]);
-                (r as usize, None)
+                self.set(dst, value, vec![r32]);
+                None
             }
             ReadFor::Rmw { dst, kind } => {
                 let written = match kind {
@@ -438,15 +534,127 @@ impl ThreadRun {
                         },
                         &deps,
                     );
-                    self.trace.rmw.push((r, e));
+                    self.trace.rmw.push((r32, e));
                     w = Some(e as usize);
                 }
                 if let Some(d) = dst {
-                    self.set(d, value, vec![r]);
+                    self.set(d, value, vec![r32]);
                 }
-                (r as usize, w)
+                w
             }
         }
+    }
+
+    /// Turns the requested read into a hole: it reads from a write not yet in the graph. A load
+    /// lets the thread run on (when it may); an RMW's write needs the value, so it waits.
+    pub fn make_hole(&mut self) -> usize {
+        let req = match std::mem::replace(&mut self.status, Status::Ready) {
+            Status::Reads(r) => r,
+            other => unreachable!("make_hole on a thread that does not read: {other:?}"),
+        };
+        let r = self.push_read(&req, 0);
+        let run_on = match req.what {
+            ReadFor::Load { dst } => {
+                self.reg_deps[dst.0 as usize] = vec![r as u32];
+                self.unknown[dst.0 as usize] = true;
+                self.run_ahead
+            }
+            ReadFor::Rmw { dst, .. } => {
+                if let Some(d) = dst {
+                    self.unknown[d.0 as usize] = true;
+                }
+                false
+            }
+        };
+        self.holes.push((r, req));
+        if !run_on {
+            self.status = Status::Suspended;
+        }
+        r
+    }
+
+    /// Fills the hole at path index `r` with `value`; returns the writes that readers may now
+    /// read from (an RMW's write, stores whose value is now known). A thread that ran past the hole is replayed with the value: nothing it did
+    /// after the hole depended on it, so the replay emits the same events, and registers
+    /// computed from the hole get their values.
+    pub fn fill_hole(
+        &mut self,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+        r: usize,
+        value: Value,
+    ) -> Vec<usize> {
+        let k = self
+            .holes
+            .iter()
+            .position(|h| h.0 == r)
+            .expect("a hole of this thread");
+        let (_, req) = self.holes.remove(k);
+        if let EventKind::Read { value: v, .. } = &mut self.trace.events[r].kind {
+            *v = value;
+        }
+        if r + 1 == self.trace.events.len() && self.pc == req.instr + 1 {
+            // Nothing ran after the hole: go on from it.
+            self.status = Status::Ready;
+            return self.complete_read(&req, r, value).into_iter().collect();
+        }
+        let before = std::mem::take(&mut self.value_holes);
+        *self = self.replayed(program, thread, statics, &before);
+        before
+            .into_iter()
+            .filter(|w| !self.value_holes.contains(w))
+            .collect()
+    }
+
+    /// The thread re-run from its start, reading the values its path recorded (holes stay
+    /// holes), up to the length of its path.
+    fn replayed(
+        &self,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+        value_holes: &[usize],
+    ) -> ThreadRun {
+        let mut t = ThreadRun::new(thread, self.run_ahead);
+        let recorded = &self.trace.events;
+        while t.trace.events.len() < recorded.len() {
+            let at = t.trace.events.len();
+            match t.step(program, thread, statics) {
+                Step::NeedsValue => {
+                    if self.holes.iter().any(|h| h.0 == at) {
+                        t.make_hole();
+                    } else {
+                        let v = recorded[at].kind.value().expect("a read has a value");
+                        t.resolve_read(v);
+                    }
+                }
+                Step::Waits => {
+                    let red = match recorded.get(at + 1).map(|e| e.kind) {
+                        Some(EventKind::Wait { red, .. }) => red.map(|r| r.1),
+                        // The recorded path stops at the arrival: it still waits.
+                        _ => break,
+                    };
+                    t.pass_barrier(red);
+                }
+                Step::Wrote(_) | Step::Other => {}
+                Step::Stopped | Step::Suspended => break,
+            }
+        }
+        debug_assert!(
+            t.trace.events.len() == recorded.len()
+                && t.trace
+                    .events
+                    .iter()
+                    .zip(recorded)
+                    .enumerate()
+                    .all(|(i, (a, b))| {
+                        a.kind == b.kind
+                            || (value_holes.contains(&i) && a.kind.loc() == b.kind.loc())
+                    }),
+            "a replay past a hole emits the same events"
+        );
+        t
     }
 
     /// Lets a waiting thread through its barrier, with the round's reduction for `bar.red`.

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use scopecheck_ir::{BarrierRedOp, LocId, Placement, Program, ThreadId, Value};
 
-use crate::interp::{ReadRequest, Status, Step, ThreadRun};
+use crate::interp::{Status, Step, ThreadRun};
 use crate::progress::Scheduler;
 use crate::statics::ThreadStatics;
 use crate::trace::{EventKind, PathEnd, Trace};
@@ -68,6 +68,9 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Consistent executions handed on, for the budget.
     found: u64,
     checks: u32,
+    /// What each thread could do from where it waits (by thread, instruction, unknown
+    /// registers), for the gate.
+    after: std::collections::HashMap<(usize, usize, Vec<usize>), crate::statics::AfterRead>,
 }
 
 /// The CTA key of a thread for barrier rounds (host threads each have their own).
@@ -125,11 +128,18 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             on_execution,
             found: 0,
             checks: 0,
+            after: Default::default(),
         }
     }
 
     pub(crate) fn run(&mut self) {
-        let mut threads: Vec<ThreadRun> = self.program.threads.iter().map(ThreadRun::new).collect();
+        let run_ahead = !self.model.porf_acyclic();
+        let mut threads: Vec<ThreadRun> = self
+            .program
+            .threads
+            .iter()
+            .map(|t| ThreadRun::new(t, run_ahead))
+            .collect();
         if !self.scheduler.preempts() {
             for t in &self.starved {
                 threads[t.0 as usize].starve();
@@ -192,8 +202,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 .kind
                 .loc()
                 .expect("a write");
-            let takers: Vec<usize> = (0..st.threads.len())
-                .filter(|&u| matches!(&st.threads[u].status, Status::Pending(r) if r.loc == loc))
+            let takers: Vec<(usize, usize)> = (0..st.threads.len())
+                .flat_map(|u| {
+                    st.threads[u]
+                        .holes
+                        .iter()
+                        .filter(move |h| h.1.loc == loc)
+                        .map(move |h| (u, h.0))
+                })
                 .collect();
             return self.offer(st, w, &takers);
         }
@@ -223,20 +239,32 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 Step::Stopped => {
                     if let PathEnd::Blocked { instr, .. } = st.threads[t].trace.end {
                         self.spun = true;
-                        let l = (ThreadId(t as u32), instr);
+                        // A loop is named by the last backward branch to its head.
+                        let code = &self.program.threads[t].code;
+                        let head = match code[instr].kind {
+                            scopecheck_ir::InstrKind::Branch { target, .. } => target,
+                            _ => instr,
+                        };
+                        let last = (head..code.len())
+                            .rev()
+                            .find(|&b| {
+                                matches!(code[b].kind, scopecheck_ir::InstrKind::Branch { target, .. } if target == head)
+                            })
+                            .unwrap_or(instr);
+                        let l = (ThreadId(t as u32), last);
                         if !self.out.reduced_loops.contains(&l) {
                             self.out.reduced_loops.push(l);
                         }
                     }
                 }
-                Step::Other | Step::Waits => {}
+                Step::Other | Step::Waits | Step::Suspended => {}
             }
         }
     }
 
-    /// Offers write `w` to each suspended read in `takers`: it takes it or waits on.
-    fn offer(&mut self, st: State, w: (usize, usize), takers: &[usize]) {
-        let Some((&u, rest)) = takers.split_first() else {
+    /// Offers write `w` to each hole in `takers` (thread, path index): it takes it or waits on.
+    fn offer(&mut self, st: State, w: (usize, usize), takers: &[(usize, usize)]) {
+        let Some((&(u, r), rest)) = takers.split_first() else {
             return self.visit(st);
         };
         self.offer(st.clone(), w, rest);
@@ -244,9 +272,25 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return;
         }
         let mut taken = st;
-        if self.resolve(&mut taken, u, Source::Event(w.0, w.1)) {
+        if self.fill(&mut taken, u, r, Source::Event(w.0, w.1)) {
             self.offer(taken, w, rest);
         }
+    }
+
+    /// Fills hole `r` of thread `t` from `src`; false when no completion is consistent.
+    fn fill(&mut self, st: &mut State, t: usize, r: usize, src: Source) -> bool {
+        let v = self.value(st, src);
+        let readable = st.threads[t].fill_hole(
+            self.program,
+            &self.program.threads[t],
+            &self.statics[t],
+            r,
+            v,
+        );
+        Self::sync_rf(st, t);
+        st.rf[t][r] = Some(src);
+        st.fresh.extend(readable.into_iter().map(|w| (t, w)));
+        self.check(st, t, r, src)
     }
 
     /// The value of a source in `st`.
@@ -269,6 +313,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if let Some(w) = w {
             st.fresh.push((t, w));
         }
+        self.check(st, t, r, src)
+    }
+
+    /// Whether the graph of `st`, where read `r` of thread `t` now reads from `src`, may still
+    /// be completed into a consistent execution.
+    fn check(&mut self, st: &State, t: usize, r: usize, src: Source) -> bool {
         let Ok(g) = self.graph(st) else {
             self.gate = Some(GateFailure(
                 "a barrier's rounds do not match its thread count".into(),
@@ -307,7 +357,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         let mut sources = vec![Source::Init(req.loc)];
         for (u, th) in st.threads.iter().enumerate() {
             for (i, e) in th.trace.events.iter().enumerate() {
-                if matches!(e.kind, EventKind::Write { loc, .. } if loc == req.loc) {
+                if matches!(e.kind, EventKind::Write { loc, .. } if loc == req.loc)
+                    && !th.value_holes.contains(&i)
+                {
                     sources.push(Source::Event(u, i));
                 }
             }
@@ -324,7 +376,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         // Or it reads a write not yet made, by a thread that can still make it.
         if self.may_still_be_written(&st, t, req.loc) {
             let mut next = st;
-            next.threads[t].status = Status::Pending(req);
+            next.threads[t].make_hole();
+            Self::sync_rf(&mut next, t);
             self.visit(next);
         }
     }
@@ -333,10 +386,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// `loc` (a thread launched after `t` cannot write what `t` reads: causality).
     fn may_still_be_written(&self, st: &State, t: usize, loc: LocId) -> bool {
         (0..st.threads.len()).any(|u| {
+            let th = &st.threads[u];
             u != t
-                && st.threads[u].status != Status::Stopped
                 && !self.successors[t].contains(&u)
-                && self.statics[u].writes.contains(&loc)
+                && ((th.status != Status::Stopped && self.statics[u].writes.contains(&loc))
+                    || th
+                        .value_holes
+                        .iter()
+                        .any(|&w| th.trace.events[w].kind.loc() == Some(loc)))
         })
     }
 
@@ -401,17 +458,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// A state where no thread can run.
     fn leaf(&mut self, mut st: State) {
-        let pending: Vec<(usize, ReadRequest)> = st
-            .threads
-            .iter()
-            .enumerate()
-            .filter_map(|(t, th)| match &th.status {
-                Status::Pending(r) => Some((t, r.clone())),
-                _ => None,
-            })
-            .collect();
-        if !pending.is_empty() {
-            return self.dead_end(&st, &pending);
+        if st.threads.iter().any(|t| !t.holes.is_empty()) {
+            return self.dead_end(&st);
         }
         let mut starved = self.starved.clone();
         for t in 0..st.threads.len() {
@@ -423,7 +471,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     th.starve();
                     starved.push(ThreadId(t as u32));
                 }
-                Status::Stopped | Status::Reads(_) | Status::Pending(_) => {}
+                Status::Stopped | Status::Reads(_) | Status::Suspended => {}
             }
         }
         starved.sort_unstable();
@@ -466,46 +514,59 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         leaf.judge(&g, &paths);
     }
 
-    /// A state where every thread that has not stopped waits for a write no one can make now.
+    /// A state where no thread can run and some read waits for a write no one can make now.
     /// Along the path of choices that a consistent execution determines, this happens only when
-    /// the waiting reads and what stops the writes they wait for form a cycle. Each cycle link
-    /// is a waiting read followed by the write (or barrier arrival, or finish before a launch)
-    /// that another waiting read needs. The search is complete when every such cycle breaks an
-    /// axiom; the gate fails when it might not.
-    fn dead_end(&mut self, st: &State, pending: &[(usize, ReadRequest)]) {
-        let waits_on =
-            |loc: LocId, me: usize| pending.iter().any(|(v, r)| *v != me && r.loc == loc);
-        for (u, req) in pending {
-            let after = self.statics[*u].after_read(req.instr);
-            let cta = cta_of(&self.program.threads[*u].placement, *u);
+    /// the waiting reads and what holds up the writes they wait for form a cycle: each link is
+    /// a hole, then what its thread cannot do without the value, then the write (or barrier
+    /// arrival, or finish before a launch) that another hole needs. The search is complete when
+    /// every such cycle breaks an axiom (docs/explore.md); the gate fails when one might not.
+    fn dead_end(&mut self, st: &State) {
+        let waits_on = |loc: LocId, me: usize| {
+            st.threads
+                .iter()
+                .enumerate()
+                .any(|(v, th)| v != me && th.holes.iter().any(|h| h.1.loc == loc))
+        };
+        for (u, th) in st.threads.iter().enumerate() {
+            if th.holes.is_empty() {
+                continue;
+            }
+            let key = (u, th.pc(), th.unknown_registers().collect::<Vec<_>>());
+            let after = match self.after.get(&key) {
+                Some(a) => a.clone(),
+                None => {
+                    let a = crate::statics::after_holes(&self.program.threads[u], key.1, &key.2);
+                    self.after.insert(key, a.clone());
+                    a
+                }
+            };
+            let cta = cta_of(&self.program.threads[u].placement, u);
             let barrier_waits_on_it = after.reaches_arrive
                 && (0..st.threads.len()).any(|w| {
                     matches!(st.threads[w].status, Status::Waiting(_))
                         && cta_of(&self.program.threads[w].placement, w) == cta
                 });
+            let name = &self.program.threads[u].name;
             if barrier_waits_on_it {
                 self.gate = Some(GateFailure(format!(
-                    "{} waits for a value before a barrier others wait at",
-                    self.program.threads[*u].name
+                    "{name} waits for a value before a barrier others wait at"
                 )));
                 return;
             }
-            if self.successors[*u]
+            if self.successors[u]
                 .iter()
-                .any(|&s| self.statics[s].writes.iter().any(|&l| waits_on(l, *u)))
+                .any(|&s| self.statics[s].writes.iter().any(|&l| waits_on(l, u)))
             {
                 self.gate = Some(GateFailure(format!(
-                    "{} waits for a value before threads launched after it write what others wait for",
-                    self.program.threads[*u].name
+                    "{name} waits for a value before threads launched after it write what others wait for"
                 )));
                 return;
             }
             if !self.model.porf_acyclic()
-                && after.independent_writes.iter().any(|&l| waits_on(l, *u))
+                && after.independent_writes.iter().any(|&l| waits_on(l, u))
             {
                 self.gate = Some(GateFailure(format!(
-                    "{} can write without the value it waits for (load buffering)",
-                    self.program.threads[*u].name
+                    "{name} could write, without the value it waits for, what another thread waits for"
                 )));
                 return;
             }

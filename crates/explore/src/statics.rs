@@ -63,7 +63,6 @@ pub struct ThreadStatics {
     loop_head: Vec<bool>,
     live: Vec<Regs>,
     write_back_ok: Vec<bool>,
-    after_read: Vec<AfterRead>,
     /// Locations this thread's code may write.
     pub writes: Vec<LocId>,
     /// Some thread starts only after this one finishes.
@@ -140,12 +139,6 @@ impl ThreadStatics {
                 _ => false,
             })
             .collect();
-        let after_read = (0..n)
-            .map(|pc| match code[pc].kind {
-                InstrKind::Load { .. } | InstrKind::Rmw { .. } => after_read(thread, pc),
-                _ => AfterRead::default(),
-            })
-            .collect();
         let mut writes: Vec<LocId> = code.iter().filter_map(|i| write_loc(&i.kind)).collect();
         writes.sort_unstable();
         writes.dedup();
@@ -155,7 +148,6 @@ impl ThreadStatics {
             loop_head,
             live,
             write_back_ok,
-            after_read,
             writes,
             has_launch_successors,
         }
@@ -175,22 +167,19 @@ impl ThreadStatics {
     pub fn write_back_ok(&self, _program: &Program, _thread: &Thread, instr: usize) -> bool {
         self.write_back_ok[instr]
     }
-
-    pub fn after_read(&self, instr: usize) -> &AfterRead {
-        &self.after_read[instr]
-    }
 }
 
-/// Taint analysis from the read at `pc`: which writes later code can make without the read's
-/// value (no data, address or control dependency on it), and whether a barrier is reachable.
-fn after_read(thread: &Thread, pc: usize) -> AfterRead {
+/// Taint analysis from instruction `pc` of a thread whose registers `unknown` hold values of
+/// reads still waiting for a write: which writes it could make without those values (no data,
+/// address or control dependency on them), and whether a barrier is reachable at all.
+pub fn after_holes(thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
     let code = &thread.code;
     let n = code.len();
     let nregs = thread.registers.len();
     let mut out = AfterRead::default();
     // Plain reachability of a barrier arrival.
     let mut seen = vec![false; n + 1];
-    let mut stack = vec![pc + 1];
+    let mut stack = vec![pc];
     while let Some(p) = stack.pop() {
         if p >= n || std::mem::replace(&mut seen[p], true) {
             continue;
@@ -201,16 +190,13 @@ fn after_read(thread: &Thread, pc: usize) -> AfterRead {
         stack.extend(successors(code, p));
     }
     let mut taint = Regs::new(nregs);
-    match code[pc].kind {
-        InstrKind::Load { dst, .. } | InstrKind::Rmw { dst: Some(dst), .. } => {
-            taint.insert(dst.0 as usize)
-        }
-        _ => {}
+    for &r in unknown {
+        taint.insert(r);
     }
     let tainted = |t: &Regs, o: &Operand| matches!(o, Operand::Reg(r) if t.contains(r.0 as usize));
     let addr_tainted = |t: &Regs, a: &Address| a.offset.is_some_and(|r| t.contains(r.0 as usize));
     let mut visited: HashSet<(usize, Regs)> = HashSet::new();
-    let mut work = vec![(pc + 1, taint)];
+    let mut work = vec![(pc, taint)];
     while let Some((p, mut t)) = work.pop() {
         if p >= n || !visited.insert((p, t.clone())) {
             continue;
