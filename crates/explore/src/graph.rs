@@ -1,10 +1,17 @@
-//! Execution graphs: the events of one path per thread, program order, dependencies, barrier
-//! matching, and the reads-from choice. Coherence is chosen by the model (see `coherence`).
+//! Execution graphs: events, program order, dependencies, barrier synchronization, launch
+//! order, and the reads-from choice. Coherence is chosen by the model.
+//!
+//! A graph only grows: events are appended (`push`), and every relation the program fixes is
+//! extended by the new event's row and column. The graph explorer extends one graph along its
+//! search, so relations a model memoises (`memo_pairwise`) are extended, not recomputed; the
+//! candidate enumerator builds each graph from whole paths (`Graph::new`).
 
-use scopecheck_ir::{BarrierRedOp, Placement, Program, ThreadId, Value};
+use std::cell::RefCell;
+
+use scopecheck_ir::{BarrierRedOp, LocId, Placement, Program, ThreadId, Value};
 
 use crate::relation::{EventSet, Relation};
-use crate::trace::{EventKind, Trace};
+use crate::trace::{EventKind, Trace, TraceEvent};
 
 /// An event: `(thread, instruction)` and what it does. Initial writes have no thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,21 +21,22 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-/// One candidate execution: events and the relations the program fixes, plus reads-from.
+/// One execution graph: events and the relations the program fixes, plus reads-from.
 #[derive(Clone, Debug)]
 pub struct Graph<'p> {
     pub program: &'p Program,
-    /// Initial writes first (one per location, in location order), then each thread's events.
+    /// Initial writes first (one per location, in location order), then events in the order
+    /// they were added.
     pub events: Vec<Event>,
-    /// Index of each thread's first event.
-    pub thread_start: Vec<usize>,
+    /// The graph index of each thread's events, by position in its path.
+    pub thread_events: Vec<Vec<usize>>,
     /// Program order, transitive.
     pub po: Relation,
     /// From the read half of each RMW to its write half.
     pub rmw: Relation,
     /// Data, address and control dependencies, from a read to what depends on it.
     pub dep: Relation,
-    /// From each barrier arrival to the waits of the other threads of the same barrier instance.
+    /// From each barrier arrival to the waits of the other threads of the same barrier round.
     pub barrier_sync: Relation,
     /// From every event of a thread to every event of the threads that start only after it
     /// finished (`Thread::after`: kernel launches on one stream, host code after a
@@ -39,11 +47,14 @@ pub struct Graph<'p> {
     pub reads: EventSet,
     /// Writes, initial writes included.
     pub writes: EventSet,
-    /// For each read, the write it reads from. Indexed by event; `None` for other events.
+    /// For each read, the write it reads from. Indexed by event; `None` for other events and
+    /// for reads not yet given a write.
     pub rf: Vec<Option<usize>>,
-    /// Relations a model derives from the events alone (not from reads-from), computed once per
-    /// graph however many reads-from choices are tried on it. See [`Graph::memo`].
-    memo: std::cell::RefCell<Vec<(&'static str, Relation)>>,
+    /// The events of each location.
+    at_loc: Vec<EventSet>,
+    /// Relations a model derives from the events alone (not from reads-from or values),
+    /// extended as events are added. See [`Graph::memo_pairwise`].
+    memo: RefCell<Vec<(&'static str, Relation)>>,
 }
 
 /// Why a choice of paths does not make an execution.
@@ -65,127 +76,200 @@ fn cta_key(p: &Placement, t: usize) -> (u32, u32, u32, usize) {
 }
 
 impl<'p> Graph<'p> {
-    /// Builds the graph of one path per thread, with reads-from still unset.
-    pub fn new(program: &'p Program, paths: &[&Trace]) -> Result<Self, NotAnExecution> {
-        let mut events: Vec<Event> = program
-            .locations
-            .iter()
-            .enumerate()
-            .map(|(i, l)| Event {
+    /// The graph of the initial writes alone.
+    pub fn empty(program: &'p Program) -> Self {
+        let n = program.locations.len();
+        let mut g = Graph {
+            program,
+            events: Vec::with_capacity(64),
+            thread_events: vec![vec![]; program.threads.len()],
+            po: Relation::new(0),
+            rmw: Relation::new(0),
+            dep: Relation::new(0),
+            barrier_sync: Relation::new(0),
+            launch: Relation::new(0),
+            same_loc: Relation::new(0),
+            reads: EventSet::new(0),
+            writes: EventSet::new(0),
+            rf: Vec::with_capacity(64),
+            at_loc: vec![EventSet::new(n); n],
+            memo: Default::default(),
+        };
+        for (i, l) in program.locations.iter().enumerate() {
+            g.append(Event {
                 thread: None,
                 instr: None,
                 kind: EventKind::Init {
-                    loc: scopecheck_ir::LocId(i as u32),
+                    loc: LocId(i as u32),
                     value: l.init,
                 },
-            })
-            .collect();
-        let mut starts = Vec::with_capacity(paths.len());
-        for (t, tr) in paths.iter().enumerate() {
-            starts.push(events.len());
-            events.extend(tr.events.iter().map(|e| Event {
-                thread: Some(ThreadId(t as u32)),
-                instr: Some(e.instr),
-                kind: e.kind,
-            }));
+            });
         }
-        let n = events.len();
-        let mut po = Relation::new(n);
-        let mut rmw = Relation::new(n);
-        let mut dep = Relation::new(n);
-        for (t, tr) in paths.iter().enumerate() {
-            let base = starts[t];
-            let len = tr.events.len();
-            for i in 0..len {
-                po.insert_range(base + i, base + i + 1, base + len);
-                for &d in &tr.events[i].deps {
-                    dep.insert(base + d as usize, base + i);
+        g
+    }
+
+    fn grow(&mut self, n: usize) {
+        for r in [
+            &mut self.po,
+            &mut self.rmw,
+            &mut self.dep,
+            &mut self.barrier_sync,
+            &mut self.launch,
+            &mut self.same_loc,
+        ] {
+            r.grow(n);
+        }
+        self.reads.grow(n);
+        self.writes.grow(n);
+        for s in &mut self.at_loc {
+            s.grow(n);
+        }
+    }
+
+    /// Appends an event: its location, read/write sets and reads-from slot.
+    fn append(&mut self, e: Event) -> usize {
+        let i = self.events.len();
+        self.grow(i + 1);
+        self.events.push(e);
+        self.rf.push(None);
+        if e.kind.is_read() {
+            self.reads.insert(i);
+        }
+        if e.kind.is_write() {
+            self.writes.insert(i);
+        }
+        if let Some(l) = e.kind.loc() {
+            let l = l.0 as usize;
+            self.at_loc[l].insert(i);
+            let same = self.at_loc[l].clone();
+            self.same_loc.insert_set(i, &same);
+            for x in same.iter() {
+                self.same_loc.insert(x, i);
+            }
+        }
+        i
+    }
+
+    /// Appends the next event of thread `t`, with program order, its dependencies (path
+    /// indices of the thread's reads) and launch order; returns its graph index.
+    pub fn push(&mut self, t: ThreadId, ev: &TraceEvent) -> usize {
+        let ti = t.0 as usize;
+        let i = self.append(Event {
+            thread: Some(t),
+            instr: Some(ev.instr),
+            kind: ev.kind,
+        });
+        for k in 0..self.thread_events[ti].len() {
+            let x = self.thread_events[ti][k];
+            self.po.insert(x, i);
+        }
+        for &d in &ev.deps {
+            let x = self.thread_events[ti][d as usize];
+            self.dep.insert(x, i);
+        }
+        let program = self.program;
+        for before in &program.thread(t).after {
+            for k in 0..self.thread_events[before.0 as usize].len() {
+                let x = self.thread_events[before.0 as usize][k];
+                self.launch.insert(x, i);
+            }
+        }
+        for (s, th) in program.threads.iter().enumerate() {
+            if th.after.contains(&t) {
+                for k in 0..self.thread_events[s].len() {
+                    let x = self.thread_events[s][k];
+                    self.launch.insert(i, x);
                 }
+            }
+        }
+        self.thread_events[ti].push(i);
+        i
+    }
+
+    /// Links the read and write halves of an RMW (graph indices); the write depends on the
+    /// read (as in the formal PTX model, `rmw ⊆ dep`).
+    pub fn add_rmw(&mut self, read: usize, write: usize) {
+        self.rmw.insert(read, write);
+        self.dep.insert(read, write);
+    }
+
+    /// Replaces the value of event `e` (a read whose write was chosen later, or a write whose
+    /// value became known).
+    pub fn set_kind(&mut self, e: usize, kind: EventKind) {
+        debug_assert_eq!(self.events[e].kind.loc(), kind.loc());
+        self.events[e].kind = kind;
+    }
+
+    /// Builds the graph of one path per thread, with reads-from still unset.
+    pub fn new(program: &'p Program, paths: &[&Trace]) -> Result<Self, NotAnExecution> {
+        let mut g = Graph::empty(program);
+        for (t, tr) in paths.iter().enumerate() {
+            for e in &tr.events {
+                g.push(ThreadId(t as u32), e);
             }
             for &(r, w) in &tr.rmw {
-                rmw.insert(base + r as usize, base + w as usize);
-                // An RMW's write depends on its read (as in the formal PTX model, rmw ⊆ dep).
-                dep.insert(base + r as usize, base + w as usize);
+                let (r, w) = (
+                    g.thread_events[t][r as usize],
+                    g.thread_events[t][w as usize],
+                );
+                g.add_rmw(r, w);
             }
         }
-        let mut launch = Relation::new(n);
-        for (t, th) in program.threads.iter().enumerate().take(paths.len()) {
-            let mine = starts[t]..starts[t] + paths[t].events.len();
-            for before in &th.after {
-                let b = before.0 as usize;
-                for i in starts[b]..starts[b] + paths[b].events.len() {
-                    launch.insert_range(i, mine.start, mine.end);
-                }
-            }
-        }
-        let barrier_sync = match_barriers(program, &events).map_err(|e| match e {
+        g.barrier_sync = match_barriers(program, &g.events).map_err(|e| match e {
             BarrierError::Wrong => NotAnExecution::WrongReduction,
             BarrierError::Blocks(waits) => NotAnExecution::BarrierBlocks(
                 waits
                     .into_iter()
                     .filter_map(|w| {
-                        let t = events[w].thread?;
-                        Some((t, w - starts[t.0 as usize]))
+                        let t = g.events[w].thread?;
+                        let k = g.thread_events[t.0 as usize].iter().position(|&x| x == w)?;
+                        Some((t, k))
                     })
                     .collect(),
             ),
         })?;
-        let mut reads = EventSet::new(n);
-        let mut writes = EventSet::new(n);
-        for (i, e) in events.iter().enumerate() {
-            if e.kind.is_read() {
-                reads.insert(i);
-            }
-            if e.kind.is_write() {
-                writes.insert(i);
-            }
-        }
-        let mut at_loc = vec![EventSet::new(n); program.locations.len()];
-        for (i, e) in events.iter().enumerate() {
-            if let Some(l) = e.kind.loc() {
-                at_loc[l.0 as usize].insert(i);
-            }
-        }
-        let mut same_loc = Relation::new(n);
-        for (i, e) in events.iter().enumerate() {
-            if let Some(l) = e.kind.loc() {
-                same_loc.insert_set(i, &at_loc[l.0 as usize]);
-            }
-        }
-        Ok(Graph {
-            program,
-            thread_start: starts,
-            events,
-            po,
-            rmw,
-            dep,
-            barrier_sync,
-            launch,
-            same_loc,
-            reads,
-            writes,
-            rf: vec![None; n],
-            memo: Default::default(),
-        })
+        Ok(g)
     }
 
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
-    /// The relation `key` names, computed by `compute` on first use. Only for relations that do
-    /// not depend on reads-from (which changes while the graph is reused).
-    pub fn memo(&self, key: &'static str, compute: impl FnOnce() -> Relation) -> Relation {
-        if let Some((_, r)) = self.memo.borrow().iter().find(|(k, _)| *k == key) {
-            return r.clone();
-        }
-        let r = compute();
-        self.memo.borrow_mut().push((key, r.clone()));
-        r
-    }
-
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
+    }
+
+    /// The relation `key` names, holding the pairs `pair` accepts; computed on first use and
+    /// extended to the events added since. Only for relations that depend on what each event
+    /// is (thread, instruction, kind up to values), not on reads-from or values.
+    pub fn memo_pairwise(
+        &self,
+        key: &'static str,
+        pair: impl Fn(usize, usize) -> bool,
+    ) -> Relation {
+        let n = self.len();
+        let mut memo = self.memo.borrow_mut();
+        let k = match memo.iter().position(|(k, _)| *k == key) {
+            Some(k) => k,
+            None => {
+                memo.push((key, Relation::new(0)));
+                memo.len() - 1
+            }
+        };
+        let r = &mut memo[k].1;
+        let old = r.len();
+        if old < n {
+            r.grow(n);
+            for i in 0..n {
+                let from = if i < old { old } else { 0 };
+                for j in from..n {
+                    if pair(i, j) {
+                        r.insert(i, j);
+                    }
+                }
+            }
+        }
+        r.clone()
     }
 
     /// Reads-from as a relation (write → read).
@@ -220,7 +304,7 @@ impl<'p> Graph<'p> {
     }
 }
 
-enum BarrierError {
+pub(crate) enum BarrierError {
     Wrong,
     /// The waits (event indices) of barrier instances some participant never reaches.
     Blocks(Vec<usize>),
@@ -228,7 +312,10 @@ enum BarrierError {
 
 /// Matches the k-th arrival of each thread at barrier N of a CTA with the k-th arrivals of the
 /// others, and returns arrive → wait pairs across threads.
-fn match_barriers(program: &Program, events: &[Event]) -> Result<Relation, BarrierError> {
+pub(crate) fn match_barriers(
+    program: &Program,
+    events: &[Event],
+) -> Result<Relation, BarrierError> {
     struct Instance {
         arrives: Vec<(usize, Option<Value>, Option<u32>)>,
         waits: Vec<(usize, Option<(BarrierRedOp, Value)>)>,

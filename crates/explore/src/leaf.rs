@@ -127,8 +127,9 @@ fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Ve
     let mut spinning = EventSet::new(g.len());
     for (t, p) in paths.iter().enumerate() {
         if let PathEnd::Blocked { iteration, .. } = p.end {
-            let base = g.thread_start[t];
-            (base + iteration..base + p.events.len()).for_each(|e| spinning.insert(e));
+            g.thread_events[t][iteration..p.events.len()]
+                .iter()
+                .for_each(|&e| spinning.insert(e));
         }
     }
     let mut out = Vec::new();
@@ -136,9 +137,8 @@ fn spinners_read_latest(g: &Graph, paths: &[&Trace], co: &Relation) -> Option<Ve
         let PathEnd::Blocked { instr, iteration } = p.end else {
             continue;
         };
-        let base = g.thread_start[t];
         let mut reads = Vec::new();
-        for e in base + iteration..base + p.events.len() {
+        for &e in &g.thread_events[t][iteration..p.events.len()] {
             if let EventKind::Read { loc, value, .. } = g.events[e].kind {
                 // Only write-backs of spinning iterations may follow what it read.
                 let w = g.rf[e]?;

@@ -157,6 +157,10 @@ pub struct Exploration {
     pub hangs: Vec<Hang>,
     /// Graphs where some thread could not finish (spinning, at a barrier, cut, faulted).
     pub blocked: u64,
+    /// Partial graphs the model was asked about.
+    pub checks: u64,
+    /// States where every thread waited for a write no one could make.
+    pub dead_ends: u64,
     /// Why the search stopped before it was complete (a budget), if it did.
     pub cut_short: Option<String>,
     /// The explorer that produced this exploration.
@@ -263,5 +267,11 @@ fn graphs<'p>(
         }
     }
     out.reduced_loops.sort_unstable();
+    if std::env::var_os("SCOPECHECK_STATS").is_some() {
+        eprintln!(
+            "graph search: {} checks, {} blocked leaves, {} dead ends",
+            out.checks, out.blocked, out.dead_ends
+        );
+    }
     out
 }

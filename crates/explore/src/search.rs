@@ -31,10 +31,10 @@ enum Source {
 }
 
 #[derive(Clone)]
-struct State {
+struct State<'p> {
     threads: Vec<ThreadRun>,
-    /// Per thread, per path index: what a read reads from.
-    rf: Vec<Vec<Option<Source>>>,
+    /// The execution graph of the threads' paths so far, with reads-from.
+    graph: Graph<'p>,
     /// Writes not yet offered to the suspended reads.
     fresh: Vec<(usize, usize)>,
 }
@@ -68,6 +68,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Consistent executions handed on, for the budget.
     found: u64,
     checks: u32,
+    /// The program has a barrier with an explicit thread count.
+    counted_barriers: bool,
     /// What each thread could do from where it waits (by thread, instruction, unknown
     /// registers), for the gate.
     after: std::collections::HashMap<(usize, usize, Vec<usize>), crate::statics::AfterRead>,
@@ -129,6 +131,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             found: 0,
             checks: 0,
             after: Default::default(),
+            counted_barriers: program.threads.iter().any(|t| {
+                t.code.iter().any(|i| {
+                    matches!(
+                        i.kind,
+                        scopecheck_ir::InstrKind::Barrier { count: Some(_), .. }
+                    )
+                })
+            }),
         }
     }
 
@@ -145,10 +155,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 threads[t.0 as usize].starve();
             }
         }
-        let n = threads.len();
         self.visit(State {
             threads,
-            rf: vec![vec![]; n],
+            graph: Graph::empty(self.program),
             fresh: vec![],
         });
     }
@@ -188,12 +197,65 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .find(|&t| st.threads[t].status == Status::Ready && self.launched(st, t))
     }
 
-    fn sync_rf(st: &mut State, t: usize) {
-        let len = st.threads[t].trace.events.len();
-        st.rf[t].resize(len, None);
+    /// Brings the graph up to date with thread `t`'s path: new events (with RMW links and the
+    /// synchronization of a passed barrier) and values that became known.
+    fn sync_graph(&self, st: &mut State<'p>, t: usize) {
+        let State { threads, graph, .. } = st;
+        let trace = &threads[t].trace;
+        let known = graph.thread_events[t].len();
+        for (i, e) in trace.events.iter().enumerate().take(known) {
+            let ge = graph.thread_events[t][i];
+            if graph.events[ge].kind != e.kind {
+                graph.set_kind(ge, e.kind);
+            }
+        }
+        for (i, e) in trace.events.iter().enumerate().skip(known) {
+            let wait = graph.push(ThreadId(t as u32), e);
+            let EventKind::Wait { barrier, .. } = e.kind else {
+                continue;
+            };
+            // The round: this thread's last arrival at the barrier; every other thread of the
+            // CTA's arrival of the same round synchronizes with the wait.
+            let nth_arrival = |events: &[crate::trace::TraceEvent], upto: usize| {
+                events[..upto]
+                    .iter()
+                    .filter(
+                        |x| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier),
+                    )
+                    .count()
+            };
+            let round = nth_arrival(&trace.events, i).saturating_sub(1);
+            let cta = cta_of(&self.program.threads[t].placement, t);
+            for (u, other) in threads.iter().enumerate() {
+                if u == t || cta_of(&self.program.threads[u].placement, u) != cta {
+                    continue;
+                }
+                let arrival = other
+                    .trace
+                    .events
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
+                    .nth(round);
+                if let Some((k, _)) = arrival {
+                    if let Some(&a) = graph.thread_events[u].get(k) {
+                        graph.barrier_sync.insert(a, wait);
+                    }
+                }
+            }
+        }
+        for &(r, w) in &trace.rmw {
+            if w as usize >= known {
+                let (r, w) = (
+                    graph.thread_events[t][r as usize],
+                    graph.thread_events[t][w as usize],
+                );
+                graph.add_rmw(r, w);
+            }
+        }
     }
 
-    fn visit(&mut self, mut st: State) {
+    fn visit(&mut self, mut st: State<'p>) {
         if self.stopped() {
             return;
         }
@@ -213,6 +275,15 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 .collect();
             return self.offer(st, w, &takers);
         }
+        // A hole no thread can fill any more: no completion of this graph exists.
+        let unfillable = st.threads.iter().enumerate().any(|(t, th)| {
+            th.holes
+                .iter()
+                .any(|h| !self.may_still_be_written(&st, t, h.1.loc))
+        });
+        if unfillable {
+            return;
+        }
         loop {
             self.complete_barriers(&mut st);
             let Some(t) = self.next_thread(&st) else {
@@ -229,7 +300,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
             let thread = &self.program.threads[t];
             let step = st.threads[t].step(self.program, thread, &self.statics[t]);
-            Self::sync_rf(&mut st, t);
+            self.sync_graph(&mut st, t);
             match step {
                 Step::Wrote(e) => {
                     st.fresh.push((t, e));
@@ -263,7 +334,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Offers write `w` to each hole in `takers` (thread, path index): it takes it or waits on.
-    fn offer(&mut self, st: State, w: (usize, usize), takers: &[(usize, usize)]) {
+    fn offer(&mut self, st: State<'p>, w: (usize, usize), takers: &[(usize, usize)]) {
         let Some((&(u, r), rest)) = takers.split_first() else {
             return self.visit(st);
         };
@@ -278,7 +349,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Fills hole `r` of thread `t` from `src`; false when no completion is consistent.
-    fn fill(&mut self, st: &mut State, t: usize, r: usize, src: Source) -> bool {
+    fn fill(&mut self, st: &mut State<'p>, t: usize, r: usize, src: Source) -> bool {
         let v = self.value(st, src);
         let readable = st.threads[t].fill_hole(
             self.program,
@@ -287,8 +358,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             r,
             v,
         );
-        Self::sync_rf(st, t);
-        st.rf[t][r] = Some(src);
+        self.sync_graph(st, t);
+        self.set_rf(st, t, r, src);
         st.fresh.extend(readable.into_iter().map(|w| (t, w)));
         self.check(st, t, r, src)
     }
@@ -305,52 +376,40 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Lets thread `t` read from `src`; false when the model says no completion is consistent.
-    fn resolve(&mut self, st: &mut State, t: usize, src: Source) -> bool {
+    fn resolve(&mut self, st: &mut State<'p>, t: usize, src: Source) -> bool {
         let v = self.value(st, src);
         let (r, w) = st.threads[t].resolve_read(v);
-        Self::sync_rf(st, t);
-        st.rf[t][r] = Some(src);
+        self.sync_graph(st, t);
+        self.set_rf(st, t, r, src);
         if let Some(w) = w {
             st.fresh.push((t, w));
         }
         self.check(st, t, r, src)
     }
 
+    fn set_rf(&self, st: &mut State<'p>, t: usize, r: usize, src: Source) {
+        let read = st.graph.thread_events[t][r];
+        st.graph.rf[read] = Some(Self::global(&st.graph, src));
+    }
+
     /// Whether the graph of `st`, where read `r` of thread `t` now reads from `src`, may still
     /// be completed into a consistent execution.
-    fn check(&mut self, st: &State, t: usize, r: usize, src: Source) -> bool {
-        let Ok(g) = self.graph(st) else {
-            self.gate = Some(GateFailure(
-                "a barrier's rounds do not match its thread count".into(),
-            ));
-            return false;
-        };
-        let read = g.thread_start[t] + r;
-        let write = self.global(&g, src);
-        self.model.may_read_from(&g, read, write) && self.model.consistent_so_far(&g)
+    fn check(&mut self, st: &State<'p>, t: usize, r: usize, src: Source) -> bool {
+        self.out.checks += 1;
+        let g = &st.graph;
+        let read = g.thread_events[t][r];
+        let write = Self::global(g, src);
+        self.model.may_read_from(g, read, write) && self.model.consistent_so_far(g)
     }
 
-    fn global(&self, g: &Graph, s: Source) -> usize {
+    fn global(g: &Graph, s: Source) -> usize {
         match s {
             Source::Init(l) => l.0 as usize,
-            Source::Event(t, i) => g.thread_start[t] + i,
+            Source::Event(t, i) => g.thread_events[t][i],
         }
     }
 
-    fn graph(&self, st: &State) -> Result<Graph<'p>, crate::NotAnExecution> {
-        let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
-        let mut g = Graph::new(self.program, &paths)?;
-        for (t, rfs) in st.rf.iter().enumerate() {
-            for (i, s) in rfs.iter().enumerate() {
-                if let Some(s) = s {
-                    g.rf[g.thread_start[t] + i] = Some(self.global(&g, *s));
-                }
-            }
-        }
-        Ok(g)
-    }
-
-    fn choose_read(&mut self, st: State, t: usize) {
+    fn choose_read(&mut self, st: State<'p>, t: usize) {
         let Status::Reads(req) = st.threads[t].status.clone() else {
             unreachable!("choose_read on a thread that does not read");
         };
@@ -377,7 +436,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.may_still_be_written(&st, t, req.loc) {
             let mut next = st;
             next.threads[t].make_hole();
-            Self::sync_rf(&mut next, t);
+            self.sync_graph(&mut next, t);
             self.visit(next);
         }
     }
@@ -389,7 +448,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let th = &st.threads[u];
             u != t
                 && !self.successors[t].contains(&u)
-                && ((th.status != Status::Stopped && self.statics[u].writes.contains(&loc))
+                && ((th.status != Status::Stopped && self.statics[u].may_write_from(th.pc(), loc))
                     || th
                         .value_holes
                         .iter()
@@ -398,7 +457,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Lets every waiting thread whose barrier round is complete through.
-    fn complete_barriers(&self, st: &mut State) {
+    fn complete_barriers(&self, st: &mut State<'p>) {
         loop {
             let mut released = false;
             for t in 0..st.threads.len() {
@@ -447,7 +506,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     }
                 };
                 st.threads[t].pass_barrier(red);
-                Self::sync_rf(st, t);
+                self.sync_graph(st, t);
                 released = true;
             }
             if !released {
@@ -457,8 +516,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// A state where no thread can run.
-    fn leaf(&mut self, mut st: State) {
+    fn leaf(&mut self, mut st: State<'p>) {
         if st.threads.iter().any(|t| !t.holes.is_empty()) {
+            self.out.dead_ends += 1;
             return self.dead_end(&st);
         }
         let mut starved = self.starved.clone();
@@ -491,13 +551,25 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 return;
             }
         }
-        let Ok(g) = self.graph(&st) else {
-            self.gate = Some(GateFailure(
-                "a barrier's rounds do not match its thread count".into(),
-            ));
+        if self.cannot_hang(&st) {
+            self.out.blocked += 1;
             return;
-        };
+        }
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
+        let g = &st.graph;
+        // Rounds are formed as the threads arrive; a barrier whose thread count is not its
+        // CTA's could form them otherwise than the candidate enumerator's matching does.
+        if self.counted_barriers {
+            match crate::graph::match_barriers(self.program, &g.events) {
+                Ok(sync) if sync == g.barrier_sync => {}
+                _ => {
+                    self.gate = Some(GateFailure(
+                        "a barrier's rounds do not match its thread count".into(),
+                    ));
+                    return;
+                }
+            }
+        }
         if paths.iter().all(|p| p.end == PathEnd::Finished) {
             self.found += 1;
         } else {
@@ -511,7 +583,54 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             out: &mut *self.out,
             on_execution: &mut *self.on_execution,
         };
-        leaf.judge(&g, &paths);
+        leaf.judge(g, &paths);
+    }
+
+    /// Whether a leaf where some thread spins can be neither a hang nor anything else worth
+    /// judging: no thread was cut or faulted, and some spinner reads a write that a later write
+    /// of the same thread to the same location follows (so, in every model, in coherence): it
+    /// does not read the latest write, and will not spin forever.
+    fn cannot_hang(&self, st: &State) -> bool {
+        let mut spinner_reads_stale = false;
+        for th in &st.threads {
+            match th.trace.end {
+                PathEnd::Cut { .. } | PathEnd::Fault { .. } => return false,
+                PathEnd::Blocked { iteration, .. } => {
+                    for (i, e) in th.trace.events.iter().enumerate().skip(iteration) {
+                        if !e.kind.is_read() {
+                            continue;
+                        }
+                        let t = st.threads.iter().position(|x| std::ptr::eq(x, th));
+                        let g = &st.graph;
+                        let Some(Some(w)) = t.map(|t| g.rf[g.thread_events[t][i]]) else {
+                            continue;
+                        };
+                        let Some(wt) = g.events[w].thread else {
+                            continue;
+                        };
+                        let (wt, wi) = (
+                            wt.0 as usize,
+                            g.thread_events[wt.0 as usize]
+                                .iter()
+                                .position(|&x| x == w)
+                                .expect("a thread's event"),
+                        );
+                        let w = &st.threads[wt].trace;
+                        let loc = w.events[wi].kind.loc();
+                        let spun_from = match w.end {
+                            PathEnd::Blocked { iteration, .. } => iteration,
+                            _ => usize::MAX,
+                        };
+                        let overwritten = w.events[wi + 1..].iter().enumerate().any(|(k, x)| {
+                            x.kind.is_write() && x.kind.loc() == loc && wi + 1 + k < spun_from
+                        });
+                        spinner_reads_stale |= overwritten;
+                    }
+                }
+                _ => {}
+            }
+        }
+        spinner_reads_stale
     }
 
     /// A state where no thread can run and some read waits for a write no one can make now.

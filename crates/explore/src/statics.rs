@@ -65,6 +65,8 @@ pub struct ThreadStatics {
     write_back_ok: Vec<bool>,
     /// Locations this thread's code may write.
     pub writes: Vec<LocId>,
+    /// Per instruction: the locations some path from it may still write.
+    writes_from: Vec<Vec<LocId>>,
     /// Some thread starts only after this one finishes.
     pub has_launch_successors: bool,
 }
@@ -143,14 +145,39 @@ impl ThreadStatics {
         writes.sort_unstable();
         writes.dedup();
         let has_launch_successors = program.threads.iter().any(|t| t.after.contains(&tid));
+        let mut writes_from: Vec<Vec<LocId>> = vec![vec![]; n + 1];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for pc in (0..n).rev() {
+                let mut w: Vec<LocId> = write_loc(&code[pc].kind).into_iter().collect();
+                for s in successors(code, pc) {
+                    w.extend_from_slice(&writes_from[s.min(n)]);
+                }
+                w.sort_unstable();
+                w.dedup();
+                if w != writes_from[pc] {
+                    writes_from[pc] = w;
+                    changed = true;
+                }
+            }
+        }
         ThreadStatics {
             unroll,
             loop_head,
             live,
             write_back_ok,
             writes,
+            writes_from,
             has_launch_successors,
         }
+    }
+
+    /// Whether some path from instruction `pc` writes `loc`.
+    pub fn may_write_from(&self, pc: usize, loc: LocId) -> bool {
+        self.writes_from[pc.min(self.writes_from.len() - 1)]
+            .binary_search(&loc)
+            .is_ok()
     }
 
     pub fn is_loop_head(&self, pc: usize) -> bool {

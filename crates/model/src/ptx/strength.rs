@@ -25,15 +25,14 @@ pub fn strong_scope(e: &Event) -> Option<Scope> {
     }
 }
 
-/// The `ms` relation over all events of `g` (computed once per graph). A platform without
+/// The `ms` relation over all events of `g` (extended as the graph grows). A platform without
 /// coherent host memory keeps host and device accesses to it apart.
 pub fn morally_strong(g: &Graph, platform: &Platform) -> Relation {
-    g.memo("ptx.morally_strong", || compute(g, platform))
+    g.memo_pairwise("ptx.morally_strong", |i, j| pair(g, platform, i, j))
 }
 
-fn compute(g: &Graph, platform: &Platform) -> Relation {
-    let n = g.len();
-    Relation::from_fn(n, |i, j| {
+fn pair(g: &Graph, platform: &Platform, i: usize, j: usize) -> bool {
+    {
         if i == j {
             return false;
         }
@@ -58,5 +57,5 @@ fn compute(g: &Graph, platform: &Platform) -> Relation {
             }
             _ => false,
         }
-    })
+    }
 }

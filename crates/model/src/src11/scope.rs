@@ -31,13 +31,13 @@ fn scope_of(e: &Event) -> Option<Scope> {
 }
 
 /// `strong_r`: same thread, or both atomic and each one's scope including the other's thread
-/// (computed once per graph).
+/// (extended as the graph grows).
 pub fn scope_inclusion(g: &Graph, platform: &Platform) -> Relation {
-    g.memo("src11.scope_inclusion", || compute(g, platform))
+    g.memo_pairwise("src11.scope_inclusion", |i, j| pair(g, platform, i, j))
 }
 
-fn compute(g: &Graph, platform: &Platform) -> Relation {
-    Relation::from_fn(g.len(), |i, j| {
+fn pair(g: &Graph, platform: &Platform, i: usize, j: usize) -> bool {
+    {
         if i == j {
             return false;
         }
@@ -54,7 +54,7 @@ fn compute(g: &Graph, platform: &Platform) -> Relation {
             }
             _ => false,
         }
-    })
+    }
 }
 
 /// Events at least as strong as release: release, acq_rel and seq_cst writes and fences.
