@@ -276,12 +276,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return self.offer(st, w, &takers);
         }
         // A hole no thread can fill any more: no completion of this graph exists.
-        let unfillable = st.threads.iter().enumerate().any(|(t, th)| {
-            th.holes
-                .iter()
-                .any(|h| !self.may_still_be_written(&st, t, h.1.loc))
-        });
-        if unfillable {
+        if self.has_unfillable_hole(&st) {
+            self.out.dead_ends += 1;
             return;
         }
         loop {
@@ -456,6 +452,58 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         })
     }
 
+    /// Whether some hole can never be filled: no thread that may still write its location can
+    /// still run. Threads that can run are the least set holding every thread not suspended
+    /// and not stopped, and every suspended thread with a hole some thread of the set may fill;
+    /// the others wait on each other in a cycle, or on threads that stopped.
+    fn has_unfillable_hole(&self, st: &State<'p>) -> bool {
+        if st.threads.iter().all(|t| t.holes.is_empty()) {
+            return false;
+        }
+        let n = st.threads.len();
+        let mut live: Vec<bool> = st
+            .threads
+            .iter()
+            .map(|t| !matches!(t.status, Status::Suspended | Status::Stopped))
+            .collect();
+        // Whether `w` may still make a write of `loc` that thread `t` can read.
+        let may_fill = |live: &[bool], w: usize, t: usize, loc: LocId| {
+            let th = &st.threads[w];
+            w != t
+                && live[w]
+                && !self.successors[t].contains(&w)
+                && (self.statics[w].may_write_from(th.pc(), loc)
+                    || th
+                        .value_holes
+                        .iter()
+                        .any(|&e| th.trace.events[e].kind.loc() == Some(loc)))
+        };
+        loop {
+            let mut grew = false;
+            for t in 0..n {
+                if live[t] || st.threads[t].status != Status::Suspended {
+                    continue;
+                }
+                let fillable = st.threads[t]
+                    .holes
+                    .iter()
+                    .any(|h| (0..n).any(|w| may_fill(&live, w, t, h.1.loc)));
+                if fillable {
+                    live[t] = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        st.threads.iter().enumerate().any(|(t, th)| {
+            th.holes
+                .iter()
+                .any(|h| !(0..n).any(|w| may_fill(&live, w, t, h.1.loc)))
+        })
+    }
+
     /// Lets every waiting thread whose barrier round is complete through.
     fn complete_barriers(&self, st: &mut State<'p>) {
         loop {
@@ -591,46 +639,46 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// of the same thread to the same location follows (so, in every model, in coherence): it
     /// does not read the latest write, and will not spin forever.
     fn cannot_hang(&self, st: &State) -> bool {
-        let mut spinner_reads_stale = false;
-        for th in &st.threads {
-            match th.trace.end {
-                PathEnd::Cut { .. } | PathEnd::Fault { .. } => return false,
-                PathEnd::Blocked { iteration, .. } => {
-                    for (i, e) in th.trace.events.iter().enumerate().skip(iteration) {
-                        if !e.kind.is_read() {
-                            continue;
-                        }
-                        let t = st.threads.iter().position(|x| std::ptr::eq(x, th));
-                        let g = &st.graph;
-                        let Some(Some(w)) = t.map(|t| g.rf[g.thread_events[t][i]]) else {
-                            continue;
-                        };
-                        let Some(wt) = g.events[w].thread else {
-                            continue;
-                        };
-                        let (wt, wi) = (
-                            wt.0 as usize,
-                            g.thread_events[wt.0 as usize]
-                                .iter()
-                                .position(|&x| x == w)
-                                .expect("a thread's event"),
-                        );
-                        let w = &st.threads[wt].trace;
-                        let loc = w.events[wi].kind.loc();
-                        let spun_from = match w.end {
-                            PathEnd::Blocked { iteration, .. } => iteration,
-                            _ => usize::MAX,
-                        };
-                        let overwritten = w.events[wi + 1..].iter().enumerate().any(|(k, x)| {
-                            x.kind.is_write() && x.kind.loc() == loc && wi + 1 + k < spun_from
-                        });
-                        spinner_reads_stale |= overwritten;
-                    }
-                }
-                _ => {}
-            }
-        }
-        spinner_reads_stale
+        let cut_or_fault = st.threads.iter().any(|t| {
+            t.status == Status::Stopped
+                && matches!(t.trace.end, PathEnd::Cut { .. } | PathEnd::Fault { .. })
+        });
+        !cut_or_fault && self.some_spinner_reads_stale(st)
+    }
+
+    /// Whether, at a leaf, some thread blocked in a pure iteration read a write that a later
+    /// write of the same thread to the same location follows (outside that thread's own
+    /// spinning iteration): in every model that write follows in coherence, so the spinner does
+    /// not read the latest write.
+    fn some_spinner_reads_stale(&self, st: &State) -> bool {
+        let g = &st.graph;
+        st.threads.iter().enumerate().any(|(t, th)| {
+            let PathEnd::Blocked { iteration, .. } = th.trace.end else {
+                return false;
+            };
+            (iteration..th.trace.events.len()).any(|i| {
+                let Some(w) = g.rf[g.thread_events[t][i]] else {
+                    return false;
+                };
+                let Some(wt) = g.events[w].thread.map(|x| x.0 as usize) else {
+                    return false;
+                };
+                let wi = g.thread_events[wt]
+                    .iter()
+                    .position(|&x| x == w)
+                    .expect("a thread's event");
+                let writer = &st.threads[wt].trace;
+                let spun_from = match writer.end {
+                    PathEnd::Blocked { iteration, .. } => iteration,
+                    _ => usize::MAX,
+                };
+                let loc = writer.events[wi].kind.loc();
+                (wi + 1..writer.events.len().min(spun_from)).any(|k| {
+                    let x = &writer.events[k].kind;
+                    x.is_write() && x.loc() == loc
+                })
+            })
+        })
     }
 
     /// A state where no thread can run and some read waits for a write no one can make now.

@@ -346,9 +346,11 @@ fn access(program: &Program, g: &scopecheck_explore::Graph, e: usize) -> Option<
 
 /// Who read what from whom in `g`, in thread order.
 fn witness_reads(program: &Program, g: &scopecheck_explore::Graph) -> Vec<WitnessRead> {
-    g.reads
+    g.thread_events
         .iter()
-        .filter_map(|r| {
+        .flatten()
+        .filter(|&&r| g.reads.contains(r))
+        .filter_map(|&r| {
             Some(WitnessRead {
                 reader: access(program, g, r)?,
                 value: g.events[r].kind.value()?,
