@@ -63,7 +63,8 @@ pub fn run(args: &CheckArgs) -> bool {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
-    let opts = args.flags.check_options();
+    let mut opts = args.flags.check_options();
+    opts.progress = crate::progress::counters();
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
     let costs = match args.suggest.then(|| costs::load(args.cost_file.as_deref())) {
@@ -75,7 +76,12 @@ pub fn run(args: &CheckArgs) -> bool {
         None => None,
     };
     let (tx, rx) = mpsc::channel();
+    let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
+        if let Some(c) = &opts.progress {
+            let done = &done;
+            s.spawn(move || crate::progress::show(c, done));
+        }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
         s.spawn(move || {
             inputs
@@ -98,6 +104,7 @@ pub fn run(args: &CheckArgs) -> bool {
                 next += 1;
             }
         }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
         all_checked
     })
 }

@@ -13,6 +13,7 @@ mod cost;
 mod costs;
 mod inputs;
 mod options;
+mod progress;
 mod render;
 mod run;
 

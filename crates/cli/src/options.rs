@@ -227,6 +227,7 @@ impl CheckFlags {
             },
             max_executions: self.max_executions,
             timeout: self.timeout,
+            progress: None,
         }
     }
 }

@@ -159,6 +159,9 @@ pub struct Exploration {
     pub blocked: u64,
     /// Partial graphs the model was asked about.
     pub checks: u64,
+    /// Graphs where every thread finished, handed to the model (each gives zero or more
+    /// consistent executions, one per coherence order).
+    pub finished: u64,
     /// States where every thread waited for a write no one could make.
     pub dead_ends: u64,
     /// Why the search stopped before it was complete (a budget), if it did.
@@ -193,6 +196,17 @@ pub struct ExploreOptions {
     pub engine: Engine,
     /// Bounds on the search (the graph explorer honours them).
     pub budget: Budget,
+    /// Where the graph explorer counts what it finds while it runs, for a progress display.
+    pub progress: Option<std::sync::Arc<Counters>>,
+}
+
+/// Running totals of searches in progress (shared by every search that is given them).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Consistent finished executions found.
+    pub executions: std::sync::atomic::AtomicU64,
+    /// Graphs where some thread could not finish.
+    pub blocked: std::sync::atomic::AtomicU64,
 }
 
 /// What receives each consistent, finished execution: the graph, each thread's path, the
@@ -253,6 +267,7 @@ fn graphs<'p>(
             &successors,
             starved,
             opts.budget,
+            opts.progress.clone(),
             &mut out,
             on_execution,
         );
@@ -269,8 +284,8 @@ fn graphs<'p>(
     out.reduced_loops.sort_unstable();
     if std::env::var_os("SCOPECHECK_STATS").is_some() {
         eprintln!(
-            "graph search: {} checks, {} blocked leaves, {} dead ends",
-            out.checks, out.blocked, out.dead_ends
+            "graph search: {} checks, {} finished leaves, {} blocked leaves, {} dead ends",
+            out.checks, out.finished, out.blocked, out.dead_ends
         );
     }
     out

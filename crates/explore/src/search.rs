@@ -60,6 +60,7 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Transitive launch successors of each thread.
     successors: &'a [Vec<usize>],
     budget: Budget,
+    progress: Option<std::sync::Arc<crate::Counters>>,
     pub gate: Option<GateFailure>,
     /// Some thread was blocked in a pure iteration (the hang search is worth running).
     pub spun: bool,
@@ -113,6 +114,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         successors: &'a [Vec<usize>],
         starved: Vec<ThreadId>,
         budget: Budget,
+        progress: Option<std::sync::Arc<crate::Counters>>,
         out: &'a mut Exploration,
         on_execution: &'a mut OnExecution<'f, 'p>,
     ) -> Self {
@@ -124,6 +126,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             starved,
             successors,
             budget,
+            progress,
             gate: None,
             spun: false,
             out,
@@ -601,6 +604,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
         if self.cannot_hang(&st) {
             self.out.blocked += 1;
+            if let Some(c) = &self.progress {
+                c.blocked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             return;
         }
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
@@ -618,10 +624,16 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 }
             }
         }
-        if paths.iter().all(|p| p.end == PathEnd::Finished) {
+        let finished = paths.iter().all(|p| p.end == PathEnd::Finished);
+        if finished {
             self.found += 1;
+            self.out.finished += 1;
         } else {
             self.out.blocked += 1;
+        }
+        if let Some(c) = &self.progress {
+            let counter = if finished { &c.executions } else { &c.blocked };
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let mut leaf = crate::Leaf {
             program: self.program,

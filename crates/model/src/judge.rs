@@ -103,6 +103,7 @@ pub fn judge(
                     max_executions: opts.max_executions,
                     deadline,
                 },
+                progress: opts.progress.clone(),
             },
             &mut |g, paths, co, found| {
                 let t = &mut tally;

@@ -13,7 +13,7 @@ mod verdict;
 pub use lint::Lint;
 pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
-pub use scopecheck_explore::{Engine, RaceKind};
+pub use scopecheck_explore::{Counters, Engine, RaceKind};
 pub use verdict::{
     Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
     WitnessRead,
@@ -59,6 +59,8 @@ pub struct CheckOptions {
     pub max_executions: Option<u64>,
     /// Stop after this long (the verdict is then incomplete).
     pub timeout: Option<std::time::Duration>,
+    /// Running totals for a progress display.
+    pub progress: Option<std::sync::Arc<Counters>>,
 }
 
 impl Default for CheckOptions {
@@ -71,6 +73,7 @@ impl Default for CheckOptions {
             engine: Engine::Auto,
             max_executions: None,
             timeout: None,
+            progress: None,
         }
     }
 }

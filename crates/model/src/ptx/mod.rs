@@ -50,8 +50,10 @@ impl Model for Ptx {
     }
 
     /// No-Thin-Air, SC-per-location and the reads-from half of Causality on the reads-from
-    /// chosen so far (causality without the Fence-SC order, a part of every choice of it): all
-    /// only get harder with more reads-from edges.
+    /// chosen so far (causality without the Fence-SC order, a part of every choice of it), then
+    /// SC-per-location, Atomicity and the from-reads half of Causality against the coherence
+    /// edges every consistent coherence order contains (the initial write first, writes in
+    /// causality order: Coherence). All only get harder with more events and edges.
     fn consistent_so_far(&self, g: &Graph) -> bool {
         let rf = g.rf_relation();
         if !no_thin_air(g, &rf) {
@@ -64,7 +66,15 @@ impl Model for Ptx {
         let obs = observation::observation(g, &rf, &ms);
         let sync = synchronization::release_acquire_sync(g, &obs, &ms);
         let cause = causality::causality(&causality::base_causality(g, &[&sync]), &obs);
-        cause.is_irreflexive() && causality_rf(&rf, &cause)
+        if !cause.is_irreflexive() || !causality_rf(&rf, &cause) {
+            return false;
+        }
+        let co = coherence_forced(g, &cause).closure();
+        let fr = g.fr_relation(&co);
+        co.is_irreflexive()
+            && sc_per_location(g, &ms, &rf.union(&co).union(&fr))
+            && atomicity(g, &ms, &co, &fr, &self.platform)
+            && causality_fr(&fr, &cause)
     }
 
     fn executions(
