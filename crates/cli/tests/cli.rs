@@ -234,3 +234,43 @@ fn cuda_findings_point_at_source_lines() {
     assert!(text.contains("data race on `payload`"), "{text}");
     assert!(text.contains("payload = v;"), "{text}");
 }
+
+/// `--max-executions` cuts the search short, and the verdict says so: this message-passing
+/// test has four executions and no execution reads the value 2, so `~exists` of it holds only
+/// once every execution was seen; after one the answer is Unknown, incomplete with the bound's
+/// name. Malformed bounds are usage errors.
+#[test]
+fn search_bounds_make_the_verdict_incomplete() {
+    let dir = scratch("bounds");
+    let mp = dir.join("MP.litmus");
+    std::fs::write(
+        &mp,
+        "PTX MP\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.relaxed.gpu x, 1 | ld.relaxed.gpu r0, y ;\n st.relaxed.gpu y, 1 | ld.relaxed.gpu r1, x ;\n~exists (P1:r0 == 2)\n",
+    )
+    .unwrap();
+    let path = mp.to_str().unwrap();
+    let out = scopecheck(&["check", "--json", "--max-executions", "1", path]);
+    let v = &stdout_lines(&out)[0];
+    assert_eq!(v["complete"], false, "{v}");
+    assert_eq!(v["result"], "Unknown", "{v}");
+    assert!(
+        v["incomplete_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--max-executions 1")),
+        "{v}"
+    );
+    let full = scopecheck(&["check", "--json", "--max-executions", "1e6", path]);
+    assert_eq!(stdout_lines(&full)[0]["complete"], true);
+    assert_eq!(
+        scopecheck(&["check", "--timeout", "soon", path])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        scopecheck(&["check", "--max-executions", "0.5", path])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -157,8 +157,13 @@ pub fn explore<'p>(
             written: Vec::new(),
             out: &mut out,
             on_execution,
+            budget: opts.budget,
+            ticks: 0,
         };
         run.choose(0);
+        if out.cut_short.is_some() {
+            break;
+        }
     }
     Ok(out)
 }
@@ -177,11 +182,21 @@ struct Run<'a, 'p> {
     written: Vec<(LocId, Value)>,
     out: &'a mut Exploration,
     on_execution: &'a mut OnExecution<'a, 'p>,
+    budget: crate::Budget,
+    ticks: u32,
 }
 
 impl<'p> Run<'_, 'p> {
+    fn spent(&mut self) -> bool {
+        self.ticks = self.ticks.wrapping_add(1);
+        self.budget.spent(self.out, self.ticks)
+    }
+
     /// Chooses a path for thread `t`, pruning paths that read a value nothing can write.
     fn choose(&mut self, t: usize) {
+        if self.spent() {
+            return;
+        }
         if t == self.paths.len() {
             self.combination();
             return;
@@ -285,6 +300,9 @@ impl<'p> Run<'_, 'p> {
         k: usize,
         paths: &[&Trace],
     ) {
+        if self.spent() {
+            return;
+        }
         if k < reads.len() {
             for &w in &candidates[k] {
                 g.rf[reads[k]] = Some(w);

@@ -51,6 +51,7 @@ impl<'p> Leaf<'_, '_, 'p> {
         self.model
             .executions(g, &mut out.rejected, &mut |co, races| {
                 if unfinished.is_empty() {
+                    out.reported += 1;
                     on_execution(g, paths, co, races)
                 } else {
                     feasible = true;

@@ -157,6 +157,8 @@ pub struct Exploration {
     pub hangs: Vec<Hang>,
     /// Graphs where some thread could not finish (spinning, at a barrier, cut, faulted).
     pub blocked: u64,
+    /// Consistent finished executions handed to the caller.
+    pub reported: u64,
     /// Partial graphs the model was asked about.
     pub checks: u64,
     /// Graphs where every thread finished, handed to the model (each gives zero or more

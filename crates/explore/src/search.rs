@@ -50,6 +50,29 @@ pub struct Budget {
     pub deadline: Option<Instant>,
 }
 
+impl Budget {
+    /// Whether the search must stop: records why in `out.cut_short`. `tick` counts the calls,
+    /// so that the clock is read only every 256th.
+    pub(crate) fn spent(&self, out: &mut Exploration, tick: u32) -> bool {
+        if out.cut_short.is_some() {
+            return true;
+        }
+        if let Some(max) = self.max_executions {
+            if out.reported >= max {
+                out.cut_short = Some(format!("--max-executions {max} was reached"));
+                return true;
+            }
+        }
+        if let Some(d) = self.deadline {
+            if tick.is_multiple_of(256) && Instant::now() >= d {
+                out.cut_short = Some("the --timeout was reached".into());
+                return true;
+            }
+        }
+        false
+    }
+}
+
 pub(crate) struct Search<'a, 'f, 'p> {
     program: &'p Program,
     model: &'a dyn Model,
@@ -170,22 +193,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.gate.is_some() || self.out.cut_short.is_some() {
             return true;
         }
-        if let Some(max) = self.budget.max_executions {
-            if self.found >= max {
-                self.out.cut_short = Some(format!("--max-executions {max} was reached"));
-                return true;
-            }
-        }
         self.checks = self.checks.wrapping_add(1);
-        if self.checks.is_multiple_of(256) {
-            if let Some(d) = self.budget.deadline {
-                if Instant::now() >= d {
-                    self.out.cut_short = Some("the --timeout was reached".into());
-                    return true;
-                }
-            }
-        }
-        false
+        self.budget.spent(self.out, self.checks)
     }
 
     fn launched(&self, st: &State, t: usize) -> bool {
