@@ -78,6 +78,10 @@ pub struct CheckFlags {
     /// cannot vouch for its completeness), `graphs`, `candidates` (for differential testing).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto, hide = true)]
     engine: EngineArg,
+    /// Explore interchangeable threads (same code, placements alike, not named by the
+    /// condition) in one order only; `off` explores every order.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    symmetry: OnOff,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -228,6 +232,7 @@ impl CheckFlags {
             max_executions: self.max_executions,
             timeout: self.timeout,
             progress: None,
+            symmetry: self.symmetry == OnOff::On,
         }
     }
 }

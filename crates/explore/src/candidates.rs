@@ -325,6 +325,6 @@ impl<'p> Run<'_, 'p> {
             out: self.out,
             on_execution: self.on_execution,
         };
-        leaf.judge(g, paths);
+        leaf.judge(g, paths, 1);
     }
 }

@@ -23,7 +23,7 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
 
 impl<'p> Leaf<'_, '_, 'p> {
     /// Judges a graph whose reads-from is complete and where no thread can go on.
-    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace]) {
+    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace], weight: u64) {
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
@@ -51,8 +51,8 @@ impl<'p> Leaf<'_, '_, 'p> {
         self.model
             .executions(g, &mut out.rejected, &mut |co, races| {
                 if unfinished.is_empty() {
-                    out.reported += 1;
-                    on_execution(g, paths, co, races)
+                    out.reported += weight;
+                    on_execution(g, paths, co, races, weight)
                 } else {
                     feasible = true;
                     if stuck && hang.is_none() {

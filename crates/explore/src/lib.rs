@@ -20,6 +20,7 @@ pub mod progress;
 pub mod relation;
 mod search;
 pub mod statics;
+pub mod symmetry;
 pub mod trace;
 
 use leaf::Leaf;
@@ -172,6 +173,8 @@ pub struct Exploration {
     pub engine: Engine,
     /// Why the graph explorer handed the program to the candidate enumerator, if it did.
     pub fallback: Option<String>,
+    /// The classes of interchangeable threads explored in one order only (empty: none).
+    pub symmetry: Vec<Vec<ThreadId>>,
 }
 
 /// Which explorer runs.
@@ -200,6 +203,8 @@ pub struct ExploreOptions {
     pub budget: Budget,
     /// Where the graph explorer counts what it finds while it runs, for a progress display.
     pub progress: Option<std::sync::Arc<Counters>>,
+    /// Whether the graph explorer may explore interchangeable threads in one order only.
+    pub symmetry: bool,
 }
 
 /// Running totals of searches in progress (shared by every search that is given them).
@@ -213,7 +218,9 @@ pub struct Counters {
 
 /// What receives each consistent, finished execution: the graph, each thread's path, the
 /// coherence order and the races.
-pub type OnExecution<'f, 'p> = dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race]) + 'f;
+/// The last argument is how many executions this one stands for (more than one under
+/// symmetry reduction: its images under permutations of interchangeable threads).
+pub type OnExecution<'f, 'p> = dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race], u64) + 'f;
 
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
 /// execution of paths that all finished: its graph, the path of each thread, its coherence
@@ -251,8 +258,17 @@ fn graphs<'p>(
         .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll))
         .collect();
     let successors = search::launch_successors(program);
+    let classes = if opts.symmetry {
+        symmetry::classes(program, &opts.scheduler)
+    } else {
+        vec![]
+    };
     let mut out = Exploration {
         engine: Engine::Graphs,
+        symmetry: classes
+            .iter()
+            .map(|c| c.iter().map(|&t| ThreadId(t as u32)).collect())
+            .collect(),
         ..Default::default()
     };
     let candidates = opts.scheduler.starvation_candidates(program);
@@ -270,6 +286,7 @@ fn graphs<'p>(
             starved,
             opts.budget,
             opts.progress.clone(),
+            &classes,
             &mut out,
             on_execution,
         );

@@ -84,6 +84,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     successors: &'a [Vec<usize>],
     budget: Budget,
     progress: Option<std::sync::Arc<crate::Counters>>,
+    /// Classes of interchangeable threads, explored with sorted read sequences only.
+    classes: &'a [Vec<usize>],
     pub gate: Option<GateFailure>,
     /// Some thread was blocked in a pure iteration (the hang search is worth running).
     pub spun: bool,
@@ -138,6 +140,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         starved: Vec<ThreadId>,
         budget: Budget,
         progress: Option<std::sync::Arc<crate::Counters>>,
+        classes: &'a [Vec<usize>],
         out: &'a mut Exploration,
         on_execution: &'a mut OnExecution<'f, 'p>,
     ) -> Self {
@@ -150,6 +153,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             successors,
             budget,
             progress,
+            classes,
             gate: None,
             spun: false,
             out,
@@ -292,6 +296,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             self.out.dead_ends += 1;
             return;
         }
+        if self.out_of_order(&st) {
+            return;
+        }
         loop {
             self.complete_barriers(&mut st);
             let Some(t) = self.next_thread(&st) else {
@@ -330,9 +337,13 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                                 matches!(code[b].kind, scopecheck_ir::InstrKind::Branch { target, .. } if target == head)
                             })
                             .unwrap_or(instr);
-                        let l = (ThreadId(t as u32), last);
-                        if !self.out.reduced_loops.contains(&l) {
-                            self.out.reduced_loops.push(l);
+                        // Under symmetry its images in the other threads of its class too.
+                        let class = self.classes.iter().find(|c| c.contains(&t));
+                        for u in class.map_or(vec![t], |c| c.clone()) {
+                            let l = (ThreadId(u as u32), last);
+                            if !self.out.reduced_loops.contains(&l) {
+                                self.out.reduced_loops.push(l);
+                            }
                         }
                     }
                 }
@@ -462,6 +473,59 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                         .iter()
                         .any(|&w| th.trace.events[w].kind.loc() == Some(loc)))
         })
+    }
+
+    /// The values thread `t` read, in program order, up to its first hole; and whether it will
+    /// read no more.
+    fn read_sequence(st: &State, t: usize) -> (Vec<Option<i64>>, bool) {
+        let th = &st.threads[t];
+        let mut seq = Vec::new();
+        for (i, e) in th.trace.events.iter().enumerate() {
+            if !e.kind.is_read() {
+                continue;
+            }
+            if th.holes.iter().any(|h| h.0 == i) {
+                seq.push(None);
+                break;
+            }
+            seq.push(e.kind.value());
+        }
+        (seq, th.status == Status::Stopped)
+    }
+
+    /// Whether two neighbours of a class of interchangeable threads read sequences that are
+    /// definitely out of order: no sorted execution extends this graph (`symmetry`).
+    fn out_of_order(&self, st: &State) -> bool {
+        self.classes.iter().any(|c| {
+            c.windows(2).any(|w| {
+                let (a, ad) = Self::read_sequence(st, w[0]);
+                let (b, bd) = Self::read_sequence(st, w[1]);
+                crate::symmetry::order(&a, ad, &b, bd) == Some(std::cmp::Ordering::Greater)
+            })
+        })
+    }
+
+    /// How many executions a leaf stands for under symmetry reduction.
+    fn weight(&self, st: &State) -> u64 {
+        let groups: Vec<Vec<usize>> = self
+            .classes
+            .iter()
+            .map(|c| {
+                let mut sizes: Vec<usize> = vec![];
+                let mut last: Option<Vec<Option<i64>>> = None;
+                for &t in c {
+                    let (seq, _) = Self::read_sequence(st, t);
+                    if last.as_ref() == Some(&seq) {
+                        *sizes.last_mut().expect("a group") += 1;
+                    } else {
+                        sizes.push(1);
+                    }
+                    last = Some(seq);
+                }
+                sizes
+            })
+            .collect();
+        crate::symmetry::weight(&groups)
     }
 
     /// Whether some hole can never be filled: no thread that may still write its location can
@@ -618,6 +682,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
             return;
         }
+        // Under symmetry reduction only sorted executions count.
+        if self.out_of_order(&st) {
+            return;
+        }
+        let weight = self.weight(&st);
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
         let g = &st.graph;
         // Rounds are formed as the threads arrive; a barrier whose thread count is not its
@@ -652,7 +721,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             out: &mut *self.out,
             on_execution: &mut *self.on_execution,
         };
-        leaf.judge(g, &paths);
+        leaf.judge(g, &paths, weight);
     }
 
     /// Whether a leaf where some thread spins can be neither a hang nor anything else worth

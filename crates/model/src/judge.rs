@@ -90,6 +90,7 @@ pub fn judge(
     let quantifier = program.condition.quantifier;
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut engine = opts.engine;
+    let mut symmetry = opts.symmetry;
     let (result, tally) = loop {
         let mut tally = Tally::default();
         let result = explore(
@@ -104,8 +105,9 @@ pub fn judge(
                     deadline,
                 },
                 progress: opts.progress.clone(),
+                symmetry,
             },
-            &mut |g, paths, co, found| {
+            &mut |g, paths, co, found, weight| {
                 let t = &mut tally;
                 for r in found {
                     let report = race_report(program, g, r);
@@ -113,7 +115,7 @@ pub fn judge(
                         t.races.push(report);
                     }
                 }
-                t.executions += 1;
+                t.executions += weight;
                 let choices = final_values(program, g, paths, co, &observables);
                 // The witness: an execution that shows the answer (for `exists`, one
                 // satisfying the proposition; for `~exists` and `forall`, one breaking the
@@ -128,9 +130,9 @@ pub fn judge(
                         vals[k]
                     });
                     if satisfies {
-                        t.positive += 1;
+                        t.positive += weight;
                     } else {
-                        t.negative += 1;
+                        t.negative += weight;
                     }
                     shows |= satisfies != (quantifier == Quantifier::Forall);
                     t.states.insert(vals.to_vec(), satisfies);
@@ -144,6 +146,17 @@ pub fn judge(
         // and enumerate candidates instead.
         if engine == Engine::Auto && matches!(&result, Ok(e) if e.fallback.is_some()) {
             engine = Engine::Candidates;
+            continue;
+        }
+        // Races, hangs, faults and cut loops name threads: explored in one order only, their
+        // images under the permutations would be missing. Search again without symmetry.
+        let named = |e: &scopecheck_explore::Exploration| {
+            !e.hangs.is_empty() || !e.faults.is_empty() || !e.cut.is_empty()
+        };
+        if symmetry
+            && matches!(&result, Ok(e) if !e.symmetry.is_empty() && (named(e) || !tally.races.is_empty()))
+        {
+            symmetry = false;
             continue;
         }
         break (result, tally);
@@ -168,6 +181,7 @@ pub fn judge(
     let mut rejected = Vec::new();
     let mut hangs = Vec::new();
     let mut reduced_loops = 0;
+    let mut symmetry_classes = Vec::new();
     match result {
         Err(limit) => {
             let reason = match limit {
@@ -219,6 +233,7 @@ pub fn judge(
                     reason: format!("the graph explorer cannot vouch for its completeness: {why}"),
                 });
             }
+            symmetry_classes = exploration.symmetry.iter().map(Vec::len).collect();
             rejected = exploration.rejected.by_axiom;
             reduced_loops = exploration.reduced_loops.len();
             hangs = exploration
@@ -283,6 +298,7 @@ pub fn judge(
         platform_notes: vec![],
         lints: crate::lint::lints(program),
         witness,
+        symmetry: symmetry_classes,
     })
 }
 

@@ -61,6 +61,8 @@ pub struct CheckOptions {
     pub timeout: Option<std::time::Duration>,
     /// Running totals for a progress display.
     pub progress: Option<std::sync::Arc<Counters>>,
+    /// Whether interchangeable threads may be explored in one order only.
+    pub symmetry: bool,
 }
 
 impl Default for CheckOptions {
@@ -74,6 +76,7 @@ impl Default for CheckOptions {
             max_executions: None,
             timeout: None,
             progress: None,
+            symmetry: true,
         }
     }
 }

@@ -135,6 +135,9 @@ pub struct Verdict {
     /// `~exists` and `forall` one breaking the requirement, as who read what from whom. Empty
     /// when there is none.
     pub witness: Vec<WitnessRead>,
+    /// The sizes of the classes of interchangeable threads the explorer explored in one order
+    /// only (each execution found standing for its images); empty when none.
+    pub symmetry: Vec<usize>,
 }
 
 impl Verdict {

@@ -103,6 +103,15 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     );
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
     let _ = writeln!(out, "Executions {}", verdict.executions);
+    if !verdict.symmetry.is_empty() {
+        let threads: usize = verdict.symmetry.iter().sum();
+        let classes = verdict.symmetry.len();
+        let _ = writeln!(
+            out,
+            "Symmetry {threads} threads in {classes} class{}: each order explored once, every execution counted",
+            if classes == 1 { "" } else { "es" }
+        );
+    }
     witness_text(program, verdict, &mut out);
     races_text(program, verdict, &mut out);
     for l in &verdict.lints {
@@ -392,6 +401,7 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "time_ms": time.as_secs_f64() * 1000.0,
         "terminates": verdict.terminates(),
         "reduced_loops": verdict.reduced_loops,
+        "symmetry_classes": verdict.symmetry,
         "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
         "lints": verdict.lints.iter().map(|l| json!({
             "line": l.span.line,

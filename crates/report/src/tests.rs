@@ -158,6 +158,7 @@ fn mp_verdict(program: &Program) -> Verdict {
         platform_notes: vec![],
         lints: vec![],
         witness: vec![],
+        symmetry: vec![],
     }
 }
 
@@ -297,6 +298,7 @@ fn json_has_every_field_in_order() {
         "time_ms": 1.5,
         "terminates": true,
         "reduced_loops": 0,
+        "symmetry_classes": [],
         "hangs": [],
         "lints": [],
         "platform": "ideal",
@@ -310,7 +312,7 @@ fn json_has_every_field_in_order() {
     // Key order is part of the format: the observables' order, then the documented order.
     assert_eq!(
         got.to_string(),
-        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"complete":true,"incomplete_reason":null,"time_ms":1.5,"terminates":true,"reduced_loops":0,"hangs":[],"lints":[],"platform":"ideal","platform_notes":[],"witness":[],"racy":false,"races":[],"rejected":{"causality":2}}"#
+        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"complete":true,"incomplete_reason":null,"time_ms":1.5,"terminates":true,"reduced_loops":0,"symmetry_classes":[],"hangs":[],"lints":[],"platform":"ideal","platform_notes":[],"witness":[],"racy":false,"races":[],"rejected":{"causality":2}}"#
     );
 }
 
