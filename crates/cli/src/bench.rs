@@ -59,12 +59,13 @@ pub fn run(args: &BenchArgs) -> bool {
     let mut samples = Vec::new();
     let (mut total_checks, mut total_executions, mut total_time) = (0u64, 0u64, Duration::ZERO);
     println!(
-        "{:>12} {:>8} {:>12}  test",
-        "median ms", "checks", "executions"
+        "{:>12} {:>8} {:>12} {:>12} {:>8}  test",
+        "median ms", "checks", "executions", "exec/s", "result"
     );
     'tests: for (file, source, program) in &parsed {
         let mut times = Vec::new();
         let mut executions = 0;
+        let mut result = "";
         let mut spent = Duration::ZERO;
         while times.len() < args.iters as usize || spent < MIN_TIME_PER_TEST {
             let start = Instant::now();
@@ -80,6 +81,11 @@ pub fn run(args: &BenchArgs) -> bool {
             spent += time;
             times.push(time);
             executions = verdict.executions;
+            result = match verdict.outcome {
+                scopecheck_model::Outcome::Ok => "Ok",
+                scopecheck_model::Outcome::No => "No",
+                scopecheck_model::Outcome::Unknown => "Unknown",
+            };
         }
         times.sort();
         let sample = Sample {
@@ -88,11 +94,14 @@ pub fn run(args: &BenchArgs) -> bool {
             checks: times.len() as u64,
             executions_per_check: executions,
         };
+        let rate = sample.executions_per_check as f64 / sample.median.as_secs_f64().max(1e-9);
         println!(
-            "{:>12.3} {:>8} {:>12}  {}",
+            "{:>12.3} {:>8} {:>12} {:>12.0} {:>8}  {}",
             ms(sample.median),
             sample.checks,
             sample.executions_per_check,
+            rate,
+            result,
             sample.file
         );
         total_checks += sample.checks;
