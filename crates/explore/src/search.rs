@@ -291,9 +291,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 .collect();
             return self.offer(st, w, &takers);
         }
-        // A hole no thread can fill any more: no completion of this graph exists.
-        if self.has_unfillable_hole(&st) {
+        // A hole no thread can fill any more: no completion of this graph exists, unless the
+        // threads that wait on each other in a cycle could break it where the gate cannot
+        // vouch that an axiom forbids it (the same rules as at a dead end).
+        if let Some(waiting) = self.unfillable_hole(&st) {
             self.out.dead_ends += 1;
+            self.gate_check(&st, &waiting);
             return;
         }
         if self.out_of_order(&st) {
@@ -528,13 +531,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         crate::symmetry::weight(&groups)
     }
 
-    /// Whether some hole can never be filled: no thread that may still write its location can
-    /// still run. Threads that can run are the least set holding every thread not suspended
+    /// When some hole can never be filled (no thread that may still write its location can
+    /// still run), the threads with holes that cannot run: they wait on each other in a
+    /// cycle, or on threads that stopped. Threads that can run are the least set holding every thread not suspended
     /// and not stopped, and every suspended thread with a hole some thread of the set may fill;
     /// the others wait on each other in a cycle, or on threads that stopped.
-    fn has_unfillable_hole(&self, st: &State<'p>) -> bool {
+    fn unfillable_hole(&self, st: &State<'p>) -> Option<Vec<usize>> {
         if st.threads.iter().all(|t| t.holes.is_empty()) {
-            return false;
+            return None;
         }
         let n = st.threads.len();
         let mut live: Vec<bool> = st
@@ -573,11 +577,33 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 break;
             }
         }
-        st.threads.iter().enumerate().any(|(t, th)| {
+        let unfillable = st.threads.iter().enumerate().any(|(t, th)| {
             th.holes
                 .iter()
                 .any(|h| !(0..n).any(|w| may_fill(&live, w, t, h.1.loc)))
-        })
+        });
+        if !unfillable {
+            return None;
+        }
+        // Of the threads that cannot run, those in a cycle: a hole of one that another of them
+        // could fill, were it running. A hole whose writers all stopped is dead, no cycle.
+        let blocked = |t: usize| !live[t] && st.threads[t].status == Status::Suspended;
+        let everyone = vec![true; n];
+        let mut cycle: Vec<usize> = Vec::new();
+        for t in (0..n).filter(|&t| blocked(t)) {
+            for w in (0..n).filter(|&w| blocked(w)) {
+                let feeds = st.threads[t]
+                    .holes
+                    .iter()
+                    .any(|h| may_fill(&everyone, w, t, h.1.loc));
+                if feeds {
+                    cycle.extend([t, w]);
+                }
+            }
+        }
+        cycle.sort_unstable();
+        cycle.dedup();
+        Some(cycle)
     }
 
     /// Lets every waiting thread whose barrier round is complete through.
@@ -643,7 +669,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     fn leaf(&mut self, mut st: State<'p>) {
         if st.threads.iter().any(|t| !t.holes.is_empty()) {
             self.out.dead_ends += 1;
-            return self.dead_end(&st);
+            // Holes whose writers all stopped hide no execution; only a cycle needs the gate.
+            match self.unfillable_hole(&st) {
+                Some(cycle) => self.gate_check(&st, &cycle),
+                None => self.dead_end(&st),
+            }
+            return;
         }
         let mut starved = self.starved.clone();
         for t in 0..st.threads.len() {
@@ -778,16 +809,22 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// arrival, or finish before a launch) that another hole needs. The search is complete when
     /// every such cycle breaks an axiom (docs/explore.md); the gate fails when one might not.
     fn dead_end(&mut self, st: &State) {
+        let holed: Vec<usize> = (0..st.threads.len())
+            .filter(|&t| !st.threads[t].holes.is_empty())
+            .collect();
+        self.gate_check(st, &holed);
+    }
+
+    /// The gate's rules for the threads `waiting` that hold holes and cannot go on.
+    fn gate_check(&mut self, st: &State, waiting: &[usize]) {
         let waits_on = |loc: LocId, me: usize| {
             st.threads
                 .iter()
                 .enumerate()
                 .any(|(v, th)| v != me && th.holes.iter().any(|h| h.1.loc == loc))
         };
-        for (u, th) in st.threads.iter().enumerate() {
-            if th.holes.is_empty() {
-                continue;
-            }
+        for &u in waiting {
+            let th = &st.threads[u];
             let key = (u, th.pc(), th.unknown_registers().collect::<Vec<_>>());
             let after = match self.after.get(&key) {
                 Some(a) => a.clone(),
