@@ -541,3 +541,56 @@ fn graph_explorer_handles_load_buffering_and_barriers_and_says_where_it_falls_ba
         v.incomplete
     );
 }
+
+/// The benchmark corpus (tests/bench) checked for correctness on its instances small enough
+/// for a test: each gives its expected verdict and exactly the number of executions its
+/// `(* expect-executions: K -- reason *)` derives by hand (N! lock orders, (N!)² for the TTAS
+/// lock's exiting test loads, and so on). Speed is measured by `scopecheck bench`, not here.
+#[test]
+fn bench_corpus_small_instances_match_their_derived_counts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/bench");
+    let small = [
+        "CasLock+N2",
+        "CasLock+N3",
+        "CasLock+N4",
+        "CasLock+N5",
+        "CasLock+2iter+N2",
+        "CasLock+2iter+N3",
+        "TtasLock+N2",
+        "TtasLock+N3",
+        "TtasLock+N4",
+        "TicketLock+N2",
+        "TicketLock+N3",
+        "TicketLock+N4",
+        "TicketLock+N5",
+        "GridBarrier+2x2",
+        "GridBarrier+3x3",
+        "GridBarrier+4x1",
+        "LookBack+4blocks",
+        "RingQueue+4prod",
+    ];
+    let mut failures = Vec::new();
+    for dialect in ["ptx", "c"] {
+        for name in small {
+            let path = root.join(dialect).join(format!("{name}.litmus"));
+            let source = std::fs::read_to_string(&path).expect("a benchmark");
+            let expected = expectation(&path, &source);
+            let executions: u64 = comment_field(&source, "expect-executions:")
+                .and_then(|t| t.split("--").next())
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{}: no expect-executions", path.display()));
+            let program = scopecheck_litmus::parse(&source).expect("parses");
+            let v = check(&program, &expected.options).expect("checks");
+            if v.outcome != expected.outcome || v.executions != executions || !v.is_complete() {
+                failures.push(format!(
+                    "{}: {:?} with {} executions, expected {:?} with {executions}",
+                    path.display(),
+                    v.outcome,
+                    v.executions,
+                    expected.outcome
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
