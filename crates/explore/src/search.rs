@@ -22,6 +22,10 @@ use crate::statics::ThreadStatics;
 use crate::trace::{EventKind, PathEnd, Trace};
 use crate::{Exploration, Graph, Model, OnExecution};
 
+/// Graphs with fewer events than this (initial writes included) are not checked as they grow:
+/// their few branches cost less to finish than the check would.
+pub const PRUNE_FROM_EVENTS: usize = 12;
+
 /// Where a read's value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Source {
@@ -417,11 +421,19 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// Whether the graph of `st`, where read `r` of thread `t` now reads from `src`, may still
     /// be completed into a consistent execution.
     fn check(&mut self, st: &State<'p>, t: usize, r: usize, src: Source) -> bool {
-        self.out.checks += 1;
         let g = &st.graph;
         let read = g.thread_events[t][r];
         let write = Self::global(g, src);
-        self.model.may_read_from(g, read, write) && self.model.consistent_so_far(g)
+        if !self.model.may_read_from(g, read, write) {
+            return false;
+        }
+        // Pruning is optional (every complete graph is judged in full): on a small graph the
+        // check costs more than the branches it could cut.
+        if g.len() < PRUNE_FROM_EVENTS {
+            return true;
+        }
+        self.out.checks += 1;
+        self.model.consistent_so_far(g)
     }
 
     fn global(g: &Graph, s: Source) -> usize {
@@ -445,8 +457,17 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 }
             }
         }
-        for s in sources {
-            let mut next = st.clone();
+        // Or it reads a write not yet made, by a thread that can still make it.
+        let hole = self.may_still_be_written(&st, t, req.loc);
+        let mut st = Some(st);
+        let last = sources.len() - 1;
+        for (k, s) in sources.into_iter().enumerate() {
+            // The last choice takes the state itself instead of a copy.
+            let mut next = if k == last && !hole {
+                st.take().expect("the state")
+            } else {
+                st.as_ref().expect("the state").clone()
+            };
             if self.resolve(&mut next, t, s) {
                 self.visit(next);
             }
@@ -454,9 +475,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 return;
             }
         }
-        // Or it reads a write not yet made, by a thread that can still make it.
-        if self.may_still_be_written(&st, t, req.loc) {
-            let mut next = st;
+        if let Some(mut next) = st.filter(|_| hole) {
             next.threads[t].make_hole();
             self.sync_graph(&mut next, t);
             self.visit(next);
