@@ -301,11 +301,5 @@ fn graphs<'p>(
         }
     }
     out.reduced_loops.sort_unstable();
-    if std::env::var_os("SCOPECHECK_STATS").is_some() {
-        eprintln!(
-            "graph search: {} checks, {} finished leaves, {} blocked leaves, {} dead ends",
-            out.checks, out.finished, out.blocked, out.dead_ends
-        );
-    }
     out
 }
