@@ -106,28 +106,12 @@ fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
-/// A duration: a number followed by `ms`, `s`, `m` or `h` (`s` when no unit is given).
+/// A `--timeout`: a duration as `run --time` reads it (`30s`, `500ms`, `2m`), more than zero.
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (e.g. 30s, 500ms, 2m)"))?;
-    let scale = match unit {
-        "ms" => 0.001,
-        "" | "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use ms, s, m or h)")),
-    };
-    let secs = value * scale;
-    if !(secs > 0.0 && secs.is_finite()) {
-        return Err(format!("`{s}` is not a positive duration"));
+    match crate::run::parse_duration(s)? {
+        d if d.is_zero() => Err(format!("`{s}` is not a positive duration")),
+        d => Ok(d),
     }
-    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Reads a platform profile: a `[platform]` table with `name` and the capabilities
