@@ -51,9 +51,7 @@ fn never_ran(thread: &scopecheck_ir::Thread) -> Trace {
     }
 }
 
-/// Explores every execution of `program` under `model`. `on_execution` receives each consistent
-/// execution of paths that all finished: its graph, the path of each thread, its coherence
-/// order and the races the model sees in it. Hangs are searched for under every starvation the scheduler could allow.
+/// [`crate::explore`] by candidate enumeration.
 pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
@@ -83,17 +81,7 @@ pub fn explore<'p>(
                     for k in 1..=p.events.len() {
                         let aligned =
                             k == p.events.len() || p.events[k].instr != p.events[k - 1].instr;
-                        let prefix = Trace {
-                            events: p.events[..k].to_vec(),
-                            rmw: p
-                                .rmw
-                                .iter()
-                                .copied()
-                                .filter(|&(_, w)| (w as usize) < k)
-                                .collect(),
-                            regs: v[0].regs.clone(),
-                            end: PathEnd::Starved,
-                        };
+                        let prefix = p.prefix(k, v[0].regs.clone(), PathEnd::Starved);
                         if aligned && !v.contains(&prefix) {
                             v.push(prefix);
                         }

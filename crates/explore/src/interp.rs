@@ -18,8 +18,9 @@ use scopecheck_ir::{
     RegId, RmwKind, Scope, Thread, Value,
 };
 
+use crate::machine::{union, Machine};
 use crate::statics::ThreadStatics;
-use crate::trace::{EventKind, PathEnd, Trace, TraceEvent};
+use crate::trace::{EventKind, PathEnd, Trace};
 
 /// A read the thread needs a value for before it can go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,10 +91,9 @@ pub struct ThreadRun {
     pub trace: Trace,
     pub status: Status,
     pc: usize,
-    /// For each register, the reads its value was computed from.
-    reg_deps: Vec<Vec<u32>>,
-    /// Reads that decided a conditional branch so far: every later event depends on them.
-    ctrl: Vec<u32>,
+    /// Registers and their dependencies; `trace.regs` gets their values when the path is
+    /// judged ([`ThreadRun::seal_registers`]).
+    m: Machine,
     /// Times each backward branch was taken in iterations that were not pure.
     taken: Vec<u32>,
     /// Per loop head (by instruction index): path length and registers when control last
@@ -111,30 +111,19 @@ pub struct ThreadRun {
     run_ahead: bool,
 }
 
-fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 impl ThreadRun {
     pub fn new(thread: &Thread, run_ahead: bool) -> Self {
-        let mut regs = vec![0; thread.registers.len()];
-        for (r, v) in &thread.init_regs {
-            regs[r.0 as usize] = *v;
-        }
+        let m = Machine::new(thread);
         ThreadRun {
             trace: Trace {
                 events: vec![],
                 rmw: vec![],
-                regs,
+                regs: m.regs.clone(),
                 end: PathEnd::Finished,
             },
             status: Status::Ready,
             pc: 0,
-            reg_deps: vec![vec![]; thread.registers.len()],
-            ctrl: vec![],
+            m,
             taken: vec![0; thread.code.len()],
             heads: vec![None; thread.code.len()],
             unknown: vec![false; thread.registers.len()],
@@ -202,29 +191,21 @@ impl ThreadRun {
     }
 
     fn operand(&self, o: Operand) -> Value {
-        match o {
-            Operand::Reg(r) => self.trace.regs[r.0 as usize],
-            Operand::Imm(v) => v,
-        }
+        self.m.operand(o)
     }
 
     fn operand_deps(&self, o: Operand) -> &[u32] {
-        match o {
-            Operand::Reg(r) => &self.reg_deps[r.0 as usize],
-            Operand::Imm(_) => &[],
-        }
+        self.m.operand_deps(o)
     }
 
+    /// Sets a register to a known value.
     fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
-        self.trace.regs[r.0 as usize] = v;
-        self.reg_deps[r.0 as usize] = deps;
+        self.m.set(r, v, deps);
         self.unknown[r.0 as usize] = false;
     }
 
     fn push(&mut self, instr: usize, kind: EventKind, deps: &[u32]) -> u32 {
-        let deps = union(deps, &self.ctrl);
-        self.trace.events.push(TraceEvent { instr, kind, deps });
-        (self.trace.events.len() - 1) as u32
+        self.m.push(&mut self.trace.events, instr, kind, deps)
     }
 
     fn stop(&mut self, end: PathEnd) -> Step {
@@ -233,19 +214,35 @@ impl ThreadRun {
         Step::Stopped
     }
 
-    /// The location an address names, or the fault when its offset is not zero.
-    fn address(&self, a: Address) -> Result<(LocId, Vec<u32>), String> {
-        match a.offset {
-            None => Ok((a.loc, vec![])),
-            Some(r) => {
-                let off = self.trace.regs[r.0 as usize];
-                if off == 0 {
-                    Ok((a.loc, self.reg_deps[r.0 as usize].clone()))
-                } else {
-                    Err(format!("address offset {off} leaves the location"))
-                }
-            }
-        }
+    /// Asks for the value of the read at instruction `pc`, or faults on its address.
+    fn request(
+        &mut self,
+        pc: usize,
+        addr: Address,
+        order: Order,
+        scope: Scope,
+        what: ReadFor,
+    ) -> Step {
+        let (loc, addr_deps) = match self.m.address(addr) {
+            Ok(x) => x,
+            Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+        };
+        self.status = Status::Reads(ReadRequest {
+            instr: pc,
+            loc,
+            order,
+            scope,
+            // The read of a `red` (an RMW without a destination).
+            reduction: matches!(what, ReadFor::Rmw { dst: None, .. }),
+            addr_deps,
+            what,
+        });
+        Step::NeedsValue
+    }
+
+    /// Gives the path its registers' values, for the judge.
+    pub fn seal_registers(&mut self) {
+        self.trace.regs.clone_from(&self.m.regs);
     }
 
     /// Executes instructions until one emits an event, needs a value, waits or stops.
@@ -264,7 +261,7 @@ impl ThreadRun {
                 return self.suspend();
             }
             if statics.is_loop_head(pc) {
-                self.heads[pc] = Some((self.trace.events.len(), self.trace.regs.clone()));
+                self.heads[pc] = Some((self.trace.events.len(), self.m.regs.clone()));
             }
             self.pc += 1;
             match instr.kind {
@@ -273,51 +270,21 @@ impl ThreadRun {
                     addr,
                     order,
                     scope,
-                } => {
-                    let (loc, addr_deps) = match self.address(addr) {
-                        Ok(x) => x,
-                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
-                    };
-                    self.status = Status::Reads(ReadRequest {
-                        instr: pc,
-                        loc,
-                        order,
-                        scope,
-                        reduction: false,
-                        addr_deps,
-                        what: ReadFor::Load { dst },
-                    });
-                    return Step::NeedsValue;
-                }
+                } => return self.request(pc, addr, order, scope, ReadFor::Load { dst }),
                 InstrKind::Rmw {
                     dst,
                     addr,
                     kind,
                     order,
                     scope,
-                } => {
-                    let (loc, addr_deps) = match self.address(addr) {
-                        Ok(x) => x,
-                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
-                    };
-                    self.status = Status::Reads(ReadRequest {
-                        instr: pc,
-                        loc,
-                        order,
-                        scope,
-                        reduction: dst.is_none(),
-                        addr_deps,
-                        what: ReadFor::Rmw { dst, kind },
-                    });
-                    return Step::NeedsValue;
-                }
+                } => return self.request(pc, addr, order, scope, ReadFor::Rmw { dst, kind }),
                 InstrKind::Store {
                     addr,
                     value,
                     order,
                     scope,
                 } => {
-                    let (loc, addr_deps) = match self.address(addr) {
+                    let (loc, addr_deps) = match self.m.address(addr) {
                         Ok(x) => x,
                         Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
                     };
@@ -397,35 +364,21 @@ impl ThreadRun {
                     self.set(dst, v, d);
                     self.unknown[dst.0 as usize] = unknown;
                 }
-                InstrKind::Binary { dst, op, a, b } => {
-                    if let Some(why) = op.undefined(self.operand(b)) {
+                InstrKind::Binary { dst, op, a, b } => match self.m.binary(op, a, b) {
+                    Ok((v, d)) => {
+                        let unknown = self.is_unknown(a) || self.is_unknown(b);
+                        self.set(dst, v, d);
+                        self.unknown[dst.0 as usize] = unknown;
+                    }
+                    Err(why) => {
                         return self.stop(PathEnd::Fault {
                             instr: pc,
                             message: why.to_string(),
-                        });
+                        })
                     }
-                    let v = op.apply(self.operand(a), self.operand(b));
-                    let d = union(self.operand_deps(a), self.operand_deps(b));
-                    let unknown = self.is_unknown(a) || self.is_unknown(b);
-                    self.set(dst, v, d);
-                    self.unknown[dst.0 as usize] = unknown;
-                }
+                },
                 InstrKind::Branch { cond, target } => {
-                    let (taken, deps) = match cond {
-                        BranchCond::Always => (true, vec![]),
-                        BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
-                            let eq = self.operand(a) == self.operand(b);
-                            let taken = if matches!(cond, BranchCond::Eq(..)) {
-                                eq
-                            } else {
-                                !eq
-                            };
-                            (taken, union(self.operand_deps(a), self.operand_deps(b)))
-                        }
-                    };
-                    // Control dependency: everything after a conditional branch depends on
-                    // what decided it, whichever way it went.
-                    self.ctrl = union(&self.ctrl, &deps);
+                    let taken = self.m.branch(cond);
                     if !taken {
                         continue;
                     }
@@ -471,7 +424,7 @@ impl ThreadRun {
             EventKind::Arrive { .. } | EventKind::Wait { .. } => false,
             EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
         });
-        let same_registers = statics.live_at(head).all(|r| regs[r] == self.trace.regs[r]);
+        let same_registers = statics.live_at(head).all(|r| regs[r] == self.m.regs[r]);
         (invisible && same_registers).then_some(*start)
     }
 
@@ -510,18 +463,7 @@ impl ThreadRun {
                 None
             }
             ReadFor::Rmw { dst, kind } => {
-                let written = match kind {
-                    RmwKind::Op(op, v) => Some((
-                        op.apply(value, self.operand(v)),
-                        union(&req.addr_deps, self.operand_deps(v)),
-                    )),
-                    RmwKind::Cas { expected, new } => {
-                        (value == self.operand(expected)).then(|| {
-                            let d = union(self.operand_deps(expected), self.operand_deps(new));
-                            (self.operand(new), union(&req.addr_deps, &d))
-                        })
-                    }
-                };
+                let written = self.m.rmw_write(kind, &req.addr_deps, value);
                 let mut w = None;
                 if let Some((v, deps)) = written {
                     let e = self.push(
@@ -555,7 +497,7 @@ impl ThreadRun {
         let r = self.push_read(&req, 0);
         let run_on = match req.what {
             ReadFor::Load { dst } => {
-                self.reg_deps[dst.0 as usize] = vec![r as u32];
+                self.m.set_deps(dst, r as u32);
                 self.unknown[dst.0 as usize] = true;
                 self.run_ahead
             }

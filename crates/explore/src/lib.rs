@@ -15,6 +15,7 @@ pub mod graph;
 pub mod interp;
 mod leaf;
 pub mod loops;
+mod machine;
 pub mod orders;
 pub mod progress;
 pub mod relation;

@@ -698,6 +698,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         let mut starved = self.starved.clone();
         for t in 0..st.threads.len() {
             let th = &mut st.threads[t];
+            th.seal_registers();
             match th.status {
                 Status::Waiting(_) => th.stuck_at_barrier(),
                 // Never launched: a thread it starts after never finished.

@@ -7,9 +7,11 @@
 //! add every value written, repeat until nothing new appears.
 
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, LocId,
-    Operand, Order, Program, RegId, RmwKind, Scope, Thread, ThreadId, Value,
+    BarrierKind, BarrierRedOp, FenceOrder, FenceSpaces, InstrKind, LocId, Order, Program, Scope,
+    Thread, ThreadId, Value,
 };
+
+use crate::machine::Machine;
 
 /// Most distinct values one location may take before exploration gives up as incomplete.
 pub const MAX_VALUES_PER_LOCATION: usize = 64;
@@ -221,11 +223,7 @@ pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLim
 #[derive(Clone)]
 struct State {
     pc: usize,
-    regs: Vec<Value>,
-    /// For each register, the reads its value was computed from.
-    reg_deps: Vec<Vec<u32>>,
-    /// Reads that decided a branch taken so far: every later event depends on them.
-    ctrl: Vec<u32>,
+    m: Machine,
     events: Vec<TraceEvent>,
     rmw: Vec<(u32, u32)>,
     /// Times each backward branch (by instruction index) was taken.
@@ -235,52 +233,9 @@ struct State {
     iteration_start: Vec<Option<usize>>,
 }
 
-fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 impl State {
-    fn operand(&self, o: Operand) -> Value {
-        match o {
-            Operand::Reg(r) => self.regs[r.0 as usize],
-            Operand::Imm(v) => v,
-        }
-    }
-
-    fn operand_deps(&self, o: Operand) -> &[u32] {
-        match o {
-            Operand::Reg(r) => &self.reg_deps[r.0 as usize],
-            Operand::Imm(_) => &[],
-        }
-    }
-
-    fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
-        self.regs[r.0 as usize] = v;
-        self.reg_deps[r.0 as usize] = deps;
-    }
-
     fn push(&mut self, instr: usize, kind: EventKind, deps: &[u32]) -> u32 {
-        let deps = union(deps, &self.ctrl);
-        self.events.push(TraceEvent { instr, kind, deps });
-        (self.events.len() - 1) as u32
-    }
-
-    /// The location an address names, or a fault when its offset is not zero.
-    fn address(&self, a: Address) -> Result<(LocId, Vec<u32>), String> {
-        match a.offset {
-            None => Ok((a.loc, vec![])),
-            Some(r) => {
-                let off = self.regs[r.0 as usize];
-                if off == 0 {
-                    Ok((a.loc, self.reg_deps[r.0 as usize].clone()))
-                } else {
-                    Err(format!("address offset {off} leaves the location"))
-                }
-            }
-        }
+        self.m.push(&mut self.events, instr, kind, deps)
     }
 }
 
@@ -291,15 +246,9 @@ fn thread_paths(
     domain: &Domain,
     unroll: u32,
 ) -> Result<Vec<Trace>, TraceLimit> {
-    let mut regs = vec![0; thread.registers.len()];
-    for (r, v) in &thread.init_regs {
-        regs[r.0 as usize] = *v;
-    }
     let start = State {
         pc: 0,
-        reg_deps: vec![vec![]; regs.len()],
-        regs,
-        ctrl: vec![],
+        m: Machine::new(thread),
         events: vec![],
         rmw: vec![],
         taken: vec![0; thread.code.len()],
@@ -328,7 +277,7 @@ fn thread_paths(
             out.push(Trace {
                 events: s.events,
                 rmw: s.rmw,
-                regs: s.regs,
+                regs: s.m.regs,
                 end,
             });
             if out.len() > MAX_PATHS_PER_THREAD {
@@ -377,7 +326,7 @@ fn run(
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.address(addr) {
+                let (loc, adeps) = match s.m.address(addr) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
@@ -393,7 +342,7 @@ fn run(
                         },
                         &adeps,
                     );
-                    s.set(dst, v, vec![r]);
+                    s.m.set(dst, v, vec![r]);
                 });
             }
             InstrKind::Store {
@@ -402,12 +351,12 @@ fn run(
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.address(addr) {
+                let (loc, adeps) = match s.m.address(addr) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
-                let v = s.operand(value);
-                let deps = union(&adeps, s.operand_deps(value));
+                let v = s.m.operand(value);
+                let deps = crate::machine::union(&adeps, s.m.operand_deps(value));
                 s.push(
                     pc,
                     EventKind::Write {
@@ -426,7 +375,7 @@ fn run(
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.address(addr) {
+                let (loc, adeps) = match s.m.address(addr) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
@@ -442,16 +391,7 @@ fn run(
                         },
                         &adeps,
                     );
-                    let written = match kind {
-                        RmwKind::Op(op, v) => Some((
-                            op.apply(old, s.operand(v)),
-                            union(&adeps, s.operand_deps(v)),
-                        )),
-                        RmwKind::Cas { expected, new } => (old == s.operand(expected)).then(|| {
-                            let d = union(s.operand_deps(expected), s.operand_deps(new));
-                            (s.operand(new), union(&adeps, &d))
-                        }),
-                    };
+                    let written = s.m.rmw_write(kind, &adeps, old);
                     if let Some((value, deps)) = written {
                         let w = s.push(
                             pc,
@@ -466,7 +406,7 @@ fn run(
                         s.rmw.push((r, w));
                     }
                     if let Some(d) = dst {
-                        s.set(d, old, vec![r]);
+                        s.m.set(d, old, vec![r]);
                     }
                 });
             }
@@ -517,8 +457,8 @@ fn run(
                     );
                 }
                 BarrierKind::Red { op, dst, pred } => {
-                    let p = s.operand(pred);
-                    let pdeps = s.operand_deps(pred).to_vec();
+                    let p = s.m.operand(pred);
+                    let pdeps = s.m.operand_deps(pred).to_vec();
                     s.push(
                         pc,
                         EventKind::Arrive {
@@ -541,43 +481,26 @@ fn run(
                             },
                             &[],
                         );
-                        s.set(dst, v, vec![]);
+                        s.m.set(dst, v, vec![]);
                     });
                 }
             },
             InstrKind::Mov { dst, src } => {
-                let v = s.operand(src);
-                let d = s.operand_deps(src).to_vec();
-                s.set(dst, v, d);
+                let v = s.m.operand(src);
+                let d = s.m.operand_deps(src).to_vec();
+                s.m.set(dst, v, d);
             }
-            InstrKind::Binary { dst, op, a, b } => {
-                if let Some(why) = op.undefined(s.operand(b)) {
+            InstrKind::Binary { dst, op, a, b } => match s.m.binary(op, a, b) {
+                Ok((v, d)) => s.m.set(dst, v, d),
+                Err(why) => {
                     return Some(PathEnd::Fault {
                         instr: pc,
                         message: why.to_string(),
-                    });
+                    })
                 }
-                let v = op.apply(s.operand(a), s.operand(b));
-                let d = union(s.operand_deps(a), s.operand_deps(b));
-                s.set(dst, v, d);
-            }
+            },
             InstrKind::Branch { cond, target } => {
-                let (taken, deps) = match cond {
-                    BranchCond::Always => (true, vec![]),
-                    BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
-                        let eq = s.operand(a) == s.operand(b);
-                        let taken = if matches!(cond, BranchCond::Eq(..)) {
-                            eq
-                        } else {
-                            !eq
-                        };
-                        (taken, union(s.operand_deps(a), s.operand_deps(b)))
-                    }
-                };
-                // Control dependency: everything after a conditional branch depends on what
-                // decided it, whichever way it went.
-                s.ctrl = union(&s.ctrl, &deps);
-                if taken {
+                if s.m.branch(cond) {
                     if let (Some(head), true) = (awaits[pc], target <= pc) {
                         let start = s.iteration_start[head].unwrap_or(0);
                         if iteration_is_invisible(&s.events[start..]) {
@@ -613,8 +536,9 @@ fn iteration_is_invisible(events: &[TraceEvent]) -> bool {
 }
 
 impl Trace {
-    /// The path up to (not including) event `k`, a barrier wait that never completes.
-    pub fn stopped_at_barrier(&self, k: usize) -> Trace {
+    /// The path's first `k` events (and the RMW pairs among them), ended by `end`, with
+    /// registers `regs`.
+    pub fn prefix(&self, k: usize, regs: Vec<Value>, end: PathEnd) -> Trace {
         Trace {
             events: self.events[..k].to_vec(),
             rmw: self
@@ -623,10 +547,16 @@ impl Trace {
                 .copied()
                 .filter(|&(_, w)| (w as usize) < k)
                 .collect(),
-            regs: self.regs.clone(),
-            end: PathEnd::AtBarrier {
-                instr: self.events[k].instr,
-            },
+            regs,
+            end,
         }
+    }
+
+    /// The path up to (not including) event `k`, a barrier wait that never completes.
+    pub fn stopped_at_barrier(&self, k: usize) -> Trace {
+        let end = PathEnd::AtBarrier {
+            instr: self.events[k].instr,
+        };
+        self.prefix(k, self.regs.clone(), end)
     }
 }
