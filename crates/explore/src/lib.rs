@@ -259,8 +259,9 @@ fn graphs<'p>(
         .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll))
         .collect();
     let successors = search::launch_successors(program);
+    let candidates = opts.scheduler.starvation_candidates(program);
     let classes = if opts.symmetry {
-        symmetry::classes(program, &opts.scheduler)
+        symmetry::classes(program, candidates.len() > 1)
     } else {
         vec![]
     };
@@ -272,7 +273,6 @@ fn graphs<'p>(
             .collect(),
         ..Default::default()
     };
-    let candidates = opts.scheduler.starvation_candidates(program);
     let mut spun = false;
     for starved in candidates {
         if !starved.is_empty() && !spun {

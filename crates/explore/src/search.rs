@@ -519,10 +519,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// definitely out of order: no sorted execution extends this graph (`symmetry`).
     fn out_of_order(&self, st: &State) -> bool {
         self.classes.iter().any(|c| {
-            c.windows(2).any(|w| {
-                let (a, ad) = Self::read_sequence(st, w[0]);
-                let (b, bd) = Self::read_sequence(st, w[1]);
-                crate::symmetry::order(&a, ad, &b, bd) == Some(std::cmp::Ordering::Greater)
+            let seqs: Vec<_> = c.iter().map(|&t| Self::read_sequence(st, t)).collect();
+            seqs.windows(2).any(|w| {
+                let ((a, ad), (b, bd)) = (&w[0], &w[1]);
+                crate::symmetry::order(a, *ad, b, *bd) == Some(std::cmp::Ordering::Greater)
             })
         })
     }

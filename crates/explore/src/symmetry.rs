@@ -18,12 +18,12 @@
 
 use scopecheck_ir::{MemorySpace, Observable, Placement, Program, ThreadId};
 
-use crate::progress::Scheduler;
-
-/// The classes of interchangeable threads (two or more each), by thread index.
-pub fn classes(program: &Program, scheduler: &Scheduler) -> Vec<Vec<usize>> {
+/// The classes of interchangeable threads (two or more each), by thread index; `starvable`:
+/// the scheduler may starve some thread (`Scheduler::starvation_candidates` offers more than
+/// the empty set).
+pub fn classes(program: &Program, starvable: bool) -> Vec<Vec<usize>> {
     // Starvation names blocks; only a scheduler that starves no one is blind to them.
-    if scheduler.starvation_candidates(program).len() > 1 {
+    if starvable {
         return vec![];
     }
     let observed: Vec<usize> = program
