@@ -167,10 +167,27 @@ fn a_fault_before_a_barrier_is_reported() {
     let v = &stdout_lines(&out)[0];
     let error = v["error"].as_str().unwrap_or_default();
     assert!(
-        error.contains("address offset 1 leaves the location"),
+        error.contains("index 1 leaves `y`, which holds one value"),
         "{v}"
     );
     assert!(v["line"].as_u64().unwrap_or(0) > 0, "{v}");
+}
+
+/// A fault in a kernel that host code waits for: the host thread never starts in that
+/// execution (it starts after the kernel finishes), and its not starting must not hide the
+/// fault (found while typing addresses).
+#[test]
+fn a_fault_before_host_code_that_waits_is_reported() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fault-before-host-code.cu");
+    let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = &stdout_lines(&out)[0];
+    let error = v["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("index 2 is out of bounds of `a` (2 elements)"),
+        "{v}"
+    );
+    assert_eq!(v["line"].as_u64(), Some(7), "{v}");
 }
 
 /// The first seed document's consumer without its `__threadfence()`: the assertion can fail,

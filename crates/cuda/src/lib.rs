@@ -21,8 +21,15 @@
 //!   non-zero, so the result is `Ok` exactly when every assertion holds in every execution.
 //!
 //! The CUDA and libcu++ synchronization calls lower exactly as in the C litmus dialect
-//! (`docs/litmus-c.md`, table "Lowering"). Values are integers: float constants that are whole
-//! numbers become those integers (others are truncated with a warning). Shared memory
+//! (`docs/litmus-c.md`, table "Lowering"). Values are integers of the C type their declaration
+//! gives (LP64: `int` and `unsigned` 32-bit, `long`, `long long` and `size_t` 64-bit, `short`
+//! 16, `char` 8 and signed, `bool` taken as `int`; OpenCL `uint`, `ulong`, `atomic_uint`, ...):
+//! each location, access and register has its type, arithmetic follows C's usual arithmetic
+//! conversions and assignments convert, as in the C litmus dialect; float constants that are
+//! whole numbers become those integers (others are truncated with a warning), `float` and
+//! `double` values being integers of their width. An array index that folds to a constant names
+//! its element (out of range, an error); one computed at run time indexes the array, and the
+//! explorer checks its bounds (out of bounds is a fault at the line). Shared memory
 //! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 

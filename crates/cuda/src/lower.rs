@@ -5,20 +5,26 @@
 //! The code shape follows the C litmus dialect's lowering (`crates/litmus/src/c/lower.rs`):
 //! constants fold, conditions become `Eq` / `Ne` branches, a loop with an empty body is one block
 //! ending in one backward branch (so that the explorer sees an await loop), temporaries are
-//! `$t0`, `$t1`, ..., and each instruction carries the span and text of its source.
+//! `$t0`, `$t1`, ..., and each instruction carries the span and text of its source. Types too:
+//! every register has a C type and always holds a value canonical in it ([`Val`] is an operand
+//! with its type); binary operations compute in C's common type (`Binary { ty }`), comparisons
+//! give `int`, an assignment to another type converts (`v | 0` computed in the target type),
+//! and a branch compares operands of different types through a typed `Eq` first.
 
 use std::collections::HashMap;
 
 use scopecheck_ir::{
-    Address, Arch, BarrierKind, BinOp, BranchCond, CmpOp, Condition, FenceOrder, FenceSpaces,
-    Instr, InstrKind, LocId, Location, MemorySpace, Observable, Operand, Order, Program, Prop,
-    Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread, ThreadId, Value,
+    Address, Arch, Arithmetic, BarrierKind, BinOp, BranchCond, CmpOp, Condition, FenceOrder,
+    FenceSpaces, Instr, InstrKind, IntType, LocId, Location, MemorySpace, Observable, Operand,
+    Order, Program, Prop, Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread, ThreadId,
+    Value,
 };
 use tree_sitter::Node;
 
 use crate::{span_of, CudaError, CudaOptions, Warning, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
 use scopecheck_litmus::vocab::{
-    cuda_atomic, order_name, thread_scope, CUDA_RMW, HINT_LOADS, HINT_STORES, RMW_MEMBERS,
+    common_type, cuda_atomic, op_types, order_name, promote, thread_scope, CUDA_RMW, HINT_LOADS,
+    HINT_STORES, RMW_MEMBERS,
 };
 
 type R<T> = Result<T, CudaError>;
@@ -37,15 +43,39 @@ enum Access {
     Atomic(Scope),
 }
 
-/// A pointer known at compile time: an element of an array of locations.
+/// A pointer into an array of locations: an element known at compile time, plus perhaps a
+/// number of locations held in a register (an index computed at run time, which the explorer
+/// bounds-checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ptr {
     arr: usize,
     /// The first location pointed at (a struct element spans one location per field).
     idx: i64,
+    /// A register holding a further offset, in locations, known only at run time.
+    index: Option<RegId>,
     access: Access,
     /// The struct type pointed at (`ctx.structs`), `None` for a scalar.
     strukt: Option<usize>,
+    /// The type of the value pointed at, as the pointer's type declares it (the access type;
+    /// it has the width of the location).
+    ty: IntType,
+}
+
+/// A value with its C type: a register holds a value canonical in its type, a constant is
+/// canonical in `ty`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Val {
+    op: Operand,
+    ty: IntType,
+}
+
+impl Val {
+    fn imm(v: Value, ty: IntType) -> Self {
+        Val {
+            op: Operand::Imm(ty.wrap(v)),
+            ty,
+        }
+    }
 }
 
 /// A `struct` of scalars: one location per field.
@@ -62,6 +92,9 @@ struct Ty {
     pointer: bool,
     /// The size in bytes of the value (the pointee, for a pointer).
     size: i64,
+    /// The integer type of the value (the pointee, for a pointer). Floating types are taken as
+    /// integers of their width (values are integers).
+    int: IntType,
     dim3: bool,
     stream: bool,
     /// `cuda::atomic_ref<T, S>` (binds to an object).
@@ -75,14 +108,81 @@ struct Ty {
     cl_kernel: bool,
 }
 
+impl Ty {
+    /// A plain `int`, before the declaration's words refine it.
+    fn int() -> Self {
+        Ty {
+            access: Access::Plain,
+            pointer: false,
+            size: 4,
+            int: IntType::S32,
+            dim3: false,
+            stream: false,
+            atomic_ref: false,
+            constant: false,
+            shared: false,
+            strukt: None,
+            cl_kernel: false,
+        }
+    }
+}
+
+/// The integer type and size in bytes a scalar type names, written without spaces
+/// (`unsignedlonglong`), as CUDA's and OpenCL's data model (LP64) has them: `long` is 64-bit,
+/// `char` is signed, `bool` is taken as `int` (one byte in memory), `float` and `double` as
+/// integers of their width.
+fn scalar_type(w: &str) -> Option<(IntType, i64)> {
+    Some(match w {
+        "char" | "signedchar" | "int8_t" | "cl_char" => (IntType::S8, 1),
+        "unsignedchar" | "uchar" | "uint8_t" | "cl_uchar" => (IntType::U8, 1),
+        "bool" | "_Bool" => (IntType::S32, 1),
+        "short" | "shortint" | "signedshort" | "signedshortint" | "int16_t" | "cl_short" => {
+            (IntType::S16, 2)
+        }
+        "unsignedshort" | "unsignedshortint" | "ushort" | "uint16_t" | "cl_ushort" => {
+            (IntType::U16, 2)
+        }
+        "int" | "signed" | "signedint" | "int32_t" | "float" | "cl_int" | "cl_float" => {
+            (IntType::S32, 4)
+        }
+        "unsigned" | "unsignedint" | "uint" | "uint32_t" | "cl_uint" | "cl_bool" => {
+            (IntType::U32, 4)
+        }
+        "long" | "longint" | "signedlong" | "signedlongint" | "longlong" | "longlongint"
+        | "signedlonglong" | "signedlonglongint" | "int64_t" | "intptr_t" | "ptrdiff_t"
+        | "double" | "cl_long" | "cl_double" => (IntType::S64, 8),
+        "unsignedlong"
+        | "unsignedlongint"
+        | "unsignedlonglong"
+        | "unsignedlonglongint"
+        | "ulong"
+        | "uint64_t"
+        | "uintptr_t"
+        | "size_t"
+        | "cl_ulong" => (IntType::U64, 8),
+        "void" => (IntType::U8, 1),
+        _ => return None,
+    })
+}
+
+/// How a declared pointer type sees memory: access, struct type, value type.
+type PtrTy = (Access, Option<usize>, IntType);
+
+impl Ty {
+    fn ptr_ty(&self) -> PtrTy {
+        (self.access, self.strukt, self.int)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Binding {
-    /// A register of the host segment or thread `seg` was created in.
-    Reg(RegId, u32),
-    Const(Value),
+    /// A register of the host segment or thread `seg` was created in, and its type.
+    Reg(RegId, u32, IntType),
+    /// A constant, canonical in its type.
+    Const(Value, IntType),
     Ptr(Ptr),
-    /// A pointer declared but not yet allocated: access and element size.
-    PtrUnset(Access, i64, Option<usize>),
+    /// A pointer declared but not yet allocated: access, element size, struct, element type.
+    PtrUnset(Access, i64, Option<usize>, IntType),
     /// An atomic object or a global scalar: the name denotes the object itself.
     Obj(Ptr),
     Dim3([Value; 3]),
@@ -291,9 +391,11 @@ fn qualifiers<'a>(n: Node<'a>) -> Vec<&'static str> {
     out
 }
 
-/// Reads a number literal: integers in any C base with suffixes; floats that are whole
-/// numbers exactly (others truncated, with `inexact` set).
-fn number(text: &str) -> Option<(Value, bool)> {
+/// Reads a number literal: integers in any C base with suffixes, typed as C types them (the
+/// first of `int`, `long`, ... that holds the value; hexadecimal and octal constants may be
+/// unsigned); floats that are whole numbers exactly (others truncated, with `inexact` set),
+/// a `float` (`f` suffix) typed `int` and a `double` `long long`, as values are integers.
+fn number(text: &str) -> Option<(Value, IntType, bool)> {
     let t = text.replace('\'', "");
     let lower = t.to_ascii_lowercase();
     let is_hex = lower.starts_with("0x");
@@ -304,19 +406,108 @@ fn number(text: &str) -> Option<(Value, bool)> {
         if !v.is_finite() || v.abs() > 9.0e15 {
             return None;
         }
-        return Some((v.trunc() as Value, v.fract() != 0.0));
+        let ty = if lower.ends_with('f') {
+            IntType::S32
+        } else {
+            IntType::S64
+        };
+        return Some((ty.wrap(v.trunc() as Value), ty, v.fract() != 0.0));
     }
+    // The grammar may take a sign into the literal (`-1`): that is `-` applied to `1`.
+    if let Some(rest) = lower.strip_prefix('-') {
+        let (v, ty, _) = number(rest)?;
+        let (v, ty) = fold_unary("-", v, ty)?.ok()?;
+        return Some((v, ty, false));
+    }
+    let lower = lower.strip_prefix('+').unwrap_or(&lower);
     let body = lower.trim_end_matches(['u', 'l']);
-    let v = if let Some(h) = body.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()?
+    let suffix = &lower[body.len()..];
+    let (v, decimal) = if let Some(h) = body.strip_prefix("0x") {
+        (u64::from_str_radix(h, 16).ok()?, false)
     } else if let Some(b) = body.strip_prefix("0b") {
-        i64::from_str_radix(b, 2).ok()?
+        (u64::from_str_radix(b, 2).ok()?, false)
     } else if body.len() > 1 && body.starts_with('0') {
-        i64::from_str_radix(&body[1..], 8).ok()?
+        (u64::from_str_radix(&body[1..], 8).ok()?, false)
     } else {
-        body.parse().ok()?
+        (body.parse().ok()?, true)
     };
-    Some((v, false))
+    let unsigned = suffix.contains('u');
+    let long = suffix.contains('l');
+    // C11 6.4.4.1: the candidate types in order (LP64: `long` is `long long`'s width).
+    let candidates: &[IntType] = match (unsigned, long, decimal) {
+        (false, false, true) => &[IntType::S32, IntType::S64],
+        (false, false, false) => &[IntType::S32, IntType::U32, IntType::S64, IntType::U64],
+        (true, false, _) => &[IntType::U32, IntType::U64],
+        (false, true, true) => &[IntType::S64],
+        (false, true, false) => &[IntType::S64, IntType::U64],
+        (true, true, _) => &[IntType::U64],
+    };
+    // A decimal constant too large for `long long` is `unsigned long long` (as GCC and NVCC
+    // take it, with a warning).
+    let ty = candidates
+        .iter()
+        .copied()
+        .find(|t| t.holds(i128::from(v)))
+        .unwrap_or(IntType::U64);
+    Some((v as Value, ty, false))
+}
+
+/// The IR operation of a C binary operator, and whether its operands swap (`a > b` is
+/// `b < a`).
+fn bin_op(op: &str) -> Option<(BinOp, bool)> {
+    Some(match op {
+        "+" => (BinOp::Add, false),
+        "-" => (BinOp::Sub, false),
+        "*" => (BinOp::Mul, false),
+        "/" => (BinOp::Div, false),
+        "%" => (BinOp::Rem, false),
+        "<<" => (BinOp::Shl, false),
+        ">>" => (BinOp::Shr, false),
+        "&" => (BinOp::And, false),
+        "|" => (BinOp::Or, false),
+        "^" => (BinOp::Xor, false),
+        "==" => (BinOp::Eq, false),
+        "!=" => (BinOp::Ne, false),
+        "<" => (BinOp::Lt, false),
+        "<=" => (BinOp::Le, false),
+        ">" => (BinOp::Lt, true),
+        ">=" => (BinOp::Le, true),
+        _ => return None,
+    })
+}
+
+type Folded = Result<(Value, IntType), &'static str>;
+
+/// `op a` on a constant of type `ta`, in C's types; `None` for an operator it is not.
+fn fold_unary(op: &str, a: Value, ta: IntType) -> Option<Folded> {
+    let t = promote(ta);
+    Some(match op {
+        "-" => BinOp::Sub.eval(t, Arithmetic::C, 0, a).map(|v| (v, t)),
+        "+" => Ok((t.wrap(a), t)),
+        "!" => Ok((Value::from(a == 0), IntType::S32)),
+        "~" => BinOp::Xor.eval(t, Arithmetic::C, a, -1).map(|v| (v, t)),
+        _ => return None,
+    })
+}
+
+/// `a op b` on constants, in C's types; `None` for an operator it is not.
+fn fold_binary(op: &str, a: Value, ta: IntType, b: Value, tb: IntType) -> Option<Folded> {
+    if matches!(op, "&&" | "||") {
+        let v = if op == "&&" {
+            a != 0 && b != 0
+        } else {
+            a != 0 || b != 0
+        };
+        return Some(Ok((Value::from(v), IntType::S32)));
+    }
+    let (bop, swap) = bin_op(op)?;
+    let ((x, tx), (y, ty)) = if swap {
+        ((b, tb), (a, ta))
+    } else {
+        ((a, ta), (b, tb))
+    };
+    let (compute, result) = op_types(bop, tx, ty);
+    Some(bop.eval(compute, Arithmetic::C, x, y).map(|v| (v, result)))
 }
 
 impl<'s, 't> Ctx<'s, 't> {
@@ -331,31 +522,34 @@ impl<'s, 't> Ctx<'s, 't> {
         });
     }
 
+    /// A new array of `len` elements of type `ty` (or of the struct `strukt`: one location
+    /// per field, each of its field's type); the initial values are converted to the types.
     #[allow(clippy::too_many_arguments)]
     fn new_array(
         &mut self,
         name: &str,
         len: usize,
         strukt: Option<usize>,
+        ty: IntType,
         space: MemorySpace,
         init: &[Value],
         span: Option<Span>,
         harness: bool,
     ) -> usize {
         // A struct element is one location per field: `s.a`, `s[1].flag`.
-        let fields: Vec<String> = match strukt {
+        let fields: Vec<(String, IntType)> = match strukt {
             Some(sid) => self.structs[sid]
                 .fields
                 .iter()
-                .map(|(f, _)| format!(".{f}"))
+                .map(|(f, t)| (format!(".{f}"), t.int))
                 .collect(),
-            None => vec![String::new()],
+            None => vec![(String::new(), ty)],
         };
         let nf = fields.len();
         let len = len * nf;
         let mut elems = Vec::with_capacity(len);
         for i in 0..len {
-            let (el, f) = (i / nf, &fields[i % nf]);
+            let (el, (f, fty)) = (i / nf, &fields[i % nf]);
             let base = if len == nf {
                 format!("{name}{f}")
             } else {
@@ -370,7 +564,8 @@ impl<'s, 't> Ctx<'s, 't> {
             self.locations.push(Location {
                 name: n,
                 space,
-                init: init.get(i).copied().unwrap_or(0),
+                init: fty.wrap(init.get(i).copied().unwrap_or(0)),
+                ty: *fty,
                 span,
             });
             elems.push(LocId((self.locations.len() - 1) as u32));
@@ -397,15 +592,9 @@ impl<'s, 't> Ctx<'s, 't> {
             } else {
                 Access::Plain
             },
-            pointer: false,
-            size: 4,
-            dim3: false,
-            stream: false,
-            atomic_ref: false,
             constant: quals.contains(&"const") || quals.contains(&"constexpr"),
             shared: quals.contains(&"__shared__") || self.cl_has(decl, "local"),
-            strukt: None,
-            cl_kernel: false,
+            ..Ty::int()
         };
         self.base_type(tnode, &mut ty)?;
         let mut d = declarator;
@@ -435,14 +624,10 @@ impl<'s, 't> Ctx<'s, 't> {
         let text: String = self.text(t).split_whitespace().collect();
         match t.kind() {
             "primitive_type" | "sized_type_specifier" => {
-                ty.size = match text.as_str() {
-                    "bool" | "char" | "unsignedchar" | "signedchar" => 1,
-                    "short" | "unsignedshort" => 2,
-                    "double" | "long" | "unsignedlong" | "longlong" | "unsignedlonglong"
-                    | "longint" | "size_t" => 8,
-                    "void" => 1,
-                    _ => 4,
-                };
+                // `long double` and the like: taken as `int`, as before types had widths.
+                let (int, size) = scalar_type(&text).unwrap_or((IntType::S32, 4));
+                ty.int = int;
+                ty.size = size;
                 Ok(())
             }
             "struct_specifier" => {
@@ -467,27 +652,38 @@ impl<'s, 't> Ctx<'s, 't> {
                 Ok(())
             }
             "type_identifier" => {
+                if let Some((int, size)) = scalar_type(&text) {
+                    ty.int = int;
+                    ty.size = size;
+                    return Ok(());
+                }
+                // OpenCL C atomics: device scope by default.
+                let atomic = match text.as_str() {
+                    "atomic_int" | "atomic_float" => Some((IntType::S32, 4)),
+                    "atomic_uint" => Some((IntType::U32, 4)),
+                    "atomic_long" | "atomic_double" | "atomic_intptr_t" | "atomic_ptrdiff_t" => {
+                        Some((IntType::S64, 8))
+                    }
+                    "atomic_ulong" | "atomic_size_t" | "atomic_uintptr_t" => {
+                        Some((IntType::U64, 8))
+                    }
+                    _ => None,
+                };
+                if let Some((int, size)) = atomic {
+                    ty.access = Access::Atomic(Scope::Gpu);
+                    ty.int = int;
+                    ty.size = size;
+                    return Ok(());
+                }
                 match text.as_str() {
                     "dim3" => ty.dim3 = true,
                     "cudaStream_t" => ty.stream = true,
-                    "uint32_t" | "int32_t" | "uint" => ty.size = 4,
-                    "uint64_t" | "int64_t" | "size_t" | "ulong" => ty.size = 8,
-                    "uint8_t" | "int8_t" => ty.size = 1,
-                    // OpenCL C atomics: device scope by default.
-                    "atomic_int" | "atomic_uint" | "atomic_float" | "atomic_intptr_t" => {
-                        ty.access = Access::Atomic(Scope::Gpu)
-                    }
-                    "atomic_long" | "atomic_ulong" | "atomic_double" | "atomic_size_t" => {
-                        ty.access = Access::Atomic(Scope::Gpu);
-                        ty.size = 8;
-                    }
                     // OpenCL host types.
                     "cl_mem" => ty.pointer = true,
                     "cl_kernel" => ty.cl_kernel = true,
                     "cl_command_queue" => ty.stream = true,
-                    "cl_int" | "cl_uint" | "cl_context" | "cl_program" | "cl_device_id"
-                    | "cl_platform_id" | "cl_event" | "cl_bool" => {}
-                    "cl_long" | "cl_ulong" => ty.size = 8,
+                    "cl_context" | "cl_program" | "cl_device_id" | "cl_platform_id"
+                    | "cl_event" => {}
                     _ => return err(t, format!("not supported: the type `{text}`")),
                 }
                 Ok(())
@@ -532,10 +728,12 @@ impl<'s, 't> Ctx<'s, 't> {
         }
         ty.access = Access::Atomic(scope);
         ty.atomic_ref = is_ref;
-        ty.size = match args.first().map(String::as_str) {
-            Some("long" | "unsignedlong" | "longlong" | "unsignedlonglong" | "double") => 8,
-            _ => 4,
-        };
+        let (int, size) = args
+            .first()
+            .and_then(|a| scalar_type(a))
+            .unwrap_or((IntType::S32, 4));
+        ty.int = int;
+        ty.size = size;
         Ok(())
     }
 
@@ -723,6 +921,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 &name,
                 len,
                 ty.strukt,
+                ty.int,
                 space,
                 &values,
                 Some(span_of(name_node)),
@@ -794,7 +993,7 @@ impl<'s, 't> Ctx<'s, 't> {
     /// A compile-time constant with a warning when a float constant is not a whole number.
     fn const_value(&mut self, n: Node<'t>) -> R<Value> {
         if n.kind() == "number_literal" {
-            let (v, inexact) = self.literal(n)?;
+            let (v, _, inexact) = self.literal(n)?;
             if inexact {
                 self.warn(
                     n,
@@ -809,7 +1008,9 @@ impl<'s, 't> Ctx<'s, 't> {
         self.const_expr(n)
     }
 
-    fn literal(&self, n: Node<'t>) -> R<(Value, bool)> {
+    /// A number literal: its value, its C type, and whether it was a float constant that is
+    /// not a whole number.
+    fn literal(&self, n: Node<'t>) -> R<(Value, IntType, bool)> {
         number(self.text(n)).ok_or_else(|| {
             CudaError::new(
                 span_of(n),
@@ -820,29 +1021,45 @@ impl<'s, 't> Ctx<'s, 't> {
 
     /// Constant expressions without names (array sizes, global initialisers).
     fn const_expr(&self, n: Node<'t>) -> R<Value> {
+        Ok(self.const_typed(n)?.0)
+    }
+
+    /// A constant expression folded in C's types; an undefined one is an error.
+    fn const_typed(&self, n: Node<'t>) -> R<(Value, IntType)> {
         match n.kind() {
-            "number_literal" => Ok(self.literal(n)?.0),
-            "true" => Ok(1),
-            "false" | "null" | "nullptr" => Ok(0),
-            "parenthesized_expression" => self.const_expr(only_child(n)?),
+            "number_literal" => {
+                let (v, ty, _) = self.literal(n)?;
+                Ok((v, ty))
+            }
+            // `bool` promotes to `int`.
+            "true" => Ok((1, IntType::S32)),
+            "false" | "null" | "nullptr" => Ok((0, IntType::S32)),
+            "parenthesized_expression" => self.const_typed(only_child(n)?),
             "unary_expression" | "binary_expression" => {
                 let op = n
                     .child_by_field_name("operator")
                     .map(|o| self.text(o))
                     .unwrap_or("");
-                if n.kind() == "unary_expression" {
-                    let a = self.const_expr(field(n, "argument")?)?;
-                    return unary_const(op, a).ok_or_else(|| {
+                let folded = if n.kind() == "unary_expression" {
+                    let (a, ta) = self.const_typed(field(n, "argument")?)?;
+                    fold_unary(op, a, ta).ok_or_else(|| {
                         CudaError::new(span_of(n), format!("not supported: operator `{op}`"))
-                    });
-                }
-                let a = self.const_expr(field(n, "left")?)?;
-                let b = self.const_expr(field(n, "right")?)?;
-                binary_const(op, a, b).ok_or_else(|| {
-                    CudaError::new(span_of(n), format!("cannot fold `{}`", self.text(n)))
+                    })?
+                } else {
+                    let (a, ta) = self.const_typed(field(n, "left")?)?;
+                    let (b, tb) = self.const_typed(field(n, "right")?)?;
+                    fold_binary(op, a, ta, b, tb).ok_or_else(|| {
+                        CudaError::new(span_of(n), format!("cannot fold `{}`", self.text(n)))
+                    })?
+                };
+                folded.map_err(|why| {
+                    CudaError::new(
+                        span_of(n),
+                        format!("this constant expression is undefined: {why}"),
+                    )
                 })
             }
-            "sizeof_expression" => self.sizeof(n),
+            "sizeof_expression" => Ok((self.sizeof(n)?, IntType::U64)),
             _ => err(
                 n,
                 format!("expected a constant here, found `{}`", self.text(n)),
@@ -852,18 +1069,7 @@ impl<'s, 't> Ctx<'s, 't> {
 
     fn sizeof(&self, n: Node<'t>) -> R<Value> {
         if let Some(t) = n.child_by_field_name("type") {
-            let mut ty = Ty {
-                access: Access::Plain,
-                pointer: false,
-                size: 4,
-                dim3: false,
-                stream: false,
-                atomic_ref: false,
-                constant: false,
-                shared: false,
-                strukt: None,
-                cl_kernel: false,
-            };
+            let mut ty = Ty::int();
             let inner = t.child_by_field_name("type").unwrap_or(t);
             self.base_type(inner, &mut ty)?;
             if t.child_by_field_name("declarator").is_some() {
@@ -883,18 +1089,7 @@ impl<'s, 't> Ctx<'s, 't> {
             // `sizeof(std::atomic<int>)` parses as a template expression.
             if matches!(v.kind(), "qualified_identifier" | "template_function") {
                 let text: String = self.text(v).split_whitespace().collect();
-                let mut ty = Ty {
-                    access: Access::Plain,
-                    pointer: false,
-                    size: 4,
-                    dim3: false,
-                    stream: false,
-                    atomic_ref: false,
-                    constant: false,
-                    shared: false,
-                    strukt: None,
-                    cl_kernel: false,
-                };
+                let mut ty = Ty::int();
                 if self.atomic_type(v, &text, &mut ty).is_ok() {
                     return Ok(ty.size);
                 }
@@ -921,11 +1116,23 @@ impl<'s, 't> Ctx<'s, 't> {
             .filter(|a| a.harness)
             .flat_map(|a| a.elems.iter().map(|l| Observable::Loc(*l)))
             .collect();
+        // Every array of more than one location is an allocation of consecutive locations.
+        let arrays = self
+            .arrays
+            .iter()
+            .filter(|a| a.elems.len() > 1)
+            .map(|a| scopecheck_ir::Array {
+                name: a.name.clone(),
+                first: a.elems[0],
+                len: a.elems.len() as u32,
+            })
+            .collect();
         let program = Program {
             arch: Arch::C,
             name: "scopecheck_main".into(),
             description: None,
             locations: self.locations,
+            arrays,
             threads: self.threads,
             condition: Condition {
                 quantifier: Quantifier::Forall,
@@ -947,40 +1154,6 @@ fn only_child(n: Node) -> R<Node> {
     let mut c = n.walk();
     let k = n.named_children(&mut c).find(|k| k.kind() != "comment");
     k.ok_or_else(|| CudaError::new(span_of(n), "empty parentheses"))
-}
-
-fn unary_const(op: &str, a: Value) -> Option<Value> {
-    Some(match op {
-        "-" => a.wrapping_neg(),
-        "+" => a,
-        "!" => Value::from(a == 0),
-        "~" => !a,
-        _ => return None,
-    })
-}
-
-fn binary_const(op: &str, a: Value, b: Value) -> Option<Value> {
-    Some(match op {
-        "+" => a.wrapping_add(b),
-        "-" => a.wrapping_sub(b),
-        "*" => a.wrapping_mul(b),
-        "/" => a.checked_div(b)?,
-        "%" => a.checked_rem(b)?,
-        "<<" => a.checked_shl(u32::try_from(b).ok()?)?,
-        ">>" => a.checked_shr(u32::try_from(b).ok()?)?,
-        "&" => a & b,
-        "|" => a | b,
-        "^" => a ^ b,
-        "==" => Value::from(a == b),
-        "!=" => Value::from(a != b),
-        "<" => Value::from(a < b),
-        "<=" => Value::from(a <= b),
-        ">" => Value::from(a > b),
-        ">=" => Value::from(a >= b),
-        "&&" => Value::from(a != 0 && b != 0),
-        "||" => Value::from(a != 0 || b != 0),
-        _ => return None,
-    })
 }
 
 /// A launch's stream: the legacy default stream is `None`.
@@ -1006,6 +1179,8 @@ struct Lw<'c, 's, 't> {
     dims: Dims,
     seg: u32,
     registers: Vec<String>,
+    /// The type of each register (a register always holds a value canonical in it).
+    reg_types: Vec<IntType>,
     init_regs: Vec<(RegId, Value)>,
     code: Vec<Instr>,
     scopes: Vec<Vec<(String, Binding)>>,
@@ -1030,6 +1205,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             dims,
             seg,
             registers: Vec::new(),
+            reg_types: Vec::new(),
             init_regs: Vec::new(),
             code: Vec::new(),
             scopes: vec![Vec::new()],
@@ -1078,7 +1254,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
-    fn new_reg(&mut self, name: &str) -> RegId {
+    fn new_reg(&mut self, name: &str, ty: IntType) -> RegId {
         let mut n = name.to_string();
         let mut k = 2;
         while self.registers.contains(&n) {
@@ -1086,14 +1262,39 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             k += 1;
         }
         self.registers.push(n);
+        self.reg_types.push(ty);
         RegId((self.registers.len() - 1) as u32)
     }
 
-    fn temp(&mut self) -> RegId {
+    fn temp(&mut self, ty: IntType) -> RegId {
         let n = format!("$t{}", self.temps);
         self.temps += 1;
         self.registers.push(n);
+        self.reg_types.push(ty);
         RegId((self.registers.len() - 1) as u32)
+    }
+
+    /// The register a result of type `ty` goes to: the hint when it has that type.
+    fn dst_for(&mut self, hint: Option<RegId>, ty: IntType) -> RegId {
+        match hint {
+            Some(h) if self.reg_types[h.0 as usize] == ty => h,
+            _ => self.temp(ty),
+        }
+    }
+
+    fn reg_ty(&self, r: RegId) -> IntType {
+        self.reg_types[r.0 as usize]
+    }
+
+    /// An operand with its type: a register's, or a constant's as C types a literal (`int`
+    /// when it fits, else `long long`).
+    fn typed(&self, o: Operand) -> Val {
+        let ty = match o {
+            Operand::Reg(r) => self.reg_ty(r),
+            Operand::Imm(v) if IntType::S32.holds(i128::from(v)) => IntType::S32,
+            Operand::Imm(_) => IntType::S64,
+        };
+        Val { op: o, ty }
     }
 
     fn new_label(&mut self) -> usize {
@@ -1140,26 +1341,92 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         self.fixups.clear();
     }
 
-    fn mov(&mut self, dst: RegId, v: Operand, n: Node<'t>) {
-        if v != Operand::Reg(dst) {
-            self.emit(InstrKind::Mov { dst, src: v }, n);
+    /// The instruction `dst = v`, converted to `ty` (the type of `dst`) as C converts on
+    /// assignment: wrapping to the width (conversion to a signed type is two's complement in
+    /// CUDA and OpenCL C), emitted as `v | 0` computed in `ty`.
+    fn conversion(&self, dst: RegId, v: Operand, ty: IntType) -> InstrKind {
+        match v {
+            Operand::Imm(x) => InstrKind::Mov {
+                dst,
+                src: Operand::Imm(ty.wrap(x)),
+            },
+            Operand::Reg(r) if self.reg_ty(r) == ty => InstrKind::Mov { dst, src: v },
+            Operand::Reg(_) => InstrKind::Binary {
+                dst,
+                op: BinOp::Or,
+                ty,
+                a: v,
+                b: Operand::Imm(0),
+            },
         }
     }
 
-    fn binary(
-        &mut self,
-        op: BinOp,
-        a: Operand,
-        b: Operand,
-        hint: Option<RegId>,
-        n: Node<'t>,
-    ) -> Operand {
-        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
-            return Operand::Imm(op.apply(x, y));
+    /// `dst = v`, converted to `dst`'s type.
+    fn mov(&mut self, dst: RegId, v: Operand, n: Node<'t>) {
+        if v != Operand::Reg(dst) {
+            let kind = self.conversion(dst, v, self.reg_ty(dst));
+            self.emit(kind, n);
         }
-        let dst = hint.unwrap_or_else(|| self.temp());
-        self.emit(InstrKind::Binary { dst, op, a, b }, n);
-        Operand::Reg(dst)
+    }
+
+    /// `v` converted to `ty` (a cast, a parameter, a value stored).
+    fn convert(&mut self, v: Val, ty: IntType, hint: Option<RegId>, n: Node<'t>) -> Val {
+        match v.op {
+            Operand::Imm(x) => Val::imm(x, ty),
+            _ if v.ty == ty => v,
+            Operand::Reg(_) => {
+                let dst = self.dst_for(hint, ty);
+                let kind = self.conversion(dst, v.op, ty);
+                self.emit(kind, n);
+                Val {
+                    op: Operand::Reg(dst),
+                    ty,
+                }
+            }
+        }
+    }
+
+    /// `a op b` in C's types: both operands are promoted to at least `int` and converted to
+    /// their common type (a shift has the promoted type of its left operand); a comparison
+    /// gives an `int`. Constants fold; a constant operation with no defined value (a division
+    /// by zero in one thread, say) is emitted as it is, so that it faults at its line when it
+    /// runs, with a warning.
+    fn binary(&mut self, op: BinOp, a: Val, b: Val, hint: Option<RegId>, n: Node<'t>) -> Val {
+        let (ty, result) = op_types(op, a.ty, b.ty);
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a.op, b.op) {
+            match op.eval(ty, Arithmetic::C, x, y) {
+                Ok(v) => return Val::imm(v, result),
+                Err(why) => {
+                    let message = format!(
+                        "this expression has no defined value here ({why}): it faults when it runs"
+                    );
+                    // A folded condition may be lowered twice; say it once.
+                    let said = self
+                        .cx
+                        .warnings
+                        .last()
+                        .is_some_and(|w| w.span == span_of(n) && w.message == message);
+                    if !said {
+                        self.cx.warn(n, message);
+                    }
+                }
+            }
+        }
+        let dst = self.dst_for(hint, result);
+        self.emit(
+            InstrKind::Binary {
+                dst,
+                op,
+                ty,
+                a: a.op,
+                b: b.op,
+            },
+            n,
+        );
+        Val {
+            op: Operand::Reg(dst),
+            ty: result,
+        }
     }
 
     /// The scope of an operation: host threads always operate at system scope.
@@ -1192,8 +1459,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     // ---- memory ----
 
-    /// The IR address of a pointer, with the checks of its memory space.
-    fn address(&mut self, p: Ptr, n: Node<'t>) -> R<Address> {
+    /// The IR address of a pointer, with the checks of its memory space, and the access type.
+    fn address(&mut self, p: Ptr, n: Node<'t>) -> R<(Address, IntType)> {
         if let Some(sid) = p.strukt {
             return err(
                 n,
@@ -1225,18 +1492,31 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if self.host() && arr.space == MemorySpace::Shared {
             return err(n, "host code cannot touch `__shared__` memory");
         }
-        Ok(Address {
-            loc: *loc,
-            offset: None,
-        })
+        let held = self.cx.locations[loc.0 as usize].ty;
+        if held.bits != p.ty.bits {
+            return err(
+                n,
+                format!(
+                    "not supported: a {}-bit access (`{}`) to `{}`, which holds a {held} (mixed-size accesses)",
+                    p.ty.bits, p.ty, arr.name
+                ),
+            );
+        }
+        Ok((
+            Address::Loc {
+                loc: *loc,
+                index: p.index,
+            },
+            p.ty,
+        ))
     }
 
     /// Narrows an atomic scope wider than the block on shared memory (as the C dialect does).
     fn space_scope(&mut self, addr: Address, order: Order, scope: Scope, n: Node<'t>) -> Scope {
-        if order.is_atomic()
-            && scope > Scope::Cta
-            && self.cx.locations[addr.loc.0 as usize].space == MemorySpace::Shared
-        {
+        let shared = addr
+            .named_loc()
+            .is_some_and(|l| self.cx.locations[l.0 as usize].space == MemorySpace::Shared);
+        if order.is_atomic() && scope > Scope::Cta && shared {
             self.cx.warn(
                 n,
                 format!("an atomic on __shared__ memory is only meaningful within its block: scope {scope} treated as cta"),
@@ -1256,18 +1536,19 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     fn load_ord(
         &mut self,
-        addr: Address,
+        (addr, ty): (Address, IntType),
         order: Order,
         scope: Scope,
         hint: Option<RegId>,
         n: Node<'t>,
     ) -> Operand {
         let scope = self.space_scope(addr, order, scope, n);
-        let dst = hint.unwrap_or_else(|| self.temp());
+        let dst = self.dst_for(hint, ty);
         self.emit(
             InstrKind::Load {
                 dst,
                 addr,
+                ty,
                 order,
                 scope,
             },
@@ -1276,19 +1557,25 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Operand::Reg(dst)
     }
 
+    /// A store; a constant is stored converted to the access type.
     fn store_ord(
         &mut self,
-        addr: Address,
+        (addr, ty): (Address, IntType),
         value: Operand,
         order: Order,
         scope: Scope,
         n: Node<'t>,
     ) {
         let scope = self.space_scope(addr, order, scope, n);
+        let value = match value {
+            Operand::Imm(v) => Operand::Imm(ty.wrap(v)),
+            v => v,
+        };
         self.emit(
             InstrKind::Store {
                 addr,
                 value,
+                ty,
                 order,
                 scope,
             },
@@ -1297,21 +1584,23 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     fn load(&mut self, p: Ptr, hint: Option<RegId>, n: Node<'t>) -> R<Operand> {
-        let addr = self.address(p, n)?;
+        let at = self.address(p, n)?;
         let (o, s) = self.plain_order(p);
-        Ok(self.load_ord(addr, o, s, hint, n))
+        Ok(self.load_ord(at, o, s, hint, n))
     }
 
     fn store(&mut self, p: Ptr, v: Operand, n: Node<'t>) -> R<()> {
-        let addr = self.address(p, n)?;
+        let at = self.address(p, n)?;
         let (o, s) = self.plain_order(p);
-        self.store_ord(addr, v, o, s, n);
+        self.store_ord(at, v, o, s, n);
         Ok(())
     }
 
+    /// An RMW of the access type: it computes in that type and wraps (atomics never overflow
+    /// into undefined behaviour); it returns the old value.
     fn rmw(
         &mut self,
-        addr: Address,
+        (addr, ty): (Address, IntType),
         kind: RmwKind,
         order: Order,
         scope: Scope,
@@ -1319,18 +1608,64 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         n: Node<'t>,
     ) -> Operand {
         let scope = self.space_scope(addr, order, scope, n);
-        let dst = hint.unwrap_or_else(|| self.temp());
+        let dst = self.dst_for(hint, ty);
         self.emit(
             InstrKind::Rmw {
                 dst: Some(dst),
                 addr,
                 kind,
+                ty,
                 order,
                 scope,
             },
             n,
         );
         Operand::Reg(dst)
+    }
+
+    /// A compare-and-swap into a temporary, the result `old == expected` (a `bool`, as `int`),
+    /// then `expected = old`: C++ `compare_exchange_*` and OpenCL `atomic_compare_exchange_*`.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_exchange(
+        &mut self,
+        (addr, ty): (Address, IntType),
+        expected: RegId,
+        new: Operand,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        n: Node<'t>,
+    ) -> Operand {
+        let scope = self.space_scope(addr, order, scope, n);
+        let old = self.temp(ty);
+        self.emit(
+            InstrKind::Rmw {
+                dst: Some(old),
+                addr,
+                kind: RmwKind::Cas {
+                    expected: Operand::Reg(expected),
+                    new,
+                },
+                ty,
+                order,
+                scope,
+            },
+            n,
+        );
+        // The comparison is the CAS's, in the object's type.
+        let ok = self.dst_for(hint.filter(|h| *h != expected), IntType::S32);
+        self.emit(
+            InstrKind::Binary {
+                dst: ok,
+                op: BinOp::Eq,
+                ty,
+                a: Operand::Reg(old),
+                b: Operand::Reg(expected),
+            },
+            n,
+        );
+        self.mov(expected, Operand::Reg(old), n);
+        Operand::Reg(ok)
     }
 
     /// The shared-memory array of declaration `d` for this thread's block.
@@ -1345,11 +1680,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let s = &self.cx.shared_decls[d];
             (format!("{}@b{cta}", s.name), s.len, span_of(s.node))
         };
-        let strukt = self.cx.shared_decls[d].ty.strukt;
+        let ty = self.cx.shared_decls[d].ty;
         let a = self.cx.new_array(
             &name,
             len,
-            strukt,
+            ty.strukt,
+            ty.int,
             MemorySpace::Shared,
             &[],
             Some(span),
@@ -1359,25 +1695,30 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(a)
     }
 
+    /// The start of this block's copy of shared declaration `d`, with its length.
+    fn shared_ptr(&mut self, d: usize, n: Node<'t>) -> R<(Ptr, usize)> {
+        let arr = self.shared_array(d, n)?;
+        let ty = self.cx.shared_decls[d].ty;
+        let len = self.cx.shared_decls[d].len;
+        Ok((
+            Ptr {
+                arr,
+                idx: 0,
+                index: None,
+                access: ty.access,
+                strukt: ty.strukt,
+                ty: ty.int,
+            },
+            len,
+        ))
+    }
+
     /// What a bare name denotes when it is a memory object: a global, a shared variable, an
     /// atomic object or reference.
     fn object(&mut self, name: &str, n: Node<'t>) -> R<Option<(Ptr, usize)>> {
         match self.lookup(name) {
             Some(Binding::Obj(p)) => return Ok(Some((p, 1))),
-            Some(Binding::Shared(d)) => {
-                let a = self.shared_array(d, n)?;
-                let ty = self.cx.shared_decls[d].ty;
-                let len = self.cx.shared_decls[d].len;
-                return Ok(Some((
-                    Ptr {
-                        arr: a,
-                        idx: 0,
-                        access: ty.access,
-                        strukt: ty.strukt,
-                    },
-                    len,
-                )));
-            }
+            Some(Binding::Shared(d)) => return self.shared_ptr(d, n).map(Some),
             Some(_) => return Ok(None),
             None => {}
         }
@@ -1387,25 +1728,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Ptr {
                     arr,
                     idx: 0,
+                    index: None,
                     access: ty.access,
                     strukt: ty.strukt,
+                    ty: ty.int,
                 },
                 len,
             )));
         }
         if let Some(d) = self.cx.shared_by_name.get(name).copied() {
-            let a = self.shared_array(d, n)?;
-            let ty = self.cx.shared_decls[d].ty;
-            let len = self.cx.shared_decls[d].len;
-            return Ok(Some((
-                Ptr {
-                    arr: a,
-                    idx: 0,
-                    access: ty.access,
-                    strukt: ty.strukt,
-                },
-                len,
-            )));
+            return self.shared_ptr(d, n).map(Some);
         }
         Ok(None)
     }
@@ -1421,16 +1753,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let name = self.text(e);
                 match self.lookup(name) {
                     Some(Binding::Ptr(p)) => return Ok(p),
-                    Some(Binding::SharedPtr(d)) => {
-                        let arr = self.shared_array(d, e)?;
-                        let ty = self.cx.shared_decls[d].ty;
-                        return Ok(Ptr {
-                            arr,
-                            idx: 0,
-                            access: ty.access,
-                            strukt: ty.strukt,
-                        });
-                    }
+                    Some(Binding::SharedPtr(d)) => return Ok(self.shared_ptr(d, e)?.0),
                     Some(Binding::PtrUnset(..)) => {
                         return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
                     }
@@ -1459,12 +1782,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "binary_expression" if matches!(self.op(e), "+" | "-") => {
                 let p = self.pointer(field(e, "left")?)?;
                 let r = field(e, "right")?;
-                let i = self.const_operand(r)?;
-                let i = if self.op(e) == "-" { -i } else { i };
-                Ok(Ptr {
-                    idx: p.idx + i * self.stride(p.strukt),
-                    ..p
-                })
+                let minus = self.op(e) == "-";
+                self.offset(p, r, minus, e)
             }
             _ => err(
                 e,
@@ -1473,13 +1792,108 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
+    /// `p + i` (or `p - i`, or `p[i]`): a constant `i` moves the element known at compile time;
+    /// one known only at run time goes into the address's index register (in locations: a
+    /// struct element spans one per field), which the explorer bounds-checks.
+    fn offset(&mut self, p: Ptr, i: Node<'t>, minus: bool, e: Node<'t>) -> R<Ptr> {
+        let stride = self.stride(p.strukt);
+        let v = self.val(i, None)?;
+        let r = match v.op {
+            Operand::Imm(k) => {
+                // A constant index counts in its own type (an `unsigned` -1 is 2^32 - 1).
+                let k = i64::try_from(v.ty.exact(k)).map_err(|_| {
+                    CudaError::new(
+                        span_of(i),
+                        format!("index {} is out of range", v.ty.display(k)),
+                    )
+                })?;
+                let k = if minus { k.checked_neg() } else { Some(k) };
+                let idx = k
+                    .and_then(|k| k.checked_mul(stride))
+                    .and_then(|k| k.checked_add(p.idx))
+                    .ok_or_else(|| CudaError::new(span_of(i), "index out of range"))?;
+                return Ok(Ptr { idx, ..p });
+            }
+            Operand::Reg(r) => r,
+        };
+        // The index in locations, computed in `long long` (it cannot overflow for any index
+        // that stays in bounds).
+        let s64 = |op| Val {
+            op,
+            ty: IntType::S64,
+        };
+        let mut off = Val {
+            op: Operand::Reg(r),
+            ty: v.ty,
+        };
+        if minus {
+            off = self.binary(BinOp::Sub, s64(Operand::Imm(0)), off, None, e);
+        }
+        if stride != 1 {
+            off = self.binary(BinOp::Mul, off, s64(Operand::Imm(stride)), None, e);
+        }
+        if let Some(prev) = p.index {
+            let prev = Val {
+                op: Operand::Reg(prev),
+                ty: self.reg_ty(prev),
+            };
+            off = self.binary(BinOp::Add, prev, off, None, e);
+        }
+        let Operand::Reg(index) = off.op else {
+            return err(e, "internal: an index register folded");
+        };
+        Ok(Ptr {
+            index: Some(index),
+            ..p
+        })
+    }
+
+    /// A pointer that names its element at compile time (one the harness passes to a kernel,
+    /// or keeps in a host variable across threads).
+    fn fixed_pointer(&mut self, e: Node<'t>) -> R<Ptr> {
+        let p = self.pointer(e)?;
+        if p.index.is_some() {
+            return err(
+                e,
+                "not supported: a pointer computed at run time here (the harness's pointers must name their element at compile time)",
+            );
+        }
+        Ok(p)
+    }
+
+    /// A pointer kept in a variable: an index register is copied, so that later assignments
+    /// to the variable it came from do not move the pointer.
+    fn keep_pointer(&mut self, p: Ptr, n: Node<'t>) -> R<Ptr> {
+        let Some(r) = p.index else {
+            return Ok(p);
+        };
+        if self.host() {
+            return err(
+                n,
+                "not supported: a pointer computed at run time in scopecheck_main (index the memory where it is accessed)",
+            );
+        }
+        let t = self.temp(self.reg_ty(r));
+        self.emit(
+            InstrKind::Mov {
+                dst: t,
+                src: Operand::Reg(r),
+            },
+            n,
+        );
+        Ok(Ptr {
+            index: Some(t),
+            ..p
+        })
+    }
+
     /// An index or offset that must be known when lowering (thread indices fold).
     fn const_operand(&mut self, e: Node<'t>) -> R<Value> {
         match self.value(e, None)? {
             Operand::Imm(v) => Ok(v),
             Operand::Reg(_) => err(
                 e,
-                "not supported: an index computed at run time (indices must fold to constants: literals, threadIdx, blockIdx, blockDim, gridDim, constant arithmetic)",
+                "not supported: a value computed at run time here (it must fold to a constant: literals, threadIdx, blockIdx, blockDim, gridDim, constant arithmetic)",
             ),
         }
     }
@@ -1499,11 +1913,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let [i] = items.as_slice() else {
                     return err(idx, "expected one index");
                 };
-                let i = self.const_operand(*i)?;
-                Ok(Some(Ptr {
-                    idx: p.idx + i * self.stride(p.strukt),
-                    ..p
-                }))
+                self.offset(p, *i, false, e).map(Some)
             }
             "parenthesized_expression" => self.place(only_child(e)?),
             "field_expression" => {
@@ -1523,8 +1933,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
-    /// A pointer seen through a declared pointer type: its access, and the same struct type.
-    fn retype(&self, p: Ptr, access: Access, strukt: Option<usize>, n: Node<'t>) -> R<Ptr> {
+    /// A pointer seen through a declared pointer type: its access and value type, and the
+    /// same struct type.
+    fn retype(&self, p: Ptr, t: PtrTy, n: Node<'t>) -> R<Ptr> {
+        let (access, strukt, ty) = t;
         if p.strukt != strukt {
             let name = |s: Option<usize>| {
                 s.map_or("a scalar".to_string(), |sid| {
@@ -1540,7 +1952,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 ),
             );
         }
-        Ok(Ptr { access, ..p })
+        if strukt.is_none() && p.ty.bits != ty.bits {
+            return err(
+                n,
+                format!(
+                    "not supported: a pointer to `{}` used as a pointer to `{ty}` (mixed-size accesses)",
+                    p.ty
+                ),
+            );
+        }
+        Ok(Ptr { access, ty, ..p })
     }
 
     /// Locations per element: the number of fields of a struct, 1 for a scalar.
@@ -1570,8 +1991,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(Ptr {
             arr: base.arr,
             idx: base.idx + k as i64,
+            index: base.index,
             access,
             strukt: None,
+            ty: fty.int,
         })
     }
 
@@ -1761,13 +2184,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         "an atomic reference binds to an object: write `*p`, `p[i]` or a global",
                     );
                 };
-                self.bind(
-                    &name,
-                    Binding::Obj(Ptr {
-                        access: ty.access,
-                        ..p
-                    }),
-                );
+                let p = self.retype(p, ty.ptr_ty(), target)?;
+                let p = self.keep_pointer(p, target)?;
+                self.bind(&name, Binding::Obj(p));
                 continue;
             }
             if ty.cl_kernel {
@@ -1787,9 +2206,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let b = match init {
                     Some(i) => {
                         let p = self.pointer(i)?;
-                        Binding::Ptr(self.retype(p, ty.access, ty.strukt, i)?)
+                        let p = self.retype(p, ty.ptr_ty(), i)?;
+                        Binding::Ptr(self.keep_pointer(p, i)?)
                     }
-                    None => Binding::PtrUnset(ty.access, ty.size, ty.strukt),
+                    None => Binding::PtrUnset(ty.access, ty.size, ty.strukt, ty.int),
                 };
                 self.bind(&name, b);
                 continue;
@@ -1800,39 +2220,41 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "not supported: a volatile or atomic local variable (locals are registers)",
                 );
             }
-            if self.host() && ty.constant {
-                if let Some(i) = init {
-                    if let Operand::Imm(v) = self.value(i, None)? {
-                        self.bind(&name, Binding::Const(v));
-                        continue;
-                    }
-                }
-            }
-            // A local initialised with a constant (thread and block indices fold) and never
-            // assigned afterwards is that constant, so it can index memory.
+            // A host constant, or a local initialised with a constant (thread and block
+            // indices fold) and never assigned afterwards, is that constant (converted to its
+            // type), so it can index memory. (The value computed, when it is not constant, is
+            // the initial value of the register.)
+            let mut computed = None;
             if let Some(i) = init {
                 // An OpenCL harness passes sizes by address (`&global`) without writing them.
                 let by_address = !(self.host() && self.cx.opencl);
-                if self.foldable(i) && !assigned_after(d, &name, self.cx.src, by_address) {
-                    if let Operand::Imm(v) = self.value(i, None)? {
-                        self.bind(&name, Binding::Const(v));
+                let fold = (self.host() && ty.constant)
+                    || (self.foldable(i) && !assigned_after(d, &name, self.cx.src, by_address));
+                if fold && !matches!(i.kind(), "argument_list" | "initializer_list") {
+                    let v = self.value(i, None)?;
+                    if let Operand::Imm(v) = v {
+                        self.bind(&name, Binding::Const(ty.int.wrap(v), ty.int));
                         continue;
                     }
+                    computed = Some(v);
                 }
             }
-            let r = self.new_reg(&name);
+            let r = self.new_reg(&name, ty.int);
             match init {
                 Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
                     return err(i, "not supported: this initialiser; write `int x = e;`");
                 }
                 Some(i) => {
-                    let v = self.value(i, Some(r))?;
+                    let v = match computed {
+                        Some(v) => v,
+                        None => self.value(i, Some(r))?,
+                    };
                     self.mov(r, v, decl);
                 }
                 None => {}
             }
             let seg = self.seg;
-            self.bind(&name, Binding::Reg(r, seg));
+            self.bind(&name, Binding::Reg(r, seg, ty.int));
         }
         Ok(())
     }
@@ -2034,27 +2456,55 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Ok(())
             }
             "binary_expression" if matches!(self.op(e), "==" | "!=") => {
-                let va = self.value(field(e, "left")?, None)?;
-                let vb = self.value(field(e, "right")?, None)?;
+                let va = self.val(field(e, "left")?, None)?;
+                let vb = self.val(field(e, "right")?, None)?;
                 let eq = (self.op(e) == "==") == when;
                 self.cond_branch(eq, va, vb, label, e);
                 Ok(())
             }
             _ => {
-                let v = self.value(e, None)?;
-                self.cond_branch(!when, v, Operand::Imm(0), label, e);
+                let v = self.val(e, None)?;
+                self.cond_branch(!when, v, Val::imm(0, IntType::S32), label, e);
                 Ok(())
             }
         }
     }
 
-    fn cond_branch(&mut self, eq: bool, a: Operand, b: Operand, label: usize, n: Node<'t>) {
-        if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
-            if (x == y) == eq {
+    /// Branches to `label` when `a == b` (`eq`) or `a != b` (`!eq`) in C's types, folding
+    /// constants.
+    fn cond_branch(&mut self, eq: bool, a: Val, b: Val, label: usize, n: Node<'t>) {
+        let ty = common_type(a.ty, b.ty);
+        if let (Operand::Imm(x), Operand::Imm(y)) = (a.op, b.op) {
+            // Equality of constants never has undefined behaviour.
+            let same = BinOp::Eq.eval(ty, Arithmetic::C, x, y) == Ok(1);
+            if same == eq {
                 self.branch(BranchCond::Always, label, n);
             }
             return;
         }
+        // A branch compares raw values: operands of different types compare in their common
+        // type first (a constant the register's type holds compares as it is).
+        let same = match (a.op, b.op) {
+            (Operand::Reg(_), Operand::Imm(y)) => a.ty.holds(b.ty.exact(y)),
+            (Operand::Imm(x), Operand::Reg(_)) => b.ty.holds(a.ty.exact(x)),
+            _ => a.ty == b.ty,
+        };
+        let (a, b) = if same {
+            (a.op, b.op)
+        } else {
+            let t = self.temp(IntType::S32);
+            self.emit(
+                InstrKind::Binary {
+                    dst: t,
+                    op: BinOp::Eq,
+                    ty,
+                    a: a.op,
+                    b: b.op,
+                },
+                n,
+            );
+            (Operand::Reg(t), Operand::Imm(1))
+        };
         let cond = if eq {
             BranchCond::Eq(a, b)
         } else {
@@ -2069,7 +2519,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     fn foldable(&self, e: Node<'t>) -> bool {
         match e.kind() {
             "number_literal" | "true" | "false" | "sizeof_expression" => true,
-            "identifier" => matches!(self.lookup(self.text(e)), Some(Binding::Const(_))),
+            "identifier" => matches!(self.lookup(self.text(e)), Some(Binding::Const(..))),
             "field_expression" => e.child_by_field_name("argument").is_some_and(|a| {
                 let on = self.text(a);
                 matches!(self.lookup(on), Some(Binding::Dim3(_)))
@@ -2110,7 +2560,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "number_literal" | "true" | "false" | "field_expression" => true,
             "identifier" => matches!(
                 self.lookup(self.text(e)),
-                Some(Binding::Reg(..) | Binding::Const(_))
+                Some(Binding::Reg(..) | Binding::Const(..))
             ),
             "parenthesized_expression" => only_child(e).is_ok_and(|c| self.is_pure(c)),
             "unary_expression" => e
@@ -2128,7 +2578,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     fn reg_of(&self, name: &str, n: Node<'t>) -> R<Option<RegId>> {
         match self.lookup(name) {
-            Some(Binding::Reg(r, seg)) => {
+            Some(Binding::Reg(r, seg, _)) => {
                 if seg != self.seg {
                     return err(n, format!("not supported: the host local `{name}` is used across a kernel launch or synchronization (host code there runs as separate host threads); read it again after the launch"));
                 }
@@ -2140,27 +2590,55 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// Evaluates `e`; the result goes to `hint` when an instruction computes it.
     fn value(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+        Ok(self.val(e, hint)?.op)
+    }
+
+    /// The C type a cast names, `None` for a cast to a pointer or to a type that is not an
+    /// integer or floating type (the value then passes unchanged).
+    fn cast_type(&self, e: Node<'t>) -> Option<IntType> {
+        let t = e.child_by_field_name("type")?;
+        if t.child_by_field_name("declarator").is_some() {
+            return None;
+        }
+        let inner = t.child_by_field_name("type")?;
+        let mut ty = Ty::int();
+        self.cx.base_type(inner, &mut ty).ok()?;
+        let scalar = !(ty.pointer || ty.dim3 || ty.stream || ty.cl_kernel || ty.strukt.is_some());
+        scalar.then_some(ty.int)
+    }
+
+    /// Evaluates `e` with its C type; the result goes to `hint` when an instruction computes
+    /// it and it has the hint's type (the caller moves it there otherwise).
+    fn val(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
+        let typed = |me: &Self, o: R<Operand>| o.map(|o| me.typed(o));
         match e.kind() {
             "number_literal" => {
-                let (v, inexact) = self.cx.literal(e)?;
+                let (v, ty, inexact) = self.cx.literal(e)?;
                 if inexact {
                     self.cx.warn(e, format!("`{}` is not a whole number: values are integers, read as {v}", self.text(e)));
                 }
-                Ok(Operand::Imm(v))
+                Ok(Val::imm(v, ty))
             }
-            "true" => Ok(Operand::Imm(1)),
-            "false" | "null" | "nullptr" => Ok(Operand::Imm(0)),
+            // `bool` promotes to `int`.
+            "true" => Ok(Val::imm(1, IntType::S32)),
+            "false" | "null" | "nullptr" => Ok(Val::imm(0, IntType::S32)),
             "char_literal" => err(e, "not supported: character constants"),
-            "sizeof_expression" => Ok(Operand::Imm(self.cx.sizeof(e)?)),
-            "parenthesized_expression" => self.value(only_child(e)?, hint),
-            "cast_expression" => self.value(field(e, "value")?, hint),
+            "sizeof_expression" => Ok(Val::imm(self.cx.sizeof(e)?, IntType::U64)),
+            "parenthesized_expression" => self.val(only_child(e)?, hint),
+            "cast_expression" => {
+                let v = self.val(field(e, "value")?, None)?;
+                Ok(match self.cast_type(e) {
+                    Some(ty) => self.convert(v, ty, hint, e),
+                    None => v,
+                })
+            }
             "identifier" => {
                 let name = self.text(e);
                 if let Some(r) = self.reg_of(name, e)? {
-                    return Ok(Operand::Reg(r));
+                    return Ok(self.typed(Operand::Reg(r)));
                 }
                 match self.lookup(name) {
-                    Some(Binding::Const(v)) => return Ok(Operand::Imm(v)),
+                    Some(Binding::Const(v, ty)) => return Ok(Val::imm(v, ty)),
                     Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
                         return err(e, format!("`{name}` is a pointer: read the memory with `*{name}`"))
                     }
@@ -2170,7 +2648,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     _ => {}
                 }
                 match self.object(name, e)? {
-                    Some((p, 1)) => self.load(p, hint, e),
+                    Some((p, 1)) => {
+                        let v = self.load(p, hint, e);
+                        typed(self, v)
+                    }
                     Some(_) => err(e, format!("`{name}` is an array: index it")),
                     None if matches!(name, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") => {
                         err(e, format!("`{name}` needs a member: `{name}.x`"))
@@ -2187,7 +2668,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if !dims {
                     // A struct field: `s.a`, `p->flag`, `a[1].flag`.
                     return match self.place(e)? {
-                        Some(p) => self.load(p, hint, e),
+                        Some(p) => {
+                            let v = self.load(p, hint, e);
+                            typed(self, v)
+                        }
                         None => err(e, format!("not supported: the member `{}`", self.text(e))),
                     };
                 }
@@ -2197,82 +2681,103 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "z" => 2,
                     _ => return err(e, format!("`{on}` has members x, y and z")),
                 };
+                // The members of `dim3` and `uint3` are `unsigned int`.
                 if let Some(Binding::Dim3(v)) = self.lookup(on) {
-                    return Ok(Operand::Imm(v[k]));
+                    return Ok(Val::imm(v[k], IntType::U32));
                 }
                 if self.host() && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
                     return err(e, format!("`{on}` exists only in device code"));
                 }
                 let d = self.dims;
-                Ok(Operand::Imm(match on {
+                let v = match on {
                     "threadIdx" => d.thread[k],
                     "blockIdx" => d.block[k],
                     "blockDim" => d.block_dim[k],
                     "gridDim" => d.grid_dim[k],
                     _ => return err(e, format!("not supported: the member `{}`", self.text(e))),
-                }))
+                };
+                Ok(Val::imm(v, IntType::U32))
             }
             "pointer_expression" => match self.op(e) {
                 "*" => {
                     let p = self.pointer(field(e, "argument")?)?;
-                    self.load(p, hint, e)
+                    let v = self.load(p, hint, e);
+                    typed(self, v)
                 }
                 _ => err(e, "not supported: an address as a value (pass addresses to atomic functions and kernels only)"),
             },
             "subscript_expression" => {
                 let p = self.place(e)?.ok_or_else(|| CudaError::new(span_of(e), "expected `a[i]`"))?;
-                self.load(p, hint, e)
+                let v = self.load(p, hint, e);
+                typed(self, v)
             }
             "unary_expression" => {
-                let a = self.value(field(e, "argument")?, None)?;
+                let a = self.val(field(e, "argument")?, None)?;
+                let int = |v| Val::imm(v, IntType::S32);
                 match self.op(e) {
-                    "+" => Ok(a),
-                    "-" => Ok(self.binary(BinOp::Sub, Operand::Imm(0), a, hint, e)),
-                    "!" => Ok(self.binary(BinOp::Eq, a, Operand::Imm(0), hint, e)),
-                    "~" => Ok(self.binary(BinOp::Xor, a, Operand::Imm(-1), hint, e)),
+                    // `+a` promotes.
+                    "+" => Ok(self.convert(a, promote(a.ty), hint, e)),
+                    "-" => Ok(self.binary(BinOp::Sub, int(0), a, hint, e)),
+                    "!" => Ok(self.binary(BinOp::Eq, a, int(0), hint, e)),
+                    "~" => Ok(self.binary(BinOp::Xor, a, int(-1), hint, e)),
                     op => err(e, format!("not supported: operator `{op}`")),
                 }
             }
             "binary_expression" => self.binary_expr(e, hint),
             "conditional_expression" => {
-                let t = self.temp();
+                // The result has the arms' common type; each arm's move is written once both
+                // types are known.
+                let t = self.temp(IntType::S32);
                 let els = self.new_label();
                 let end = self.new_label();
                 let (c, a, b) = (field(e, "condition")?, field(e, "consequence")?, field(e, "alternative")?);
                 self.branch_if(c, false, els)?;
-                let va = self.value(a, Some(t))?;
-                self.mov(t, va, a);
+                let va = self.val(a, None)?;
+                let at_a = self.code.len();
+                self.emit(InstrKind::Mov { dst: t, src: va.op }, a);
                 self.branch(BranchCond::Always, end, e);
                 self.set_label(els);
-                let vb = self.value(b, Some(t))?;
-                self.mov(t, vb, b);
+                let vb = self.val(b, None)?;
+                let at_b = self.code.len();
+                self.emit(InstrKind::Mov { dst: t, src: vb.op }, b);
                 self.set_label(end);
-                Ok(Operand::Reg(t))
+                let ty = common_type(va.ty, vb.ty);
+                self.reg_types[t.0 as usize] = ty;
+                self.code[at_a].kind = self.conversion(t, va.op, ty);
+                self.code[at_b].kind = self.conversion(t, vb.op, ty);
+                Ok(Val { op: Operand::Reg(t), ty })
             }
-            "assignment_expression" => self.assign(e),
-            "update_expression" => self.update(e),
+            "assignment_expression" => {
+                let v = self.assign(e);
+                typed(self, v)
+            }
+            "update_expression" => {
+                let v = self.update(e);
+                typed(self, v)
+            }
             "call_expression" => self.call(e, hint),
             "comma_expression" => {
                 self.value(field(e, "left")?, None)?;
-                self.value(field(e, "right")?, hint)
+                self.val(field(e, "right")?, hint)
             }
             k => err(e, format!("not supported: `{}` ({k})", first_line(self.text(e)))),
         }
     }
 
-    fn binary_expr(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+    fn binary_expr(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
         let op = self.op(e);
         let (a, b) = (field(e, "left")?, field(e, "right")?);
+        let zero = Val::imm(0, IntType::S32);
         if matches!(op, "&&" | "||") {
             if self.is_pure(a) && self.is_pure(b) {
-                let va = self.value(a, None)?;
-                let na = self.binary(BinOp::Ne, va, Operand::Imm(0), None, e);
-                let vb = self.value(b, None)?;
-                let nb = self.binary(BinOp::Ne, vb, Operand::Imm(0), None, e);
+                let va = self.val(a, None)?;
+                let na = self.binary(BinOp::Ne, va, zero, None, e);
+                let vb = self.val(b, None)?;
+                let nb = self.binary(BinOp::Ne, vb, zero, None, e);
                 let bop = if op == "&&" { BinOp::And } else { BinOp::Or };
                 return Ok(self.binary(bop, na, nb, hint, e));
             }
-            let t = self.temp();
+            let t = self.temp(IntType::S32);
             let f = self.new_label();
             let end = self.new_label();
             self.branch_if(e, false, f)?;
@@ -2293,36 +2798,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e,
             );
             self.set_label(end);
-            return Ok(Operand::Reg(t));
+            return Ok(Val {
+                op: Operand::Reg(t),
+                ty: IntType::S32,
+            });
         }
-        let va = self.value(a, None)?;
-        let vb = self.value(b, None)?;
-        if let (Operand::Imm(x), Operand::Imm(y)) = (va, vb) {
-            if let Some(v) = binary_const(op, x, y) {
-                return Ok(Operand::Imm(v));
-            }
-        }
-        let (bop, x, y) = match op {
-            "+" => (BinOp::Add, va, vb),
-            "-" => (BinOp::Sub, va, vb),
-            "*" => (BinOp::Mul, va, vb),
-            "&" => (BinOp::And, va, vb),
-            "|" => (BinOp::Or, va, vb),
-            "^" => (BinOp::Xor, va, vb),
-            "==" => (BinOp::Eq, va, vb),
-            "!=" => (BinOp::Ne, va, vb),
-            "<" => (BinOp::Lt, va, vb),
-            "<=" => (BinOp::Le, va, vb),
-            ">" => (BinOp::Lt, vb, va),
-            ">=" => (BinOp::Le, vb, va),
-            "/" => (BinOp::Div, va, vb),
-            "%" => (BinOp::Rem, va, vb),
-            "<<" => (BinOp::Shl, va, vb),
-            ">>" => (BinOp::Shr, va, vb),
-            _ => {
-                return err(e, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"))
-            }
+        let va = self.val(a, None)?;
+        let vb = self.val(b, None)?;
+        let Some((bop, swap)) = bin_op(op) else {
+            return err(e, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"));
         };
+        let (x, y) = if swap { (vb, va) } else { (va, vb) };
         Ok(self.binary(bop, x, y, hint, e))
     }
 
@@ -2335,6 +2821,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "+=" => Some((BinOp::Add, Some(RmwOp::Add))),
             "-=" => Some((BinOp::Sub, Some(RmwOp::Sub))),
             "*=" => Some((BinOp::Mul, None)),
+            "/=" => Some((BinOp::Div, None)),
+            "%=" => Some((BinOp::Rem, None)),
+            "<<=" => Some((BinOp::Shl, None)),
+            ">>=" => Some((BinOp::Shr, None)),
             "&=" => Some((BinOp::And, Some(RmwOp::And))),
             "|=" => Some((BinOp::Or, Some(RmwOp::Or))),
             "^=" => Some((BinOp::Xor, Some(RmwOp::Xor))),
@@ -2349,16 +2839,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         self.mov(r, v, e);
                     }
                     Some((b, _)) => {
-                        let v = self.value(value, None)?;
-                        self.emit(
-                            InstrKind::Binary {
-                                dst: r,
-                                op: b,
-                                a: Operand::Reg(r),
-                                b: v,
-                            },
-                            e,
-                        );
+                        // `r op= v` is `r = r op v`, converted back to `r`'s type.
+                        let v = self.val(value, None)?;
+                        let old = self.typed(Operand::Reg(r));
+                        let res = self.binary(b, old, v, Some(r), e);
+                        self.mov(r, res.op, e);
                     }
                 }
                 return Ok(Operand::Reg(r));
@@ -2366,16 +2851,21 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             match self.lookup(name) {
                 Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
                     let p = self.pointer(value)?;
-                    if let Some(Binding::Ptr(old) | Binding::Obj(old)) = self.lookup(name) {
-                        let p = self.retype(p, old.access, old.strukt, value)?;
-                        self.rebind(name, Binding::Ptr(p));
-                    } else if let Some(Binding::PtrUnset(a, _, st)) = self.lookup(name) {
-                        let p = self.retype(p, a, st, value)?;
+                    let t = match self.lookup(name) {
+                        Some(Binding::Ptr(old) | Binding::Obj(old)) => {
+                            Some((old.access, old.strukt, old.ty))
+                        }
+                        Some(Binding::PtrUnset(a, _, st, ty)) => Some((a, st, ty)),
+                        _ => None,
+                    };
+                    if let Some(t) = t {
+                        let p = self.retype(p, t, value)?;
+                        let p = self.keep_pointer(p, value)?;
                         self.rebind(name, Binding::Ptr(p));
                     }
                     return Ok(Operand::Imm(0));
                 }
-                Some(Binding::Const(_)) => return err(target, format!("`{name}` is a constant")),
+                Some(Binding::Const(..)) => return err(target, format!("`{name}` is a constant")),
                 _ => {}
             }
         }
@@ -2390,9 +2880,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             (Some((_, Some(rop))), Access::Atomic(scope)) => {
                 let v = self.value(value, None)?;
-                let addr = self.address(p, target)?;
+                let at = self.address(p, target)?;
                 let scope = self.scope(scope, None);
-                Ok(self.rmw(addr, RmwKind::Op(rop, v), Order::SeqCst, scope, None, e))
+                Ok(self.rmw(at, RmwKind::Op(rop, v), Order::SeqCst, scope, None, e))
             }
             (Some((_, None)), Access::Atomic(_)) => err(
                 e,
@@ -2400,10 +2890,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             ),
             (Some((b, _)), _) => {
                 let old = self.load(p, None, target)?;
-                let v = self.value(value, None)?;
+                let old = self.typed(old);
+                let v = self.val(value, None)?;
                 let t = self.binary(b, old, v, None, e);
-                self.store(p, t, e)?;
-                Ok(t)
+                self.store(p, t.op, e)?;
+                Ok(t.op)
             }
         }
     }
@@ -2415,17 +2906,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         } else {
             BinOp::Sub
         };
+        let one = Val::imm(1, IntType::S32);
         if target.kind() == "identifier" {
             if let Some(r) = self.reg_of(self.text(target), target)? {
-                self.emit(
-                    InstrKind::Binary {
-                        dst: r,
-                        op,
-                        a: Operand::Reg(r),
-                        b: Operand::Imm(1),
-                    },
-                    e,
-                );
+                // `r++` is `r = r + 1` in C's types, converted back to `r`'s type.
+                let old = self.typed(Operand::Reg(r));
+                let res = self.binary(op, old, one, Some(r), e);
+                self.mov(r, res.op, e);
                 return Ok(Operand::Reg(r));
             }
         }
@@ -2433,7 +2920,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return err(target, "cannot increment this expression");
         };
         if let Access::Atomic(scope) = p.access {
-            let addr = self.address(p, target)?;
+            let at = self.address(p, target)?;
             let scope = self.scope(scope, None);
             let rop = if op == BinOp::Add {
                 RmwOp::Add
@@ -2441,7 +2928,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 RmwOp::Sub
             };
             return Ok(self.rmw(
-                addr,
+                at,
                 RmwKind::Op(rop, Operand::Imm(1)),
                 Order::SeqCst,
                 scope,
@@ -2450,9 +2937,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             ));
         }
         let old = self.load(p, None, target)?;
-        let t = self.binary(op, old, Operand::Imm(1), None, e);
-        self.store(p, t, e)?;
-        Ok(t)
+        let old = self.typed(old);
+        let t = self.binary(op, old, one, None, e);
+        self.store(p, t.op, e)?;
+        Ok(t.op)
     }
 
     fn args(&self, call: Node<'t>) -> R<Vec<Node<'t>>> {
@@ -2523,7 +3011,25 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(())
     }
 
-    fn call(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
+    /// A call, with the type of its value: an atomic's is the object's, an inlined function's
+    /// its return type, OpenCL's work-item functions' `size_t` (`uint` for `get_work_dim`).
+    fn call(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
+        let v = self.call_op(e, hint)?;
+        let name = self.word(field(e, "function")?);
+        if let Operand::Imm(x) = v {
+            if opencl::WORK_ITEM_FNS.contains(&name.as_str()) {
+                let ty = if name == "get_work_dim" {
+                    IntType::U32
+                } else {
+                    IntType::U64
+                };
+                return Ok(Val::imm(x, ty));
+            }
+        }
+        Ok(self.typed(v))
+    }
+
+    fn call_op(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
         let f = field(e, "function")?;
         let mut c = e.walk();
         if e.children(&mut c).any(|k| k.kind() == "kernel_call_syntax") {
@@ -2684,17 +3190,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// `assert(c)` accumulates `c != 0` into a register that starts at 1.
     fn assert(&mut self, c: Node<'t>, e: Node<'t>) -> R<()> {
-        let r = self.new_reg(&format!("assert{}", self.asserts.len()));
+        let r = self.new_reg(&format!("assert{}", self.asserts.len()), IntType::S32);
         self.init_regs.push((r, 1));
         self.asserts.push((r, span_of(e)));
-        let v = self.value(c, None)?;
-        let ok = self.binary(BinOp::Ne, v, Operand::Imm(0), None, c);
+        let v = self.val(c, None)?;
+        let ok = self.binary(BinOp::Ne, v, Val::imm(0, IntType::S32), None, c);
         self.emit(
             InstrKind::Binary {
                 dst: r,
                 op: BinOp::And,
+                ty: IntType::S32,
                 a: Operand::Reg(r),
-                b: ok,
+                b: ok.op,
             },
             e,
         );
@@ -2742,16 +3249,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .transpose()?
                 .map(|(n, _, _)| self.text(n).to_string())
                 .unwrap_or_default();
+            // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
                 let ptr = self.pointer(*a)?;
-                Binding::Ptr(self.retype(ptr, ty.access, ty.strukt, *a)?)
+                let ptr = self.retype(ptr, ty.ptr_ty(), *a)?;
+                Binding::Ptr(self.keep_pointer(ptr, *a)?)
             } else {
                 match self.value(*a, None)? {
-                    Operand::Imm(v) => Binding::Const(v),
+                    Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     v => {
-                        let r = self.new_reg(&pname);
+                        let r = self.new_reg(&pname, ty.int);
                         self.mov(r, v, *a);
-                        Binding::Reg(r, self.seg)
+                        Binding::Reg(r, self.seg, ty.int)
                     }
                 }
             };
@@ -2759,7 +3268,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let returns = self.text(field(func, "type")?).trim() != "void";
         let ret = if returns {
-            Some(hint.unwrap_or_else(|| self.temp()))
+            // The return type (`int` for one this front-end has no words for).
+            let rty = self.cx.ty(func, None).map_or(IntType::S32, |t| t.int);
+            Some(self.dst_for(hint, rty))
         } else {
             None
         };
@@ -2836,22 +3347,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if let Some(fo) = args.get(3) {
                     self.order_arg(*fo)?;
                 }
-                let t = self.temp();
-                let scope = self.space_scope(addr, order, scope, e);
-                self.emit(
-                    InstrKind::Rmw {
-                        dst: Some(t),
-                        addr,
-                        kind: RmwKind::Cas { expected: Operand::Reg(expected), new },
-                        order,
-                        scope,
-                    },
-                    e,
-                );
-                let ok = hint.unwrap_or_else(|| self.temp());
-                self.emit(InstrKind::Binary { dst: ok, op: BinOp::Eq, a: Operand::Reg(t), b: Operand::Reg(expected) }, e);
-                self.emit(InstrKind::Mov { dst: expected, src: Operand::Reg(t) }, e);
-                Ok(Operand::Reg(ok))
+                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, e))
             }
             _ => err(field(f, "field")?, format!("not supported: member function `{method}` (load, store, exchange, fetch_add/sub/and/or/xor/min/max, compare_exchange_strong/weak)")),
         }

@@ -2,8 +2,8 @@
 
 use crate::{parse_cuda, parse_cuda_with, CudaOptions, DEFAULT_MAX_THREADS};
 use scopecheck_ir::{
-    Address, BranchCond, FenceOrder, FenceSpaces, InstrKind, LocId, MemorySpace, Operand, Order,
-    Placement, Program, Quantifier, RegId, RmwKind, RmwOp, Scope, ThreadId,
+    Address, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, IntType, LocId, MemorySpace,
+    Operand, Order, Placement, Program, Quantifier, RegId, RmwKind, RmwOp, Scope, ThreadId,
 };
 
 fn lower(src: &str) -> Program {
@@ -25,10 +25,7 @@ fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {
 }
 
 fn at(p: &Program, name: &str) -> Address {
-    Address {
-        loc: p.loc(name).unwrap_or_else(|| panic!("no location {name}")),
-        offset: None,
-    }
+    Address::loc(p.loc(name).unwrap_or_else(|| panic!("no location {name}")))
 }
 
 const SEED: &str = include_str!("../../../examples/cuda/seed1.cu");
@@ -53,6 +50,7 @@ fn seed_kernels_lower_as_the_c_dialect_does() {
         InstrKind::Store {
             addr: at(&p, "payload"),
             value: Operand::Imm(42),
+            ty: IntType::S32,
             order: Order::Weak,
             scope: Scope::Sys
         }
@@ -128,6 +126,7 @@ fn launches_fold_indices_and_get_their_own_ctas() {
             InstrKind::Store {
                 addr: at(&p, loc),
                 value: Operand::Imm(grid),
+                ty: IntType::S32,
                 order: Order::Weak,
                 scope: Scope::Sys
             }
@@ -151,7 +150,7 @@ fn shared_memory_has_one_copy_per_block_and_atomics_narrow_to_the_block() {
     for (t, loc) in [(0, s0), (1, s1)] {
         assert!(matches!(
             kinds(&p, t)[0],
-            InstrKind::Rmw { addr: Address { loc: l, .. }, scope: Scope::Cta, .. } if l == loc
+            InstrKind::Rmw { addr: Address::Loc { loc: l, index: None }, scope: Scope::Cta, .. } if l == loc
         ));
         assert!(matches!(kinds(&p, t)[1], InstrKind::Barrier { .. }));
     }
@@ -276,9 +275,11 @@ fn unsupported_constructs_are_named_with_their_line() {
     assert!(e.message.contains("not supported"), "{}", e.message);
     let e = error("__global__ void k(int *x) { *x = 1; }");
     assert!(e.message.contains("scopecheck_main"), "{}", e.message);
+    // (An index computed at run time is now an indexed address; a kernel argument the host
+    // computes at run time is still refused.)
     let e = error(
-        "__global__ void k(int *x) { int r = *x; x[r] = 1; }
-         void scopecheck_main() { int *x; cudaMalloc(&x, 8); k<<<1, 1>>>(x); }",
+        "__global__ void k(int n) { }
+         void scopecheck_main() { int *x; cudaMallocManaged(&x, 4); k<<<1, 1>>>(*x); }",
     );
     assert!(e.message.contains("run time"), "{}", e.message);
     let e = error(
@@ -341,13 +342,23 @@ fn locals_with_constant_initialisers_fold_and_dead_branches_are_skipped() {
         );
         assert!(!p.threads[t].registers.iter().any(|r| r == "me"));
     }
-    // Assigned later, or with its address taken: still a register, so not an index.
-    let e = error(
+    // Assigned later: still a register, so `a[j]` indexes at run time from `a[0]`.
+    let p = lower(
         "__device__ int a[2];
          __global__ void k() { int j = threadIdx.x; j = 1 - j; a[j] = 1; }
          void scopecheck_main() { k<<<1, 1>>>(); }",
     );
-    assert!(e.message.contains("run time"), "{}", e.message);
+    let j = p.threads[0].reg("j").expect("j is a register");
+    assert!(kinds(&p, 0).contains(&InstrKind::Store {
+        addr: Address::Loc {
+            loc: p.loc("a[0]").unwrap(),
+            index: Some(j)
+        },
+        value: Operand::Imm(1),
+        ty: IntType::S32,
+        order: Order::Weak,
+        scope: Scope::Sys
+    }));
 }
 
 // ---- structs of scalars ----
@@ -498,7 +509,7 @@ void scopecheck_main() {
     assert_eq!(p.locations.len(), 3);
     let host = kinds(&p, 0);
     assert!(
-        matches!(&host[0], InstrKind::Store { addr, order: Order::Release, scope: Scope::Sys, value: Operand::Imm(1) } if *addr == at(&p, "a[0]"))
+        matches!(&host[0], InstrKind::Store { addr, order: Order::Release, scope: Scope::Sys, value: Operand::Imm(1), ty: IntType::S32 } if *addr == at(&p, "a[0]"))
     );
     assert!(
         matches!(&host[1], InstrKind::Load { addr, order: Order::Acquire, scope: Scope::Sys, .. } if *addr == at(&p, "a[1]"))
@@ -586,4 +597,509 @@ fn opencl_kernels_lower_as_the_c_dialect_does() {
         p.location(p.loc("in[3]").unwrap()).space,
         MemorySpace::Global
     );
+}
+
+// ---- integer types ----
+
+fn reg(p: &Program, t: usize, name: &str) -> RegId {
+    p.threads[t]
+        .reg(name)
+        .unwrap_or_else(|| panic!("no register {name}"))
+}
+
+fn loc_ty(p: &Program, name: &str) -> IntType {
+    p.location(p.loc(name).unwrap_or_else(|| panic!("no location {name}")))
+        .ty
+}
+
+#[test]
+fn an_unsigned_counter_is_a_32_bit_unsigned_rmw_that_wraps() {
+    // CUDA `unsigned int atomicAdd(unsigned int *, unsigned int)`: the RMW computes in
+    // `unsigned int` and wraps at 2^32; `int atomicAdd(int *, int)` wraps too (atomics never
+    // overflow into undefined behaviour). The old value has the object's type.
+    let p = lower(
+        "__device__ unsigned int counter = 4294967295u;
+         __device__ int n;
+         __global__ void k() {
+             unsigned old = atomicAdd(&counter, 1);
+             int m = atomicAdd(&n, 1);
+         }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    let c = p.loc("counter").unwrap();
+    assert_eq!(p.location(c).ty, IntType::U32);
+    assert_eq!(p.location(c).init, 4_294_967_295);
+    assert_eq!(loc_ty(&p, "n"), IntType::S32);
+    let code = kinds(&p, 0);
+    assert_eq!(
+        code[0],
+        InstrKind::Rmw {
+            dst: Some(reg(&p, 0, "old")),
+            addr: Address::loc(c),
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(1)),
+            ty: IntType::U32,
+            order: Order::Relaxed,
+            scope: Scope::Gpu
+        }
+    );
+    assert!(matches!(
+        code[1],
+        InstrKind::Rmw {
+            ty: IntType::S32,
+            ..
+        }
+    ));
+    // What the RMW's type means: 2^32 - 1 + 1 is 0 in `unsigned int`; INT_MAX + 1 is INT_MIN.
+    assert_eq!(RmwOp::Add.apply(IntType::U32, 4_294_967_295, 1), 0);
+    assert_eq!(
+        RmwOp::Add.apply(IntType::S32, i64::from(i32::MAX), 1),
+        i64::from(i32::MIN)
+    );
+}
+
+#[test]
+fn an_int_local_increments_in_int() {
+    // `i++` on an `int` is `i = i + 1` computed in `int` (where overflow is undefined); on a
+    // `char` it is computed in `int` (integer promotion) and converted back to `char`.
+    let p = lower(
+        "__device__ int out;
+         __global__ void k() {
+             int i = out;
+             i++;
+             char c = out;
+             c++;
+             out = i + c;
+         }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    let (i, c) = (reg(&p, 0, "i"), reg(&p, 0, "c"));
+    let code = kinds(&p, 0);
+    assert_eq!(
+        code[1],
+        InstrKind::Binary {
+            dst: i,
+            op: BinOp::Add,
+            ty: IntType::S32,
+            a: Operand::Reg(i),
+            b: Operand::Imm(1)
+        }
+    );
+    // `char c = out;`: the `int` read is converted to `signed char`.
+    assert!(matches!(
+        code[3],
+        InstrKind::Binary { dst, op: BinOp::Or, ty: IntType::S8, b: Operand::Imm(0), .. } if dst == c
+    ));
+    // `c++`: computed in `int` into a temporary, converted back into `c`.
+    let InstrKind::Binary {
+        dst: t,
+        op: BinOp::Add,
+        ty: IntType::S32,
+        a: Operand::Reg(a),
+        b: Operand::Imm(1),
+    } = code[4]
+    else {
+        panic!("{:?}", code[4])
+    };
+    assert_eq!(a, c);
+    assert_eq!(
+        code[5],
+        InstrKind::Binary {
+            dst: c,
+            op: BinOp::Or,
+            ty: IntType::S8,
+            a: Operand::Reg(t),
+            b: Operand::Imm(0)
+        }
+    );
+    // `i + c`: `c` promotes to `int`.
+    assert!(matches!(
+        code[6],
+        InstrKind::Binary {
+            op: BinOp::Add,
+            ty: IntType::S32,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn long_long_locations_are_64_bit() {
+    // `long long` (and `long`, LP64) is 64-bit signed; `unsigned long long` and `size_t` 64-bit
+    // unsigned, so -1 initialises them to 2^64 - 1 (canonically the `i64` -1); `short` is 16
+    // bits, `char` 8 and signed. `big + 1` computes in `long long` (the common type).
+    let p = lower(
+        "__device__ long long big = -1;
+         __device__ long l;
+         __device__ unsigned long long u = -1;
+         __device__ size_t z;
+         __device__ short s = 70000;
+         __device__ char ch = 200;
+         __device__ uint64_t w;
+         __device__ int32_t i32;
+         __device__ uint32_t u32 = -1;
+         __global__ void k() { big = big + 1; }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    for (name, ty) in [
+        ("big", IntType::S64),
+        ("l", IntType::S64),
+        ("u", IntType::U64),
+        ("z", IntType::U64),
+        ("s", IntType::S16),
+        ("ch", IntType::S8),
+        ("w", IntType::U64),
+        ("i32", IntType::S32),
+        ("u32", IntType::U32),
+    ] {
+        assert_eq!(loc_ty(&p, name), ty, "{name}");
+    }
+    let init = |name: &str| p.location(p.loc(name).unwrap()).init;
+    assert_eq!(init("big"), -1);
+    assert_eq!(IntType::U64.display(init("u")), "18446744073709551615");
+    // Conversions to a narrower type wrap: 70000 - 65536, 200 - 256.
+    assert_eq!(init("s"), 70000 - 65536);
+    assert_eq!(init("ch"), -56);
+    assert_eq!(init("u32"), 4_294_967_295);
+    let big = Address::loc(p.loc("big").unwrap());
+    let code = kinds(&p, 0);
+    let InstrKind::Load {
+        dst,
+        addr,
+        ty: IntType::S64,
+        ..
+    } = code[0]
+    else {
+        panic!("{:?}", code[0])
+    };
+    assert_eq!(addr, big);
+    assert!(matches!(
+        code[1],
+        InstrKind::Binary { op: BinOp::Add, ty: IntType::S64, a: Operand::Reg(a), b: Operand::Imm(1), .. } if a == dst
+    ));
+    assert!(matches!(
+        code[2],
+        InstrKind::Store { addr, ty: IntType::S64, .. } if addr == big
+    ));
+}
+
+#[test]
+fn assigning_an_unsigned_to_an_int_converts() {
+    // `int x = u;` converts the `unsigned` value to `int` (modulo 2^32 in CUDA): `u | 0`
+    // computed in `int`. `unsigned v = x;` converts back; `unsigned w; w = -1;` is 2^32 - 1,
+    // and a constant `unsigned c = -1` too (stored in a `long long`, it stays 2^32 - 1).
+    let p = lower(
+        "__device__ unsigned int src;
+         __device__ int dst;
+         __device__ long long wide;
+         __global__ void k() {
+             unsigned u = src;
+             int x = u;
+             unsigned v = x;
+             unsigned w;
+             w = -1;
+             dst = x + v + w;
+             const unsigned c = -1;
+             wide = c;
+         }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    let (u, x, v, w) = (
+        reg(&p, 0, "u"),
+        reg(&p, 0, "x"),
+        reg(&p, 0, "v"),
+        reg(&p, 0, "w"),
+    );
+    let code = kinds(&p, 0);
+    assert!(matches!(
+        code[0],
+        InstrKind::Load { dst, ty: IntType::U32, .. } if dst == u
+    ));
+    assert_eq!(
+        code[1],
+        InstrKind::Binary {
+            dst: x,
+            op: BinOp::Or,
+            ty: IntType::S32,
+            a: Operand::Reg(u),
+            b: Operand::Imm(0)
+        }
+    );
+    assert_eq!(
+        code[2],
+        InstrKind::Binary {
+            dst: v,
+            op: BinOp::Or,
+            ty: IntType::U32,
+            a: Operand::Reg(x),
+            b: Operand::Imm(0)
+        }
+    );
+    assert_eq!(
+        code[3],
+        InstrKind::Mov {
+            dst: w,
+            src: Operand::Imm(4_294_967_295)
+        }
+    );
+    // `x + v`: `int` + `unsigned int` is computed in `unsigned int`.
+    assert!(matches!(
+        code[4],
+        InstrKind::Binary {
+            op: BinOp::Add,
+            ty: IntType::U32,
+            ..
+        }
+    ));
+    assert!(code.contains(&InstrKind::Store {
+        addr: at(&p, "wide"),
+        value: Operand::Imm(4_294_967_295),
+        ty: IntType::S64,
+        order: Order::Weak,
+        scope: Scope::Sys
+    }));
+}
+
+#[test]
+fn a_run_time_index_is_an_indexed_address() {
+    // `a[i]` with `i` read at run time: the address of the element `i` places after `a[0]`,
+    // which the explorer bounds-checks (out of bounds is a fault at the line). A struct element
+    // spans one location per field, so `s[i].f` counts `i * 2` locations from `s[0].f`. A
+    // pointer kept in a variable copies the index, so a later assignment to `i` does not move
+    // it. A constant index folds to the element; out of range it is an error at compile time.
+    let p = lower(
+        "struct P { int x; int f; };
+         __device__ int a[4];
+         __device__ P s[2];
+         __global__ void k(int *out) {
+             int i = out[0];
+             a[i] = 1;
+             s[i].f = 2;
+             int *q = &a[i];
+             i = 0;
+             *q = 3;
+             a[3] = 4;
+         }
+         void scopecheck_main() { int *out; cudaMallocManaged(&out, 4); k<<<1, 1>>>(out); }",
+    );
+    let i = reg(&p, 0, "i");
+    let code = kinds(&p, 0);
+    let a0 = p.loc("a[0]").unwrap();
+    assert_eq!(
+        code[1],
+        InstrKind::Store {
+            addr: Address::Loc {
+                loc: a0,
+                index: Some(i)
+            },
+            value: Operand::Imm(1),
+            ty: IntType::S32,
+            order: Order::Weak,
+            scope: Scope::Sys
+        }
+    );
+    let InstrKind::Binary {
+        dst: t,
+        op: BinOp::Mul,
+        a: Operand::Reg(ia),
+        b: Operand::Imm(2),
+        ..
+    } = code[2]
+    else {
+        panic!("{:?}", code[2])
+    };
+    assert_eq!(ia, i);
+    assert!(matches!(
+        code[3],
+        InstrKind::Store { addr: Address::Loc { loc, index: Some(r) }, value: Operand::Imm(2), .. }
+            if loc == p.loc("s[0].f").unwrap() && r == t
+    ));
+    // `int *q = &a[i]` copies the index; `*q = 3` uses the copy.
+    let InstrKind::Mov {
+        dst: copy,
+        src: Operand::Reg(from),
+    } = code[4]
+    else {
+        panic!("{:?}", code[4])
+    };
+    assert_eq!(from, i);
+    assert!(matches!(
+        code[6],
+        InstrKind::Store { addr: Address::Loc { loc, index: Some(r) }, value: Operand::Imm(3), .. }
+            if loc == a0 && r == copy
+    ));
+    assert!(matches!(
+        code[7],
+        InstrKind::Store { addr, value: Operand::Imm(4), .. } if addr == at(&p, "a[3]")
+    ));
+    // The arrays are allocations of consecutive locations.
+    let arrays: Vec<(&str, u32, u32)> = p
+        .arrays
+        .iter()
+        .map(|a| (a.name.as_str(), a.first.0, a.len))
+        .collect();
+    // (`out`, of one element, is an allocation of its own.)
+    assert_eq!(arrays, [("a", 0, 4), ("s", 4, 4)]);
+    let e = error(
+        "__device__ int a[4];
+         __global__ void k() { a[4] = 1; }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    assert!(e.message.contains("outside `a`"), "{}", e.message);
+}
+
+#[test]
+fn constants_fold_in_their_c_types() {
+    // `threadIdx.x` is `unsigned int`: in thread 0 `threadIdx.x - 1` is 2^32 - 1, so
+    // `threadIdx.x - 1 < 0` is false and `threadIdx.x - 1 == -1` true (-1 converts to
+    // unsigned). `0xffffffff` is `unsigned int`, `4294967295` (decimal) `long long`: only the
+    // first equals `-1` in C. An unsigned register compared with -1 compares as unsigned.
+    let p = lower(
+        "__device__ int out[4];
+         __device__ unsigned int c;
+         __global__ void k() {
+             out[0] = threadIdx.x - 1 < 0;
+             out[1] = threadIdx.x - 1 == -1;
+             out[2] = 0xffffffff == -1;
+             out[3] = 4294967295 == -1;
+             unsigned v = c;
+             while (v == -1) { }
+         }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    );
+    let code = kinds(&p, 0);
+    let stored: Vec<Operand> = code
+        .iter()
+        .filter_map(|k| match k {
+            InstrKind::Store { value, .. } => Some(*value),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stored,
+        [
+            Operand::Imm(0),
+            Operand::Imm(1),
+            Operand::Imm(1),
+            Operand::Imm(0)
+        ]
+    );
+    let v = reg(&p, 0, "v");
+    // The await loop: compare in `unsigned int`, branch back while equal.
+    let n = code.len();
+    assert!(matches!(
+        code[n - 2],
+        InstrKind::Binary { op: BinOp::Eq, ty: IntType::U32, a: Operand::Reg(a), b: Operand::Imm(-1), .. } if a == v
+    ));
+    assert!(matches!(
+        code[n - 1],
+        InstrKind::Branch {
+            cond: BranchCond::Eq(Operand::Reg(_), Operand::Imm(1)),
+            target
+        } if target == n - 2
+    ));
+}
+
+#[test]
+fn undefined_constant_arithmetic_faults_where_it_runs() {
+    // `1 << 31` overflows `int` (undefined in C): the front-end keeps the operation so that the
+    // explorer reports the fault at its line if it runs, and warns. In a branch a thread does
+    // not take (`threadIdx.x` is known), nothing is lowered and nothing is said.
+    let (p, w) = parse_cuda(
+        "__device__ int out;
+         __global__ void k() {
+             int x = 1 << 31;
+             if (threadIdx.x == 1) { out = 10 / threadIdx.x; }
+             if (threadIdx.x == 1) { out = 10 / (threadIdx.x - 1); }
+         }
+         void scopecheck_main() { k<<<1, 1>>>(); }",
+    )
+    .unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].message.contains("faults"), "{}", w[0].message);
+    assert!(matches!(
+        kinds(&p, 0)[0],
+        InstrKind::Binary {
+            op: BinOp::Shl,
+            ty: IntType::S32,
+            a: Operand::Imm(1),
+            b: Operand::Imm(31),
+            ..
+        }
+    ));
+    // A constant expression the harness or a declaration needs is an error.
+    let e = error(
+        "__device__ int a[1 << 31];
+void scopecheck_main() { }",
+    );
+    assert!(e.message.contains("undefined"), "{}", e.message);
+}
+
+#[test]
+fn pointer_types_give_the_access_type_and_widths_must_match() {
+    // A kernel parameter `unsigned *p` reads the harness's `int` allocation as `unsigned int`
+    // (the same width); a `long long *` parameter on it is a mixed-size access, refused.
+    let p = lower(
+        "__global__ void k(unsigned *p) { atomicMax(p, 5); }
+         void scopecheck_main() { int *x; cudaMallocManaged(&x, 4); k<<<1, 1>>>(x); }",
+    );
+    assert_eq!(loc_ty(&p, "x"), IntType::S32);
+    assert!(matches!(
+        kinds(&p, 0)[0],
+        InstrKind::Rmw {
+            kind: RmwKind::Op(RmwOp::Max, Operand::Imm(5)),
+            ty: IntType::U32,
+            ..
+        }
+    ));
+    let e = error(
+        "__global__ void k(long long *p) { *p = 1; }
+         void scopecheck_main() { int *x; cudaMallocManaged(&x, 8); k<<<1, 1>>>(x); }",
+    );
+    assert!(e.message.contains("mixed-size"), "{}", e.message);
+}
+
+#[test]
+fn opencl_types_and_atomics_have_their_widths() {
+    // OpenCL C: `uint` is 32-bit unsigned, `ulong` 64-bit unsigned, `atomic_uint` an atomic
+    // `uint` (its RMWs compute in `uint`); `get_global_id` is a `size_t`.
+    let src = "__kernel void k(__global atomic_uint *c, __global ulong *u) {
+                   atomic_fetch_add(c, 1u);
+                   u[get_global_id(0)] = get_global_id(0) - 1;
+               }
+               void scopecheck_main() {
+                   cl_context ctx = clCreateContext(NULL, 1, NULL, NULL, NULL, NULL);
+                   cl_command_queue q = clCreateCommandQueue(ctx, NULL, 0, NULL);
+                   cl_program pr = clCreateProgramWithSource(ctx, 1, NULL, NULL, NULL);
+                   cl_kernel k = clCreateKernel(pr, \"k\", NULL);
+                   atomic_uint *c = (atomic_uint *)clSVMAlloc(ctx, 0, 4, 0);
+                   ulong *u = (ulong *)clSVMAlloc(ctx, 0, 8, 0);
+                   clSetKernelArgSVMPointer(k, 0, c);
+                   clSetKernelArgSVMPointer(k, 1, u);
+                   size_t global = 1, local = 1;
+                   clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+                   clFinish(q);
+               }";
+    let (p, _) = crate::parse_opencl_with(src, &CudaOptions::default()).unwrap();
+    assert_eq!(loc_ty(&p, "c"), IntType::U32);
+    assert_eq!(loc_ty(&p, "u"), IntType::U64);
+    let t = p.threads.iter().position(|t| t.name == "k.b0.t0").unwrap();
+    let code = kinds(&p, t);
+    assert!(matches!(
+        code[0],
+        InstrKind::Rmw {
+            ty: IntType::U32,
+            order: Order::SeqCst,
+            scope: Scope::Gpu,
+            ..
+        }
+    ));
+    // 0 - 1 in `size_t` is 2^64 - 1, stored as a `ulong`.
+    assert!(matches!(
+        code[1],
+        InstrKind::Store {
+            value: Operand::Imm(-1),
+            ty: IntType::U64,
+            ..
+        }
+    ));
 }

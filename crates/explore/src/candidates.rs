@@ -310,6 +310,7 @@ impl<'p> Run<'_, 'p> {
             model: self.model,
             scheduler: self.scheduler,
             starved: self.starved,
+            only_hangs: !self.starved.is_empty(),
             out: self.out,
             on_execution: self.on_execution,
         };

@@ -14,8 +14,8 @@
 //! against the unroll bound.
 
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BranchCond, InstrKind, LocId, Operand, Order, Program,
-    RegId, RmwKind, Scope, Thread, Value,
+    Address, Arithmetic, BarrierKind, BarrierRedOp, BranchCond, InstrKind, IntType, LocId, Operand,
+    Order, Program, RegId, RmwKind, Scope, Thread, Value,
 };
 
 use crate::machine::{union, Machine};
@@ -33,6 +33,8 @@ pub struct ReadRequest {
     pub reduction: bool,
     /// Reads the address depends on.
     pub addr_deps: Vec<u32>,
+    /// The type of the access.
+    pub ty: IntType,
     what: ReadFor,
 }
 
@@ -109,10 +111,12 @@ pub struct ThreadRun {
     /// Whether the thread may run past a hole while nothing it does needs the value (models
     /// with load buffering); otherwise a hole suspends it at once.
     run_ahead: bool,
+    /// Whose rules decide undefined arithmetic.
+    rules: Arithmetic,
 }
 
 impl ThreadRun {
-    pub fn new(thread: &Thread, run_ahead: bool) -> Self {
+    pub fn new(thread: &Thread, run_ahead: bool, rules: Arithmetic) -> Self {
         let m = Machine::new(thread);
         ThreadRun {
             trace: Trace {
@@ -130,6 +134,7 @@ impl ThreadRun {
             holes: vec![],
             value_holes: vec![],
             run_ahead,
+            rules,
         }
     }
 
@@ -138,7 +143,7 @@ impl ThreadRun {
     }
 
     fn addr_unknown(&self, a: &Address) -> bool {
-        a.offset.is_some_and(|r| self.unknown[r.0 as usize])
+        a.reg().is_some_and(|r| self.unknown[r.0 as usize])
     }
 
     /// The registers whose value is not known yet.
@@ -166,8 +171,9 @@ impl ThreadRun {
                 kind: BarrierKind::Red { pred, .. },
                 ..
             } => self.is_unknown(*pred),
-            InstrKind::Binary { op, b, .. } => {
-                self.is_unknown(*b) && (op.undefined(0).is_some() || op.undefined(64).is_some())
+            // Whether the result is defined may depend on either operand.
+            InstrKind::Binary { op, a, b, ty, .. } => {
+                (self.is_unknown(*a) || self.is_unknown(*b)) && op.can_be_undefined(*ty, self.rules)
             }
             InstrKind::Branch {
                 cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
@@ -215,15 +221,18 @@ impl ThreadRun {
     }
 
     /// Asks for the value of the read at instruction `pc`, or faults on its address.
+    #[allow(clippy::too_many_arguments)]
     fn request(
         &mut self,
         pc: usize,
+        program: &Program,
         addr: Address,
+        ty: IntType,
         order: Order,
         scope: Scope,
         what: ReadFor,
     ) -> Step {
-        let (loc, addr_deps) = match self.m.address(addr) {
+        let (loc, addr_deps) = match self.m.address(program, addr, ty) {
             Ok(x) => x,
             Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
         };
@@ -235,6 +244,7 @@ impl ThreadRun {
             // The read of a `red` (an RMW without a destination).
             reduction: matches!(what, ReadFor::Rmw { dst: None, .. }),
             addr_deps,
+            ty,
             what,
         });
         Step::NeedsValue
@@ -268,27 +278,36 @@ impl ThreadRun {
                 InstrKind::Load {
                     dst,
                     addr,
+                    ty,
                     order,
                     scope,
-                } => return self.request(pc, addr, order, scope, ReadFor::Load { dst }),
+                } => {
+                    let what = ReadFor::Load { dst };
+                    return self.request(pc, program, addr, ty, order, scope, what);
+                }
                 InstrKind::Rmw {
                     dst,
                     addr,
                     kind,
-                    order,
-                    scope,
-                } => return self.request(pc, addr, order, scope, ReadFor::Rmw { dst, kind }),
-                InstrKind::Store {
-                    addr,
-                    value,
+                    ty,
                     order,
                     scope,
                 } => {
-                    let (loc, addr_deps) = match self.m.address(addr) {
+                    let what = ReadFor::Rmw { dst, kind };
+                    return self.request(pc, program, addr, ty, order, scope, what);
+                }
+                InstrKind::Store {
+                    addr,
+                    value,
+                    ty,
+                    order,
+                    scope,
+                } => {
+                    let (loc, addr_deps) = match self.m.address(program, addr, ty) {
                         Ok(x) => x,
                         Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
                     };
-                    let v = self.operand(value);
+                    let v = ty.wrap(self.operand(value));
                     let deps = union(&addr_deps, self.operand_deps(value));
                     let e = self.push(
                         pc,
@@ -364,19 +383,21 @@ impl ThreadRun {
                     self.set(dst, v, d);
                     self.unknown[dst.0 as usize] = unknown;
                 }
-                InstrKind::Binary { dst, op, a, b } => match self.m.binary(op, a, b) {
-                    Ok((v, d)) => {
-                        let unknown = self.is_unknown(a) || self.is_unknown(b);
-                        self.set(dst, v, d);
-                        self.unknown[dst.0 as usize] = unknown;
+                InstrKind::Binary { dst, op, ty, a, b } => {
+                    match self.m.binary(op, ty, self.rules, a, b) {
+                        Ok((v, d)) => {
+                            let unknown = self.is_unknown(a) || self.is_unknown(b);
+                            self.set(dst, v, d);
+                            self.unknown[dst.0 as usize] = unknown;
+                        }
+                        Err(why) => {
+                            return self.stop(PathEnd::Fault {
+                                instr: pc,
+                                message: why.to_string(),
+                            })
+                        }
                     }
-                    Err(why) => {
-                        return self.stop(PathEnd::Fault {
-                            instr: pc,
-                            message: why.to_string(),
-                        })
-                    }
-                },
+                }
                 InstrKind::Branch { cond, target } => {
                     let taken = self.m.branch(cond);
                     if !taken {
@@ -459,11 +480,11 @@ impl ThreadRun {
         let r32 = r as u32;
         match req.what {
             ReadFor::Load { dst } => {
-                self.set(dst, value, vec![r32]);
+                self.set(dst, req.ty.wrap(value), vec![r32]);
                 None
             }
             ReadFor::Rmw { dst, kind } => {
-                let written = self.m.rmw_write(kind, &req.addr_deps, value);
+                let written = self.m.rmw_write(kind, req.ty, &req.addr_deps, value);
                 let mut w = None;
                 if let Some((v, deps)) = written {
                     let e = self.push(
@@ -480,7 +501,7 @@ impl ThreadRun {
                     w = Some(e as usize);
                 }
                 if let Some(d) = dst {
-                    self.set(d, value, vec![r32]);
+                    self.set(d, req.ty.wrap(value), vec![r32]);
                 }
                 w
             }
@@ -558,7 +579,7 @@ impl ThreadRun {
         statics: &ThreadStatics,
         value_holes: &[usize],
     ) -> ThreadRun {
-        let mut t = ThreadRun::new(thread, self.run_ahead);
+        let mut t = ThreadRun::new(thread, self.run_ahead, self.rules);
         let recorded = &self.trace.events;
         while t.trace.events.len() < recorded.len() {
             let at = t.trace.events.len();

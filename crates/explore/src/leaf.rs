@@ -15,8 +15,12 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
     pub program: &'p Program,
     pub model: &'b dyn Model,
     pub scheduler: &'b Scheduler,
-    /// Threads never scheduled in this search: only hangs are looked for.
+    /// Threads never scheduled: those the search starves, and those never launched because a
+    /// thread they start after did not finish.
     pub starved: &'b [ThreadId],
+    /// The search starves some thread on purpose: only hangs are looked for (a thread never
+    /// launched after a fault does not make the fault less of one).
+    pub only_hangs: bool,
     pub out: &'b mut Exploration,
     pub on_execution: &'b mut OnExecution<'f, 'p>,
 }
@@ -86,7 +90,7 @@ impl<'p> Leaf<'_, '_, 'p> {
                 }
             }
         }
-        if !self.starved.is_empty() {
+        if self.only_hangs {
             return;
         }
         // A consistent prefix that stops at a cut loop or a fault is a real execution's prefix.

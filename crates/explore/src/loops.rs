@@ -80,7 +80,7 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
         }
     };
     let addr = |a: &Address, v: &mut Vec<RegId>| {
-        if let Some(r) = a.offset {
+        if let Some(r) = a.reg() {
             v.push(r);
         }
     };
@@ -195,7 +195,7 @@ pub(crate) fn writes_morally_strong_with(
                 InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => addr,
                 _ => return true,
             };
-            if addr.loc != loc || same_thread {
+            if same_thread || !program.possible_locations(addr).contains(&loc) {
                 return true;
             }
             match scope_of_write(&i.kind) {
@@ -262,7 +262,11 @@ fn await_loop(
                 if !is_idempotent_rmw(kind) {
                     return Err("the body's RMW writes a new value".into());
                 }
-                if !writes_morally_strong_with(program, thread, addr.loc, *scope) {
+                if !program
+                    .possible_locations(addr)
+                    .iter()
+                    .all(|&l| writes_morally_strong_with(program, thread, l, *scope))
+                {
                     return Err("the body's RMW is not morally strong with every other write to its location".into());
                 }
             }

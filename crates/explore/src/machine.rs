@@ -5,7 +5,10 @@
 //! (`interp`) gives reads the value of the write they read from; the candidate enumerator
 //! (`trace`) gives them guessed values.
 
-use scopecheck_ir::{Address, BinOp, BranchCond, LocId, Operand, RegId, RmwKind, Thread, Value};
+use scopecheck_ir::{
+    Address, Arithmetic, BinOp, BranchCond, IntType, LocId, Operand, Program, RegId, RmwKind,
+    Thread, Value,
+};
 
 use crate::trace::{EventKind, TraceEvent};
 
@@ -78,34 +81,54 @@ impl Machine {
         (events.len() - 1) as u32
     }
 
-    /// The location an address names, with the reads its offset depends on, or the fault when
-    /// its offset is not zero.
-    pub fn address(&self, a: Address) -> Result<(LocId, Vec<u32>), String> {
-        match a.offset {
-            None => Ok((a.loc, vec![])),
-            Some(r) => {
-                let off = self.regs[r.0 as usize];
-                if off == 0 {
-                    Ok((a.loc, self.reg_deps[r.0 as usize].clone()))
-                } else {
-                    Err(format!("address offset {off} leaves the location"))
-                }
-            }
+    /// The location an access of type `ty` through address `a` touches, with the reads the
+    /// address depends on, or the fault when it names no location of that width.
+    pub fn address(
+        &self,
+        program: &Program,
+        a: Address,
+        ty: IntType,
+    ) -> Result<(LocId, Vec<u32>), String> {
+        let (loc, deps) = match a {
+            Address::Loc { loc, index: None } => (loc, vec![]),
+            Address::Loc {
+                loc,
+                index: Some(r),
+            } => (
+                program
+                    .element(loc, self.regs[r.0 as usize])
+                    .map_err(|f| f.0)?,
+                self.reg_deps[r.0 as usize].clone(),
+            ),
+            Address::Ptr { reg, disp } => (
+                program
+                    .resolve(self.regs[reg.0 as usize].wrapping_add(disp), ty)
+                    .map_err(|f| f.0)?,
+                self.reg_deps[reg.0 as usize].clone(),
+            ),
+        };
+        let held = program.location(loc).ty;
+        if held.bits != ty.bits {
+            return Err(format!(
+                "a {}-bit access to `{}`, which holds a {held} (mixed-size accesses are not supported)",
+                ty.bits,
+                program.location(loc).name
+            ));
         }
+        Ok((loc, deps))
     }
 
-    /// `a op b` with the reads it depends on, or why it is undefined.
+    /// `a op b` in type `ty` with the reads it depends on, or why it is undefined.
     pub fn binary(
         &self,
         op: BinOp,
+        ty: IntType,
+        rules: Arithmetic,
         a: Operand,
         b: Operand,
     ) -> Result<(Value, Vec<u32>), &'static str> {
-        if let Some(why) = op.undefined(self.operand(b)) {
-            return Err(why);
-        }
         Ok((
-            op.apply(self.operand(a), self.operand(b)),
+            op.eval(ty, rules, self.operand(a), self.operand(b))?,
             union(self.operand_deps(a), self.operand_deps(b)),
         ))
     }
@@ -129,23 +152,26 @@ impl Machine {
         taken
     }
 
-    /// What an RMW that read `old` writes, with the reads the written value and the address
-    /// (`addr_deps`) depend on; `None` for a CAS that fails (a read only).
+    /// What an RMW of type `ty` that read `old` writes, with the reads the written value and
+    /// the address (`addr_deps`) depend on; `None` for a CAS that fails (a read only). A CAS
+    /// compares in its type.
     pub fn rmw_write(
         &self,
         kind: RmwKind,
+        ty: IntType,
         addr_deps: &[u32],
         old: Value,
     ) -> Option<(Value, Vec<u32>)> {
         match kind {
             RmwKind::Op(op, v) => Some((
-                op.apply(old, self.operand(v)),
+                op.apply(ty, old, self.operand(v)),
                 union(addr_deps, self.operand_deps(v)),
             )),
-            RmwKind::Cas { expected, new } => (old == self.operand(expected)).then(|| {
-                let d = union(self.operand_deps(expected), self.operand_deps(new));
-                (self.operand(new), union(addr_deps, &d))
-            }),
+            RmwKind::Cas { expected, new } => (ty.wrap(old) == ty.wrap(self.operand(expected)))
+                .then(|| {
+                    let d = union(self.operand_deps(expected), self.operand_deps(new));
+                    (ty.wrap(self.operand(new)), union(addr_deps, &d))
+                }),
         }
     }
 }

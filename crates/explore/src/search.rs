@@ -182,7 +182,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .program
             .threads
             .iter()
-            .map(|t| ThreadRun::new(t, run_ahead))
+            .map(|t| ThreadRun::new(t, run_ahead, self.program.arithmetic()))
             .collect();
         if !self.scheduler.preempts() {
             for t in &self.starved {
@@ -769,6 +769,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             model: self.model,
             scheduler: self.scheduler,
             starved: &starved,
+            only_hangs: !self.starved.is_empty(),
             out: &mut *self.out,
             on_execution: &mut *self.on_execution,
         };
@@ -849,7 +850,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let after = match self.after.get(&key) {
                 Some(a) => a.clone(),
                 None => {
-                    let a = crate::statics::after_holes(&self.program.threads[u], key.1, &key.2);
+                    let a = crate::statics::after_holes(
+                        self.program,
+                        &self.program.threads[u],
+                        key.1,
+                        &key.2,
+                    );
                     self.after.insert(key, a.clone());
                     a
                 }

@@ -82,10 +82,13 @@ fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
     }
 }
 
-fn write_loc(kind: &InstrKind) -> Option<LocId> {
+/// The locations an instruction may write.
+fn write_locs(program: &Program, kind: &InstrKind) -> Vec<LocId> {
     match kind {
-        InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => Some(addr.loc),
-        _ => None,
+        InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => {
+            program.possible_locations(addr)
+        }
+        _ => vec![],
     }
 }
 
@@ -135,13 +138,17 @@ impl ThreadStatics {
         let write_back_ok = code
             .iter()
             .map(|i| match i.kind {
-                InstrKind::Rmw { addr, scope, .. } => {
-                    writes_morally_strong_with(program, thread, addr.loc, scope)
-                }
+                InstrKind::Rmw { addr, scope, .. } => program
+                    .possible_locations(&addr)
+                    .iter()
+                    .all(|&l| writes_morally_strong_with(program, thread, l, scope)),
                 _ => false,
             })
             .collect();
-        let mut writes: Vec<LocId> = code.iter().filter_map(|i| write_loc(&i.kind)).collect();
+        let mut writes: Vec<LocId> = code
+            .iter()
+            .flat_map(|i| write_locs(program, &i.kind))
+            .collect();
         writes.sort_unstable();
         writes.dedup();
         let has_launch_successors = program.threads.iter().any(|t| t.after.contains(&tid));
@@ -150,7 +157,7 @@ impl ThreadStatics {
         while changed {
             changed = false;
             for pc in (0..n).rev() {
-                let mut w: Vec<LocId> = write_loc(&code[pc].kind).into_iter().collect();
+                let mut w: Vec<LocId> = write_locs(program, &code[pc].kind);
                 for s in successors(code, pc) {
                     w.extend_from_slice(&writes_from[s.min(n)]);
                 }
@@ -199,7 +206,7 @@ impl ThreadStatics {
 /// Taint analysis from instruction `pc` of a thread whose registers `unknown` hold values of
 /// reads still waiting for a write: which writes it could make without those values (no data,
 /// address or control dependency on them), and whether a barrier is reachable at all.
-pub fn after_holes(thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
+pub fn after_holes(program: &Program, thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
     let code = &thread.code;
     let n = code.len();
     let nregs = thread.registers.len();
@@ -221,7 +228,7 @@ pub fn after_holes(thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
         taint.insert(r);
     }
     let tainted = |t: &Regs, o: &Operand| matches!(o, Operand::Reg(r) if t.contains(r.0 as usize));
-    let addr_tainted = |t: &Regs, a: &Address| a.offset.is_some_and(|r| t.contains(r.0 as usize));
+    let addr_tainted = |t: &Regs, a: &Address| a.reg().is_some_and(|r| t.contains(r.0 as usize));
     let mut visited: HashSet<(usize, Regs)> = HashSet::new();
     let mut work = vec![(pc, taint)];
     while let Some((p, mut t)) = work.pop() {
@@ -242,7 +249,8 @@ pub fn after_holes(thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
             }
             InstrKind::Store { addr, value, .. } => {
                 if !addr_tainted(&t, addr) && !tainted(&t, value) {
-                    out.independent_writes.push(addr.loc);
+                    out.independent_writes
+                        .extend(program.possible_locations(addr));
                 }
             }
             InstrKind::Rmw {
@@ -254,7 +262,8 @@ pub fn after_holes(thread: &Thread, pc: usize, unknown: &[usize]) -> AfterRead {
                     RmwKind::Cas { expected, new } => tainted(&t, expected) || tainted(&t, new),
                 };
                 if !a && !ops {
-                    out.independent_writes.push(addr.loc);
+                    out.independent_writes
+                        .extend(program.possible_locations(addr));
                 }
                 if let Some(d) = dst {
                     set(&mut t, *d, a);

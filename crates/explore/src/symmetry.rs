@@ -64,7 +64,10 @@ pub fn classes(program: &Program, starvable: bool) -> Vec<Vec<usize>> {
             && th.code.iter().all(|i| match &i.kind {
                 scopecheck_ir::InstrKind::Load { addr, .. }
                 | scopecheck_ir::InstrKind::Store { addr, .. }
-                | scopecheck_ir::InstrKind::Rmw { addr, .. } => !shared[addr.loc.0 as usize],
+                | scopecheck_ir::InstrKind::Rmw { addr, .. } => program
+                    .possible_locations(addr)
+                    .iter()
+                    .all(|l| !shared[l.0 as usize]),
                 _ => true,
             })
     };

@@ -271,7 +271,7 @@ fn thread_paths(
     let mut stack = vec![start];
     while let Some(mut s) = stack.pop() {
         let end = run(
-            thread, &mut s, domain, unroll, cta_size, &awaits, &mut stack,
+            program, thread, &mut s, domain, unroll, cta_size, &awaits, &mut stack,
         );
         if let Some(end) = end {
             out.push(Trace {
@@ -292,7 +292,9 @@ fn thread_paths(
 
 /// Runs `s` forward until the path ends (returning how) or branches on a guessed value
 /// (pushing every alternative but the first onto `stack` and continuing with the first).
+#[allow(clippy::too_many_arguments)]
 fn run(
+    program: &Program,
     thread: &Thread,
     s: &mut State,
     domain: &Domain,
@@ -323,10 +325,11 @@ fn run(
             InstrKind::Load {
                 dst,
                 addr,
+                ty,
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.m.address(addr) {
+                let (loc, adeps) = match s.m.address(program, addr, ty) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
@@ -342,20 +345,21 @@ fn run(
                         },
                         &adeps,
                     );
-                    s.m.set(dst, v, vec![r]);
+                    s.m.set(dst, ty.wrap(v), vec![r]);
                 });
             }
             InstrKind::Store {
                 addr,
                 value,
+                ty,
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.m.address(addr) {
+                let (loc, adeps) = match s.m.address(program, addr, ty) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
-                let v = s.m.operand(value);
+                let v = ty.wrap(s.m.operand(value));
                 let deps = crate::machine::union(&adeps, s.m.operand_deps(value));
                 s.push(
                     pc,
@@ -372,10 +376,11 @@ fn run(
                 dst,
                 addr,
                 kind,
+                ty,
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.m.address(addr) {
+                let (loc, adeps) = match s.m.address(program, addr, ty) {
                     Ok(x) => x,
                     Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
                 };
@@ -391,7 +396,7 @@ fn run(
                         },
                         &adeps,
                     );
-                    let written = s.m.rmw_write(kind, &adeps, old);
+                    let written = s.m.rmw_write(kind, ty, &adeps, old);
                     if let Some((value, deps)) = written {
                         let w = s.push(
                             pc,
@@ -406,7 +411,7 @@ fn run(
                         s.rmw.push((r, w));
                     }
                     if let Some(d) = dst {
-                        s.m.set(d, old, vec![r]);
+                        s.m.set(d, ty.wrap(old), vec![r]);
                     }
                 });
             }
@@ -490,15 +495,17 @@ fn run(
                 let d = s.m.operand_deps(src).to_vec();
                 s.m.set(dst, v, d);
             }
-            InstrKind::Binary { dst, op, a, b } => match s.m.binary(op, a, b) {
-                Ok((v, d)) => s.m.set(dst, v, d),
-                Err(why) => {
-                    return Some(PathEnd::Fault {
-                        instr: pc,
-                        message: why.to_string(),
-                    })
+            InstrKind::Binary { dst, op, ty, a, b } => {
+                match s.m.binary(op, ty, program.arithmetic(), a, b) {
+                    Ok((v, d)) => s.m.set(dst, v, d),
+                    Err(why) => {
+                        return Some(PathEnd::Fault {
+                            instr: pc,
+                            message: why.to_string(),
+                        })
+                    }
                 }
-            },
+            }
             InstrKind::Branch { cond, target } => {
                 if s.m.branch(cond) {
                     if let (Some(head), true) = (awaits[pc], target <= pc) {

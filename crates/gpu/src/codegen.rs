@@ -17,13 +17,11 @@
 use std::fmt::Write;
 
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, LocId,
+    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, IntType, LocId,
     MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, Thread, ThreadId,
 };
 
-use crate::layout::{
-    instr_loc, Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP,
-};
+use crate::layout::{Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP};
 use crate::GenError;
 
 /// PTX ISA version of the generated modules (CUDA 12.0 and later load it).
@@ -162,6 +160,33 @@ fn imm(v: i64) -> String {
     (v as i32).to_string()
 }
 
+/// An immediate operand of an instruction of type `ty`: the same 32-bit word, spelled as a value
+/// of the type (`4294967295`, not `-1`, for a `.u32` operand).
+fn imm_in(v: i64, ty: IntType) -> String {
+    if ty.signed {
+        imm(v)
+    } else {
+        (v as u32).to_string()
+    }
+}
+
+/// The PTX type suffix of a 32-bit operation that depends on signedness (`s32`, `u32`).
+fn int32(ty: IntType) -> &'static str {
+    if ty.signed {
+        "s32"
+    } else {
+        "u32"
+    }
+}
+
+/// The location an address names. [`Layout::new`] refuses pointer accesses, so every address the
+/// generator meets names one.
+fn named(a: &Address) -> Result<LocId, GenError> {
+    a.named_loc().ok_or_else(|| {
+        GenError::Unsupported("an access through a pointer has no PTX form in the runner".into())
+    })
+}
+
 struct Gen<'a> {
     p: &'a Program,
     l: &'a Layout,
@@ -219,17 +244,19 @@ impl Gen<'_> {
         }
     }
 
-    /// The address of `a` as a 64-bit register (adding the dependency offset, in words).
-    fn addr(&mut self, t: ThreadId, a: &Address) -> String {
-        let base = format!("%a{}", a.loc.0);
-        match a.offset {
+    /// The address of `a` as a 64-bit register, adding an index in words. [`Layout::new`]
+    /// refuses indices into arrays, so an index is the address dependency `[x+r]` on a location
+    /// of its own, where any value but 0 is a fault in the model and leaves the location here.
+    fn addr(&mut self, t: ThreadId, a: &Address) -> Result<String, GenError> {
+        let base = format!("%a{}", named(a)?.0);
+        Ok(match a.reg() {
             None => base,
             Some(r) => {
                 e!(self, "\tmul.wide.s32 \t%d3, {}, 4;", Self::reg(t, r));
                 e!(self, "\tadd.s64 \t%d3, {base}, %d3;");
                 "%d3".into()
             }
-        }
+        })
     }
 
     /// The base register and byte offset from it of `loc`'s copy of the current instance, for a
@@ -537,7 +564,7 @@ impl Gen<'_> {
         }
         e!(self, "\tmov.u32 \t%loops, 0;");
         e!(self, "\tmov.u32 \t%status, {STATUS_DONE};");
-        let mut used: Vec<LocId> = th.code.iter().filter_map(|i| instr_loc(&i.kind)).collect();
+        let mut used: Vec<LocId> = th.code.iter().filter_map(|i| i.kind.named_loc()).collect();
         used.sort();
         used.dedup();
         for loc in used {
@@ -608,9 +635,10 @@ impl Gen<'_> {
                 ref addr,
                 order,
                 scope: s,
+                ..
             } => {
-                let a = self.addr(t, addr);
-                let sp = self.space(addr.loc);
+                let a = self.addr(t, addr)?;
+                let sp = self.space(named(addr)?);
                 let d = Self::reg(t, dst);
                 let s = scope(s);
                 match order {
@@ -632,10 +660,11 @@ impl Gen<'_> {
                 value,
                 order,
                 scope: s,
+                ..
             } => {
                 let v = self.opnd(t, value, "%x12");
-                let a = self.addr(t, addr);
-                let sp = self.space(addr.loc);
+                let a = self.addr(t, addr)?;
+                let sp = self.space(named(addr)?);
                 let s = scope(s);
                 match order {
                     Order::Weak => e!(self, "\tst.{sp}.u32 \t[{a}], {v};"),
@@ -655,6 +684,7 @@ impl Gen<'_> {
                 dst,
                 ref addr,
                 kind,
+                ty,
                 order,
                 scope: s,
             } => {
@@ -669,13 +699,13 @@ impl Gen<'_> {
                         "acq_rel"
                     }
                 };
-                let sp = self.space(addr.loc);
+                let sp = self.space(named(addr)?);
                 let d = dst.map_or_else(|| "%x15".to_string(), |r| Self::reg(t, r));
                 match kind {
                     RmwKind::Cas { expected, new } => {
                         let ex = self.opnd(t, expected, "%x12");
                         let nw = self.opnd(t, new, "%x13");
-                        let a = self.addr(t, addr);
+                        let a = self.addr(t, addr)?;
                         e!(
                             self,
                             "\tatom.{sem}.{s}.{sp}.cas.b32 \t{d}, [{a}], {ex}, {nw};"
@@ -697,10 +727,11 @@ impl Gen<'_> {
                             RmwOp::And => ("and", "b32"),
                             RmwOp::Or => ("or", "b32"),
                             RmwOp::Xor => ("xor", "b32"),
-                            RmwOp::Min => ("min", "s32"),
-                            RmwOp::Max => ("max", "s32"),
+                            // The comparison follows the type: `.s32` or `.u32`.
+                            RmwOp::Min => ("min", int32(ty)),
+                            RmwOp::Max => ("max", int32(ty)),
                         };
-                        let a = self.addr(t, addr);
+                        let a = self.addr(t, addr)?;
                         // `red` exists only for relaxed and release orders and not for exch;
                         // otherwise an `atom` into a scratch register does the same.
                         let red_ok = dst.is_none()
@@ -772,7 +803,7 @@ impl Gen<'_> {
                     Operand::Imm(v) => e!(self, "\tmov.b32 \t{d}, {};", imm(v)),
                 }
             }
-            InstrKind::Binary { dst, op, a, b } => {
+            InstrKind::Binary { dst, op, ty, a, b } => {
                 // `xor r, x, x`, `sub r, x, x`, `and r, x, 0`, `mul r, x, 0` are how tests write
                 // a dependency that is always 0. ptxas would fold them to a constant and drop the
                 // dependency; `and` with a kernel parameter that is 0 at run time keeps it.
@@ -794,21 +825,30 @@ impl Gen<'_> {
                     return Ok(());
                 }
                 let a = self.opnd(t, a, "%x12");
+                // Layout::new refuses arithmetic of any width but 32 bits. Where signedness
+                // matters (division, remainder, right shift, ordered comparison) the instruction
+                // takes it from `ty`; the others compute the same word either way and keep
+                // `ty`'s spelling. A shift amount is always a `.u32` operand.
+                let sign = int32(ty);
                 let b = match b {
                     Operand::Reg(r) => Self::reg(t, r),
-                    Operand::Imm(v) => imm(v),
+                    Operand::Imm(v) if matches!(op, BinOp::Shl | BinOp::Shr) => {
+                        imm_in(v, IntType::U32)
+                    }
+                    Operand::Imm(v) => imm_in(v, ty),
                 };
                 let ins = match op {
-                    BinOp::Add => "add.s32",
-                    BinOp::Sub => "sub.s32",
-                    BinOp::Mul => "mul.lo.s32",
-                    BinOp::Div => "div.s32",
-                    BinOp::Rem => "rem.s32",
-                    BinOp::Shl => "shl.b32",
-                    BinOp::Shr => "shr.s32",
-                    BinOp::And => "and.b32",
-                    BinOp::Or => "or.b32",
-                    BinOp::Xor => "xor.b32",
+                    BinOp::Add => format!("add.{sign}"),
+                    BinOp::Sub => format!("sub.{sign}"),
+                    BinOp::Mul => format!("mul.lo.{sign}"),
+                    BinOp::Div => format!("div.{sign}"),
+                    BinOp::Rem => format!("rem.{sign}"),
+                    BinOp::Shl => "shl.b32".into(),
+                    // Arithmetic (sign-filling) on a signed type, logical on an unsigned one.
+                    BinOp::Shr => format!("shr.{sign}"),
+                    BinOp::And => "and.b32".into(),
+                    BinOp::Or => "or.b32".into(),
+                    BinOp::Xor => "xor.b32".into(),
                     // Comparisons give 1 or 0: set a predicate, then select.
                     BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => {
                         let cmp = match op {
@@ -817,7 +857,7 @@ impl Gen<'_> {
                             BinOp::Lt => "lt",
                             _ => "le",
                         };
-                        e!(self, "\tsetp.{cmp}.s32 \t%p2, {a}, {b};");
+                        e!(self, "\tsetp.{cmp}.{sign} \t%p2, {a}, {b};");
                         e!(self, "\tselp.s32 \t{}, 1, 0, %p2;", Self::reg(t, dst));
                         return Ok(());
                     }
@@ -1125,10 +1165,10 @@ mod tests {
         let k = ptx(r#"PTX forms
 { x=0; y=0; }
  P0@cta 0,gpu 0                | P1@cta 1,gpu 0          ;
- atom.acquire.gpu.sub r0, x, 2 | ld.volatile r0, y       ;
- atom.sys.exch r1, y, 3        | st.release.cta x, 1     ;
- red.release.gpu.min x, r1     | fence.acq_rel.cluster   ;
- atom.acq_rel.gpu.cas r2, y, 3, 4 | membar.gl           ;
+ atom.acquire.gpu.sub.s32 r0, x, 2 | ld.volatile.s32 r0, y   ;
+ atom.sys.exch r1, y, 3            | st.release.cta x, 1     ;
+ red.release.gpu.min x, r1         | fence.acq_rel.cluster   ;
+ atom.acq_rel.gpu.cas r2, y, 3, 4  | membar.gl               ;
 exists (P0:r0 == 0)
 "#);
         for want in [
@@ -1150,7 +1190,7 @@ exists (P0:r0 == 0)
         let k = ptx(r#"PTX spin
 { x=0; }
  P0@cta 0,gpu 0          | P1@cta 1,gpu 0 ;
- L: ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;
+ L: ld.relaxed.gpu.s32 r0, x | st.relaxed.gpu x, 1 ;
  beq r0, 0, L            |                ;
 exists (P0:r0 == 1)
 "#);
@@ -1196,12 +1236,203 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
     #[test]
     fn values_that_do_not_fit_32_bits_are_refused() {
         let p = scopecheck_litmus::parse(
-            "PTX big\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, 8589934592 ;\nexists (x == 0)\n",
+            "PTX big\n{ x=0; }\n P0@cta 0,gpu 0 ;\n mov r0, 8589934592 ;\n \
+             st.relaxed.gpu.s32 x, r0 ;\nexists (x == 0)\n",
         )
         .unwrap();
         assert!(matches!(
             generate(&p, &GenOptions::default()),
             Err(GenError::Unsupported(m)) if m.contains("32 bits")
         ));
+    }
+
+    fn refusal(p: &Program) -> String {
+        match generate(p, &GenOptions::default()) {
+            Err(GenError::Unsupported(m)) => m,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn parse(src: &str) -> Program {
+        scopecheck_litmus::parse(src).expect("test parses")
+    }
+
+    /// One 32-bit location, one thread that loads it and computes on the value.
+    const ARITH: &str = "PTX arith\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
+        add.s32 r1, r0, -2 ;\nexists (P0:r1 == 0)\n";
+
+    /// The `Binary` of [`ARITH`], to rewrite.
+    fn binary(p: &mut Program) -> &mut InstrKind {
+        &mut p.threads[0].code[1].kind
+    }
+
+    #[test]
+    fn locations_and_operations_of_other_widths_are_refused() {
+        // A PTX location accessed as .u64.
+        let m = refusal(&parse(
+            "PTX wide\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.u64 r0, x ;\nexists (P0:r0 == 0)\n",
+        ));
+        assert!(
+            m.contains("location x holds 64-bit values (.u64, unsigned long long)")
+                && m.contains("32-bit words only")
+                && m.contains("suffix"),
+            "{m}"
+        );
+        let mut p = parse(ARITH);
+        p.locations[0].ty = IntType::U16;
+        let m = refusal(&p);
+        assert!(m.contains("location x holds 16-bit values (.u16"), "{m}");
+        // An unused location of another width is only placed, never read: no refusal.
+        let mut p = parse(ARITH);
+        p.locations.push(scopecheck_ir::Location {
+            name: "unused".into(),
+            space: MemorySpace::Global,
+            init: 0,
+            ty: IntType::S64,
+            span: None,
+        });
+        assert!(generate(&p, &GenOptions::default()).is_ok());
+        // 64-bit arithmetic on 32-bit values.
+        let m = refusal(&parse(
+            "PTX wide-add\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
+             add.s64 r1, r0, 1 ;\nexists (P0:r1 == 0)\n",
+        ));
+        assert!(
+            m.contains("P0: `add.s64 r1, r0, 1` computes in 64-bit arithmetic (.s64"),
+            "{m}"
+        );
+        // An access whose width is not the runner's (the IR keeps it equal to its location's).
+        let mut p = parse(ARITH);
+        if let InstrKind::Load { ty, .. } = &mut p.threads[0].code[0].kind {
+            *ty = IntType::U64;
+        }
+        let m = refusal(&p);
+        assert!(m.contains("is a 64-bit access (.u64)"), "{m}");
+    }
+
+    #[test]
+    fn pointer_accesses_are_refused() {
+        let mut p = parse(ARITH);
+        if let InstrKind::Load { addr, .. } = &mut p.threads[0].code[0].kind {
+            *addr = Address::Ptr {
+                reg: scopecheck_ir::RegId(1),
+                disp: 0,
+            };
+        }
+        let m = refusal(&p);
+        assert!(
+            m.contains("P0: `ld.relaxed.gpu.s32 r0, x` accesses memory through a pointer"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn indices_into_arrays_are_refused_and_into_single_locations_kept() {
+        let src = "PTX idx\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
+            sub.s32 r2, r0, r0 ;\n st.weak.s32 [y+r2], 1 ;\nexists (P0:r0 == 0)\n";
+        // On a location of its own, the index is added in words, as before.
+        let k = ptx(src);
+        assert!(
+            k.contains("mul.wide.s32 \t%d3, %v0_1, 4;")
+                && k.contains("add.s64 \t%d3, %a1, %d3;")
+                && k.contains("st.global.u32 \t[%d3], %x12;"),
+            "{k}"
+        );
+        // Into an array: refused.
+        let mut p = parse(src);
+        p.arrays.push(scopecheck_ir::Array {
+            name: "a".into(),
+            first: LocId(0),
+            len: 2,
+        });
+        let m = refusal(&p);
+        assert!(
+            m.contains("P0: `st.weak.s32 [y+r2], 1` indexes into array a")
+                && m.contains("not supported on the GPU yet"),
+            "{m}"
+        );
+        // A fixed access to an element is not an index: the element is a location like another.
+        p.threads[0].code.truncate(2);
+        assert!(generate(&p, &GenOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn branches_that_cannot_tell_signed_from_unsigned_words_are_refused() {
+        let src = |imm: &str| {
+            format!(
+                "PTX cmp\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.u32 r0, x ;\n \
+                 beq r0, {imm}, E ;\n mov r1, 1 ;\n E: mov r2, 1 ;\nexists (P0:r1 == 0)\n"
+            )
+        };
+        // An unsigned value may be 4294967295, whose word is -1's.
+        let m = refusal(&parse(&src("-1")));
+        assert!(
+            m.contains("P0: `beq r0, -1, E` compares a value that may be negative"),
+            "{m}"
+        );
+        assert!(generate(&parse(&src("4294967295")), &GenOptions::default()).is_ok());
+        assert!(generate(&parse(&src("0")), &GenOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn signedness_picks_the_ptx_instruction() {
+        let cases: [(BinOp, &str, &str); 6] = [
+            (
+                BinOp::Div,
+                "div.s32 \t%v0_1, %v0_0, -2;",
+                "div.u32 \t%v0_1, %v0_0, 4294967294;",
+            ),
+            (
+                BinOp::Rem,
+                "rem.s32 \t%v0_1, %v0_0, -2;",
+                "rem.u32 \t%v0_1, %v0_0, 4294967294;",
+            ),
+            (
+                BinOp::Shr,
+                "shr.s32 \t%v0_1, %v0_0, 4294967294;",
+                "shr.u32 \t%v0_1, %v0_0, 4294967294;",
+            ),
+            (
+                BinOp::Lt,
+                "setp.lt.s32 \t%p2, %v0_0, -2;",
+                "setp.lt.u32 \t%p2, %v0_0, 4294967294;",
+            ),
+            (
+                BinOp::Le,
+                "setp.le.s32 \t%p2, %v0_0, -2;",
+                "setp.le.u32 \t%p2, %v0_0, 4294967294;",
+            ),
+            (
+                BinOp::Add,
+                "add.s32 \t%v0_1, %v0_0, -2;",
+                "add.u32 \t%v0_1, %v0_0, 4294967294;",
+            ),
+        ];
+        for (op, signed, unsigned) in cases {
+            for (ty, want, not) in [
+                (IntType::S32, signed, unsigned),
+                (IntType::U32, unsigned, signed),
+            ] {
+                let mut p = parse(ARITH);
+                if let InstrKind::Binary { op: o, ty: t, .. } = binary(&mut p) {
+                    (*o, *t) = (op, ty);
+                }
+                let k = generate(&p, &GenOptions::default()).expect("generates").ptx;
+                assert!(
+                    k.contains(want) && !k.contains(not),
+                    "{op:?} {ty:?}: missing {want} in\n{k}"
+                );
+            }
+        }
+        // Atomic min and max compare as the location's type.
+        let k = ptx(
+            "PTX umax\n{ x=0; }\n P0@cta 0,gpu 0 ;\n red.relaxed.gpu.max.u32 x, 5 ;\n \
+             atom.relaxed.gpu.min r0, x, 7 ;\nexists (P0:r0 == 0)\n",
+        );
+        assert!(
+            k.contains("red.relaxed.gpu.global.max.u32 \t[%a0], %x12;")
+                && k.contains("atom.relaxed.gpu.global.min.u32 \t%v0_0, [%a0], %x12;"),
+            "{k}"
+        );
     }
 }

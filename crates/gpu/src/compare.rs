@@ -11,6 +11,7 @@ use scopecheck_ir::{Observable, Program, Value};
 use scopecheck_model::FinalState;
 
 use crate::codegen::{MAX_DENSE, MAX_VALUES};
+use crate::layout::{register_holds, Holds};
 use crate::GenError;
 
 /// The dense encoding of final states for one test.
@@ -21,6 +22,8 @@ pub struct StateTable {
     pub values: Vec<Vec<Value>>,
     /// Per dense index, whether the model allows the state.
     pub allowed: Vec<bool>,
+    /// Per observable, what its words stand for outside the table (see [`StateTable::value`]).
+    holds: Vec<Holds>,
 }
 
 impl StateTable {
@@ -39,6 +42,22 @@ impl StateTable {
         }
         for (k, list) in values.iter_mut().enumerate() {
             list.sort_unstable();
+            // The kernel tells values apart by their 32-bit words only.
+            for (i, &v) in list.iter().enumerate() {
+                if i32::try_from(v).is_err() && u32::try_from(v).is_err() {
+                    return Err(GenError::Unsupported(format!(
+                        "{} takes the value {v} in an allowed state, which does not fit in 32 bits",
+                        program.observable_name(observables[k])
+                    )));
+                }
+                if let Some(&u) = list[..i].iter().find(|&&u| word(u) == word(v)) {
+                    return Err(GenError::Unsupported(format!(
+                        "{} takes the values {u} and {v} in the allowed states, which are the same \
+                         32-bit word on the GPU",
+                        program.observable_name(observables[k])
+                    )));
+                }
+            }
             if list.len() > MAX_VALUES as usize {
                 return Err(GenError::Unsupported(format!(
                     "{} takes {} values in the allowed states; the runner tables at most {MAX_VALUES}",
@@ -58,10 +77,21 @@ impl StateTable {
                 )))
             }
         };
+        let holds = observables
+            .iter()
+            .map(|&o| match o {
+                Observable::Reg(t, r) => register_holds(program.thread(t))
+                    .get(r.0 as usize)
+                    .copied()
+                    .unwrap_or_default(),
+                Observable::Loc(l) => Holds::of_type(program.location(l).ty),
+            })
+            .collect();
         let mut table = StateTable {
             observables,
             values,
             allowed: vec![false; dense],
+            holds,
         };
         for s in states {
             let v: Vec<Value> = s.values.iter().map(|&(_, v)| v).collect();
@@ -92,6 +122,17 @@ impl StateTable {
             stride *= list.len() as u32;
         }
         Some(idx)
+    }
+
+    /// The value the 32-bit word `w` of observable number `k` read back from the GPU stands
+    /// for: the table's value with that word, or else the word sign- or zero-extended as the
+    /// observable's type has it (a location's type; for a register, zero-extended only when it
+    /// holds unsigned values alone).
+    pub fn value(&self, k: usize, w: u32) -> Value {
+        self.values
+            .get(k)
+            .and_then(|list| list.iter().copied().find(|&v| word(v) == w))
+            .unwrap_or_else(|| self.holds.get(k).copied().unwrap_or_default().decode(w))
     }
 
     /// The state at a dense index.
@@ -136,7 +177,8 @@ pub fn word(v: Value) -> u32 {
     v as i32 as u32
 }
 
-/// A 32-bit word read back from the GPU as the value the model speaks of.
+/// A 32-bit word read back from the GPU as a signed value; [`StateTable::value`] decodes an
+/// observable's word as its type has it.
 pub fn value(w: u32) -> Value {
     w as i32 as Value
 }
@@ -288,6 +330,50 @@ exists (P1:r0 == 1 /\ P1:r1 == 0)
             .states
             .iter()
             .any(|s| s.values == vec![7, 7] && !s.allowed));
+    }
+
+    const WRAP: &str = r#"PTX Wrap
+{ x=4294967295; }
+ P0@cta 0,gpu 0                    | P1@cta 1,gpu 0                    ;
+ atom.relaxed.gpu.add.u32 r0, x, 1 | atom.relaxed.gpu.add.u32 r0, x, 1 ;
+                                   | ld.relaxed.gpu.s32 r1, x          ;
+forall (x == 1 /\ (P1:r1 == -1 \/ P1:r1 == 0 \/ P1:r1 == 1) /\ (P0:r0 == 4294967295 \/ P0:r0 == 0))
+"#;
+
+    #[test]
+    fn words_read_back_decode_as_their_observables_types() {
+        let p = scopecheck_litmus::parse(WRAP).unwrap();
+        let v = check(&p, &CheckOptions::default()).unwrap();
+        let t = StateTable::new(&p, &v.states).unwrap();
+        let name = |k: usize| p.observable_name(t.observables[k]);
+        let k = |n: &str| (0..t.observables.len()).find(|&k| name(k) == n).unwrap();
+        // In the table: the table's value, whatever its type.
+        assert_eq!(t.value(k("P0:r0"), u32::MAX), 4_294_967_295);
+        assert_eq!(t.value(k("P1:r1"), u32::MAX), -1);
+        // Outside it: as the location's type, or the types that write the register.
+        assert_eq!(t.value(k("x"), u32::MAX - 1), 4_294_967_294);
+        assert_eq!(t.value(k("P0:r0"), u32::MAX - 1), 4_294_967_294);
+        assert_eq!(t.value(k("P1:r1"), u32::MAX - 1), -2);
+    }
+
+    #[test]
+    fn values_the_gpu_cannot_tell_apart_are_refused() {
+        let p = scopecheck_litmus::parse(WRAP).unwrap();
+        let obs = p.observables();
+        let state = |v: Value| FinalState {
+            values: obs.iter().map(|&o| (o, v)).collect(),
+            satisfies: false,
+        };
+        let m = StateTable::new(&p, &[state(-1), state(4_294_967_295)]).unwrap_err();
+        assert!(
+            matches!(&m, GenError::Unsupported(m) if m.contains("takes the values -1 and 4294967295 in the allowed states, which are the same 32-bit word")),
+            "{m:?}"
+        );
+        let m = StateTable::new(&p, &[state(1 << 40)]).unwrap_err();
+        assert!(
+            matches!(&m, GenError::Unsupported(m) if m.contains("does not fit in 32 bits")),
+            "{m:?}"
+        );
     }
 
     #[test]

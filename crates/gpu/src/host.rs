@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{result, sys};
 use scopecheck_ir::{
-    BinOp, BranchCond, InstrKind, LocId, Operand, Order, Program, RmwKind, RmwOp, Thread, ThreadId,
+    Address, BinOp, BranchCond, InstrKind, IntType, LocId, Operand, Order, Program, RmwKind, RmwOp,
+    Thread, ThreadId,
 };
 
 use crate::codegen::{STATUS_CUT, STATUS_DONE};
@@ -29,7 +30,7 @@ use crate::driver::driver_err;
 use crate::layout::{Buffer, Layout};
 use crate::RunError;
 
-/// Status word of a host role that computed a non-zero address offset (`[x+r]` with `r != 0`):
+/// Status word of a host role that computed a non-zero address index (`[x+r]` with `r != 0`):
 /// it would leave its location, so the role stops. The collect kernel counts the instance among
 /// those cut, as it does every status other than [`STATUS_DONE`].
 pub const STATUS_BAD_ADDRESS: u32 = 3;
@@ -38,7 +39,7 @@ pub const DEFAULT_HOST_WORKERS: u32 = 4;
 /// Most CPU threads per host role.
 pub const MAX_HOST_WORKERS: u32 = 64;
 /// Most attempts of the compare-and-swap loop that implements the RMWs `std::sync::atomic` has
-/// no single instruction for (`inc`, `dec`, signed `min` and `max`); a role past it is cut.
+/// no single instruction for (`inc`, `dec`, `min` and `max`); a role past it is cut.
 pub const MAX_CAS_ATTEMPTS: u32 = 1 << 16;
 /// Spins between two looks at the clock while a worker waits for the pacing word.
 const SPINS_PER_CLOCK_READ: u32 = 256;
@@ -100,9 +101,9 @@ fn failure_order(o: Ordering) -> Ordering {
     }
 }
 
-/// The word an RMW writes, computed as the PTX instruction does on 32-bit words (`inc`/`dec`
-/// unsigned, `min`/`max` signed).
-fn apply(op: RmwOp, old: u32, v: u32) -> u32 {
+/// The word an RMW of type `ty` writes, computed as the PTX instruction does on 32-bit words
+/// (`inc`/`dec` unsigned, `min`/`max` signed or unsigned as `ty` is).
+fn apply(op: RmwOp, ty: IntType, old: u32, v: u32) -> u32 {
     match op {
         RmwOp::Add => old.wrapping_add(v),
         RmwOp::Sub => old.wrapping_sub(v),
@@ -124,29 +125,42 @@ fn apply(op: RmwOp, old: u32, v: u32) -> u32 {
         RmwOp::And => old & v,
         RmwOp::Or => old | v,
         RmwOp::Xor => old ^ v,
-        RmwOp::Min => (old as i32).min(v as i32) as u32,
-        RmwOp::Max => (old as i32).max(v as i32) as u32,
+        RmwOp::Min if ty.signed => (old as i32).min(v as i32) as u32,
+        RmwOp::Max if ty.signed => (old as i32).max(v as i32) as u32,
+        RmwOp::Min => old.min(v),
+        RmwOp::Max => old.max(v),
     }
 }
 
-fn binary(op: BinOp, a: u32, b: u32) -> u32 {
+/// `a op b` in the 32-bit type `ty` (Layout::new refuses other widths), as the generated PTX
+/// computes it: division, remainder, right shift and ordered comparisons follow the signedness
+/// of `ty`, shift amounts are unsigned and clamped to 32 as PTX clamps them, signed results
+/// wrap. Where the model has no defined value (division by zero, C's signed overflow and wild
+/// shifts) it reports a fault; the word here is only what the role carries on with.
+fn binary(op: BinOp, ty: IntType, a: u32, b: u32) -> u32 {
     let (sa, sb) = (a as i32, b as i32);
     match op {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
-        // The model reports division by zero and wild shifts as faults; here they give 0.
-        BinOp::Div => sa.checked_div(sb).map_or(0, |v| v as u32),
-        BinOp::Rem => sa.checked_rem(sb).map_or(0, |v| v as u32),
+        BinOp::Div | BinOp::Rem if b == 0 => 0,
+        BinOp::Div if ty.signed => sa.wrapping_div(sb) as u32,
+        BinOp::Rem if ty.signed => sa.wrapping_rem(sb) as u32,
+        BinOp::Div => a / b,
+        BinOp::Rem => a % b,
         BinOp::Shl => a.checked_shl(b).unwrap_or(0),
-        BinOp::Shr => sa.checked_shr(b).map_or(0, |v| v as u32),
+        // Sign fill on a signed type (an amount of 32 or more leaves only sign bits).
+        BinOp::Shr if ty.signed => (sa >> b.min(31)) as u32,
+        BinOp::Shr => a.checked_shr(b).unwrap_or(0),
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,
         BinOp::Eq => u32::from(a == b),
         BinOp::Ne => u32::from(a != b),
-        BinOp::Lt => u32::from(sa < sb),
-        BinOp::Le => u32::from(sa <= sb),
+        BinOp::Lt if ty.signed => u32::from(sa < sb),
+        BinOp::Le if ty.signed => u32::from(sa <= sb),
+        BinOp::Lt => u32::from(a < b),
+        BinOp::Le => u32::from(a <= b),
     }
 }
 
@@ -170,13 +184,18 @@ pub fn run_role<M: HostMemory + ?Sized>(
         Operand::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or(0),
         Operand::Imm(v) => word(v),
     };
-    let cell = |regs: &[u32], a: &scopecheck_ir::Address| -> Option<&AtomicU32> {
-        if let Some(r) = a.offset {
+    // Layout::new refuses pointers and indices into arrays; an index into a location of its
+    // own leaves it unless it is 0.
+    let cell = |regs: &[u32], a: &Address| -> Option<&AtomicU32> {
+        let Address::Loc { loc, index } = *a else {
+            return None;
+        };
+        if let Some(r) = index {
             if regs.get(r.0 as usize).copied().unwrap_or(0) != 0 {
                 return None;
             }
         }
-        mem.word(a.loc)
+        mem.word(loc)
     };
     let set = |regs: &mut [u32], r: scopecheck_ir::RegId, v: u32| {
         if let Some(slot) = regs.get_mut(r.0 as usize) {
@@ -216,6 +235,7 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 dst,
                 ref addr,
                 kind,
+                ty,
                 order,
                 ..
             } => {
@@ -245,7 +265,7 @@ pub fn run_role<M: HostMemory + ?Sized>(
                                 loop {
                                     match w.compare_exchange_weak(
                                         cur,
-                                        apply(op, cur, v),
+                                        apply(op, ty, cur, v),
                                         ord,
                                         Ordering::Relaxed,
                                     ) {
@@ -272,8 +292,8 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 let v = read(regs, src);
                 set(regs, dst, v);
             }
-            InstrKind::Binary { dst, op, a, b } => {
-                let v = binary(op, read(regs, a), read(regs, b));
+            InstrKind::Binary { dst, op, ty, a, b } => {
+                let v = binary(op, ty, read(regs, a), read(regs, b));
                 set(regs, dst, v);
             }
             InstrKind::Branch { cond, target } => {
@@ -641,7 +661,8 @@ mod tests {
     }
 
     const SPIN: &str = "PTX spin\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n \
-        L: ld.relaxed.gpu r0, x ;\n beq r0, 0, L ;\n ld.relaxed.gpu r1, y ;\nexists (P0:r1 == 0)\n";
+        L: ld.relaxed.gpu.s32 r0, x ;\n beq r0, 0, L ;\n ld.relaxed.gpu.s32 r1, y ;\n\
+        exists (P0:r1 == 0)\n";
 
     #[test]
     fn a_spin_that_never_ends_is_cut_at_the_cap() {
@@ -660,7 +681,7 @@ mod tests {
     fn rmws_compute_as_ptx_does_on_words() {
         let p = parse(
             "PTX rmw\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n \
-             atom.sys.add r0, x, 3 ;\n atom.sys.sub r1, x, 5 ;\n atom.sys.inc r2, y, 1 ;\n \
+             atom.sys.add.s32 r0, x, 3 ;\n atom.sys.sub r1, x, 5 ;\n atom.sys.inc.u32 r2, y, 1 ;\n \
              atom.sys.inc r3, y, 1 ;\n atom.sys.min r4, x, 7 ;\n atom.sys.cas r5, y, 0, 9 ;\n \
              atom.sys.exch r6, y, 4 ;\n fence.sc.sys ;\n st.release.sys x, r6 ;\n \
              ld.acquire.sys r7, x ;\nexists (P0:r0 == 0)\n",
@@ -678,6 +699,36 @@ mod tests {
         // y is 0 again, so the CAS writes 9, which the exchange reads.
         assert_eq!((r("r5"), r("r6")), (0, 9));
         assert_eq!(r("r7"), 9);
+    }
+
+    #[test]
+    fn arithmetic_and_rmws_follow_the_signedness_of_their_type() {
+        let p = parse(
+            "PTX unsigned\n{ x=4294967294; y=0; }\n P0@cta 0,gpu 0 ;\n \
+             atom.sys.max.u32 r0, x, 5 ;\n atom.sys.min.s32 r1, y, -3 ;\n \
+             ld.relaxed.sys.u32 r2, x ;\n shr.u32 r3, r2, 28 ;\n shr.s32 r4, r2, 40 ;\n \
+             div.u32 r5, r2, 2 ;\n div.s32 r6, r2, 2 ;\n rem.u32 r7, r2, 5 ;\n\
+             exists (P0:r0 == 0)\n",
+        );
+        let t = &p.threads[0];
+        let mut regs = vec![0; t.registers.len()];
+        let m = mem(2);
+        m[0].store(word(4_294_967_294), Ordering::Relaxed);
+        assert_eq!(run_role(t, &m[..], 8, &mut regs), STATUS_DONE);
+        let r = |n: &str| regs[t.reg(n).unwrap().0 as usize];
+        // Unsigned max keeps 2^32 - 2; signed min takes -3.
+        assert_eq!(m[0].load(Ordering::Relaxed), 4_294_967_294);
+        assert_eq!(m[1].load(Ordering::Relaxed) as i32, -3);
+        assert_eq!(r("r3"), 15);
+        // A signed right shift fills with the sign, past the width too (PTX clamps).
+        assert_eq!(r("r4") as i32, -1);
+        assert_eq!(r("r5"), 2_147_483_647);
+        assert_eq!(r("r6") as i32, -1);
+        assert_eq!(r("r7"), 4_294_967_294 % 5);
+        // Comparisons, as the C front-end writes them.
+        assert_eq!(binary(BinOp::Lt, IntType::S32, u32::MAX, 0), 1);
+        assert_eq!(binary(BinOp::Lt, IntType::U32, u32::MAX, 0), 0);
+        assert_eq!(binary(BinOp::Le, IntType::U32, 0, u32::MAX), 1);
     }
 
     const HOST_MP: &str = "CUDA MP+host\n{ host int data = 0; host int flag = 0; }\n\n\

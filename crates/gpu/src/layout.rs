@@ -20,7 +20,8 @@
 //! counts as an instance; the other lanes are decoys that arrive with neutral predicates.
 
 use scopecheck_ir::{
-    InstrKind, LocId, MemorySpace, Observable, Placement, Program, RegId, ThreadId,
+    Address, Arch, BinOp, BranchCond, InstrKind, IntType, LocId, MemorySpace, Observable, Operand,
+    Placement, Program, RegId, Thread, ThreadId, Value,
 };
 
 use crate::GenError;
@@ -212,6 +213,7 @@ impl Layout {
                 opts.per_line
             )));
         }
+        word_hazard(program)?;
         let mut groups: Vec<Group> = Vec::new();
         let mut host_roles = Vec::new();
         let mut gpu = None;
@@ -290,7 +292,7 @@ impl Layout {
                 .threads
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.code.iter().any(|i| instr_loc(&i.kind) == Some(l)))
+                .filter(|(_, t)| t.code.iter().any(|i| i.kind.named_loc() == Some(l)))
                 .filter_map(|(ti, _)| {
                     groups
                         .iter()
@@ -541,7 +543,7 @@ fn host_role_hazard(program: &Program, t: &scopecheck_ir::Thread) -> Result<(), 
                 t.name
             )));
         }
-        if let Some(l) = instr_loc(&i.kind) {
+        if let Some(l) = i.kind.named_loc() {
             let loc = program.location(l);
             if !matches!(loc.space, MemorySpace::HostMapped | MemorySpace::Managed) {
                 return Err(GenError::Unsupported(format!(
@@ -623,13 +625,226 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
     None
 }
 
-/// The location an instruction accesses, if any.
-pub fn instr_loc(k: &InstrKind) -> Option<LocId> {
-    match k {
-        InstrKind::Load { addr, .. }
-        | InstrKind::Store { addr, .. }
-        | InstrKind::Rmw { addr, .. } => Some(addr.loc),
-        _ => None,
+/// The one word width the runner computes in: locations, registers, records and the value table
+/// are all 32-bit words.
+pub const WORD_BITS: u8 = 32;
+
+/// Refuses what the runner cannot run faithfully on its 32-bit words: a location the test uses,
+/// an access or an arithmetic instruction of another width, an access through a pointer
+/// (locations are laid out on lines of their own, not where [`Program::address_of`] puts them),
+/// an index into an array (whose elements the layout does not place one after the other), and a
+/// branch that compares two values which may differ while sharing their 32-bit word.
+fn word_hazard(program: &Program) -> Result<(), GenError> {
+    let refuse = |why: String| Err(GenError::Unsupported(why));
+    let untyped_hint = if program.arch == Arch::Ptx {
+        " (a 32-bit suffix such as .s32, .u32 or .b32 on its accesses, or none, makes it 32-bit)"
+    } else {
+        ""
+    };
+    // Locations the test never touches or observes are only placed and reset, never read.
+    let mut used: Vec<LocId> = program
+        .threads
+        .iter()
+        .flat_map(|t| t.code.iter().filter_map(|i| i.kind.named_loc()))
+        .collect();
+    used.extend(program.observables().into_iter().filter_map(|o| match o {
+        Observable::Loc(l) => Some(l),
+        Observable::Reg(..) => None,
+    }));
+    for (i, l) in program.locations.iter().enumerate() {
+        if l.ty.bits != WORD_BITS && used.contains(&LocId(i as u32)) {
+            return refuse(format!(
+                "location {} holds {}-bit values (.{}, {}); the runner computes on 32-bit words \
+                 only{untyped_hint}",
+                l.name,
+                l.ty.bits,
+                l.ty.ptx_name(),
+                l.ty
+            ));
+        }
+    }
+    for t in &program.threads {
+        let holds = register_holds(t);
+        for i in &t.code {
+            let text = i.text.replace('\n', " ");
+            let text = text.trim();
+            match i.kind {
+                InstrKind::Load { ref addr, ty, .. }
+                | InstrKind::Store { ref addr, ty, .. }
+                | InstrKind::Rmw { ref addr, ty, .. } => {
+                    match *addr {
+                        Address::Ptr { .. } => {
+                            return refuse(format!(
+                                "{}: `{text}` accesses memory through a pointer held in a \
+                                 register; the runner lays locations out on lines of their own \
+                                 and does not run pointer accesses",
+                                t.name
+                            ))
+                        }
+                        Address::Loc {
+                            loc,
+                            index: Some(_),
+                        } => {
+                            if let Some(a) = array_of(program, loc) {
+                                return refuse(format!(
+                                    "{}: `{text}` indexes into array {}; the runner lays each \
+                                     element out on lines of its own, so array indexing is not \
+                                     supported on the GPU yet",
+                                    t.name, a
+                                ));
+                            }
+                        }
+                        Address::Loc { index: None, .. } => {}
+                    }
+                    if ty.bits != WORD_BITS {
+                        return refuse(format!(
+                            "{}: `{text}` is a {}-bit access (.{}); the runner computes on \
+                             32-bit words only",
+                            t.name,
+                            ty.bits,
+                            ty.ptx_name()
+                        ));
+                    }
+                }
+                InstrKind::Binary { ty, .. } if ty.bits != WORD_BITS => {
+                    return refuse(format!(
+                        "{}: `{text}` computes in {}-bit arithmetic (.{}, {}); the runner \
+                         computes on 32-bit words only{}",
+                        t.name,
+                        ty.bits,
+                        ty.ptx_name(),
+                        ty,
+                        if program.arch == Arch::Ptx {
+                            " (untyped PTX arithmetic is .s64; a suffix such as .s32 or .u32 \
+                             makes it 32-bit)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                InstrKind::Branch {
+                    cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+                    ..
+                } => {
+                    let (ha, hb) = (operand_holds(&holds, a), operand_holds(&holds, b));
+                    if a != b && ((ha.negative && hb.high) || (ha.high && hb.negative)) {
+                        return refuse(format!(
+                            "{}: `{text}` compares a value that may be negative with one that may \
+                             be 2^31 or more: two such values can differ and still be the same \
+                             32-bit word, which the GPU cannot tell apart",
+                            t.name
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The name of the array `loc` is an element of, if any.
+fn array_of(program: &Program, loc: LocId) -> Option<&str> {
+    program
+        .arrays
+        .iter()
+        .find(|a| (a.first.0..a.first.0.saturating_add(a.len)).contains(&loc.0))
+        .map(|a| a.name.as_str())
+}
+
+/// Which values a 32-bit word may stand for: a value is held canonically in its type, so the
+/// same word is a negative value in a signed type and a value of 2^31 or more in an unsigned
+/// one. Words decode unambiguously unless both kinds can meet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Holds {
+    /// The register may hold a negative value.
+    pub negative: bool,
+    /// The register may hold a value of 2^31 or more.
+    pub high: bool,
+}
+
+impl Holds {
+    fn of_value(v: Value) -> Holds {
+        Holds {
+            negative: v < 0,
+            high: v > Value::from(i32::MAX),
+        }
+    }
+
+    /// What a value of type `ty` may be.
+    pub fn of_type(ty: IntType) -> Holds {
+        Holds {
+            negative: ty.signed,
+            high: !ty.signed,
+        }
+    }
+
+    fn union(self, o: Holds) -> Holds {
+        Holds {
+            negative: self.negative || o.negative,
+            high: self.high || o.high,
+        }
+    }
+
+    /// The value the 32-bit word `w` stands for in a register that holds these values: zero
+    /// extended when it never holds a negative value but may hold a large one, sign extended
+    /// otherwise.
+    pub fn decode(self, w: u32) -> Value {
+        if self.high && !self.negative {
+            Value::from(w)
+        } else {
+            Value::from(w as i32)
+        }
+    }
+}
+
+fn operand_holds(regs: &[Holds], op: Operand) -> Holds {
+    match op {
+        Operand::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or_default(),
+        Operand::Imm(v) => Holds::of_value(v),
+    }
+}
+
+/// What each register of `t` may hold, from the types of the instructions that write it (a
+/// load, an RMW and arithmetic hold values of their type; comparisons and barrier reductions
+/// small non-negative ones; a move what it copies) and its initial value.
+pub fn register_holds(t: &Thread) -> Vec<Holds> {
+    let mut regs = vec![Holds::default(); t.registers.len()];
+    for &(r, v) in &t.init_regs {
+        if let Some(h) = regs.get_mut(r.0 as usize) {
+            *h = h.union(Holds::of_value(v));
+        }
+    }
+    // Moves copy what their source holds: iterate to a fixpoint (each round only adds).
+    loop {
+        let mut changed = false;
+        for i in &t.code {
+            let (dst, h) = match i.kind {
+                InstrKind::Load { dst, ty, .. }
+                | InstrKind::Rmw {
+                    dst: Some(dst), ty, ..
+                } => (dst, Holds::of_type(ty)),
+                InstrKind::Binary { dst, op, ty, .. } => {
+                    let h = match op {
+                        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => Holds::default(),
+                        _ => Holds::of_type(ty),
+                    };
+                    (dst, h)
+                }
+                InstrKind::Mov { dst, src } => (dst, operand_holds(&regs, src)),
+                _ => continue,
+            };
+            if let Some(slot) = regs.get_mut(dst.0 as usize) {
+                let new = slot.union(h);
+                if new != *slot {
+                    *slot = new;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return regs;
+        }
     }
 }
 
@@ -741,8 +956,10 @@ mod tests {
                 name: "x".into(),
                 space: MemorySpace::Global,
                 init: 0,
+                ty: IntType::S32,
                 span: None,
             }],
+            arrays: vec![],
             threads,
             condition: Condition {
                 quantifier: Quantifier::Exists,
@@ -813,6 +1030,7 @@ mod tests {
             name: "y".into(),
             space: MemorySpace::Global,
             init: 0,
+            ty: IntType::S32,
             span: None,
         });
         let l = Layout::new(&p2, &GenOptions::default()).unwrap();
@@ -873,11 +1091,9 @@ mod tests {
         p.threads[1].placement = Placement::Host;
         p.threads[1].code.push(Instr {
             kind: InstrKind::Store {
-                addr: Address {
-                    loc: LocId(0),
-                    offset: None,
-                },
+                addr: Address::loc(LocId(0)),
                 value: Operand::Imm(1),
+                ty: IntType::S32,
                 order: Order::Relaxed,
                 scope: Scope::Sys,
             },

@@ -18,7 +18,7 @@ use crate::codegen::{
     anomaly_words, Kernel, BINS, BIN_CUT, BIN_OTHER, COLLECT_KERNEL, MAX_ANOMALIES, MAX_DENSE,
     TEST_KERNEL,
 };
-use crate::compare::{value, word, StateTable};
+use crate::compare::{word, StateTable};
 use crate::driver::{driver_err, Device};
 use crate::host::{
     HostPool, HostWords, Managed, Pinned, QuitOnDrop, DEFAULT_HOST_WORKERS, GO_IDLE,
@@ -503,8 +503,11 @@ pub fn run(
                     // are consecutive, so the offset into the batch is their difference.
                     let in_batch = raw[at + 1].wrapping_sub(first as u32) as usize;
                     let launch = first + in_batch as u64;
-                    let values: Vec<Value> =
-                        raw[at + 2..at + aw].iter().map(|&w| value(w)).collect();
+                    let values: Vec<Value> = raw[at + 2..at + aw]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &w)| table.value(k, w))
+                        .collect();
                     if table.index(&values).is_none() {
                         other_samples.push(values.clone());
                     }

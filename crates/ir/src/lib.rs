@@ -11,9 +11,106 @@
 
 use std::fmt;
 
-/// A value held in a register or a memory location. Litmus tests use small integers;
-/// arithmetic wraps.
+/// A value held in a register or a memory location: an integer of some [`IntType`], held in
+/// its canonical form (see [`IntType::wrap`]): a signed value sign-extended, an unsigned one
+/// zero-extended, a `u64` above `i64::MAX` as the `i64` with the same bits.
 pub type Value = i64;
+
+/// The width and signedness of an integer value, as the source states it: C `int` is 32-bit
+/// signed, `unsigned` 32-bit unsigned, `long long` 64-bit; PTX `.s32`, `.u32`, `.b32` (untyped
+/// bits: unsigned here), `.u64`, `.b64` as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IntType {
+    pub bits: u8,
+    pub signed: bool,
+}
+
+impl IntType {
+    pub const S8: IntType = IntType::new(8, true);
+    pub const U8: IntType = IntType::new(8, false);
+    pub const S16: IntType = IntType::new(16, true);
+    pub const U16: IntType = IntType::new(16, false);
+    pub const S32: IntType = IntType::new(32, true);
+    pub const U32: IntType = IntType::new(32, false);
+    pub const S64: IntType = IntType::new(64, true);
+    pub const U64: IntType = IntType::new(64, false);
+
+    pub const fn new(bits: u8, signed: bool) -> Self {
+        IntType { bits, signed }
+    }
+
+    /// The size in bytes.
+    pub fn bytes(self) -> u64 {
+        u64::from(self.bits) / 8
+    }
+
+    /// The canonical form of `v` in this type: its low `bits` bits, sign- or zero-extended.
+    /// This is exactly how the hardware wraps: an `int` counter past `INT_MAX` becomes
+    /// `INT_MIN`, an `unsigned` one past `2^32 - 1` becomes 0.
+    pub fn wrap(self, v: Value) -> Value {
+        if self.bits >= 64 {
+            return v;
+        }
+        let shift = 64 - u32::from(self.bits);
+        if self.signed {
+            (v << shift) >> shift
+        } else {
+            ((v as u64) << shift >> shift) as i64
+        }
+    }
+
+    /// Whether `v` (an exact mathematical result, as an `i128`) fits this type unchanged.
+    pub fn holds(self, v: i128) -> bool {
+        let (lo, hi) = self.range();
+        (lo..=hi).contains(&v)
+    }
+
+    /// The smallest and largest value of the type.
+    pub fn range(self) -> (i128, i128) {
+        let b = u32::from(self.bits);
+        if self.signed {
+            (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+        } else {
+            (0, (1i128 << b) - 1)
+        }
+    }
+
+    /// The mathematical value of canonical `v` in this type (a `u64` above `i64::MAX` too).
+    pub fn exact(self, v: Value) -> i128 {
+        if !self.signed && self.bits == 64 {
+            i128::from(v as u64)
+        } else {
+            i128::from(v)
+        }
+    }
+
+    /// The value as a report prints it.
+    pub fn display(self, v: Value) -> String {
+        self.exact(v).to_string()
+    }
+
+    /// The PTX spelling (`s32`, `u64`).
+    pub fn ptx_name(self) -> String {
+        format!("{}{}", if self.signed { 's' } else { 'u' }, self.bits)
+    }
+}
+
+impl fmt::Display for IntType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match (self.bits, self.signed) {
+            (8, true) => "signed char",
+            (8, false) => "unsigned char",
+            (16, true) => "short",
+            (16, false) => "unsigned short",
+            (32, true) => "int",
+            (32, false) => "unsigned int",
+            (64, true) => "long long",
+            (64, false) => "unsigned long long",
+            _ => return write!(f, "{}-bit integer", self.bits),
+        };
+        f.write_str(name)
+    }
+}
 
 /// A byte range in the source text, with the 1-based line and column of its start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -162,8 +259,22 @@ pub struct RegId(pub u32);
 pub struct Location {
     pub name: String,
     pub space: MemorySpace,
+    /// The initial value, canonical in `ty`.
     pub init: Value,
+    /// The type of the value it holds; every access to it has this width (accesses of another
+    /// width would need a mixed-size model, which scopecheck does not have).
+    pub ty: IntType,
     pub span: Option<Span>,
+}
+
+/// An allocation of more than one location: an array whose elements are the locations
+/// `first`, `first + 1`, ... `first + len - 1`, laid out one after the other in memory. A
+/// location in no array is an allocation of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Array {
+    pub name: String,
+    pub first: LocId,
+    pub len: u32,
 }
 
 /// Where a device thread sits in the hierarchy. Two threads share a CTA when GPU, cluster and CTA
@@ -224,14 +335,56 @@ pub enum Operand {
     Imm(Value),
 }
 
-/// A memory address: a location plus an optional register offset. The offset exists to express
-/// address dependencies (`[x+r1]` with `r1` computed from a loaded value); a run-time offset
-/// other than zero leaves the location and is an error in the test.
+/// A memory address, computed when the instruction runs. Leaving the allocation (an index out
+/// of bounds, a pointer to no location, a misaligned pointer or one to a location of another
+/// width) is a fault of the test at the instruction's line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Address {
-    pub loc: LocId,
-    pub offset: Option<RegId>,
+pub enum Address {
+    /// A location the code names (`x`), or the element `index` places after it in its
+    /// allocation (`a[i]`, `[x+r1]`: `index` holds a value read at run time, and the access
+    /// depends on it).
+    Loc { loc: LocId, index: Option<RegId> },
+    /// The location at the byte address held in register `reg`, plus `disp` bytes (PTX
+    /// `[%rd4+8]`; pointers are values: see [`Program::address_of`]).
+    Ptr { reg: RegId, disp: Value },
 }
+
+impl Address {
+    /// The address of location `loc` itself.
+    pub const fn loc(loc: LocId) -> Self {
+        Address::Loc { loc, index: None }
+    }
+
+    /// The location, when the address names it and computes nothing.
+    pub fn fixed(&self) -> Option<LocId> {
+        match *self {
+            Address::Loc { loc, index: None } => Some(loc),
+            _ => None,
+        }
+    }
+
+    /// The location the code names: the location itself, or the element an index counts from
+    /// (an array's elements share its memory space); `None` for a pointer.
+    pub fn named_loc(&self) -> Option<LocId> {
+        match *self {
+            Address::Loc { loc, .. } => Some(loc),
+            Address::Ptr { .. } => None,
+        }
+    }
+
+    /// The register the address is computed from, if any.
+    pub fn reg(&self) -> Option<RegId> {
+        match *self {
+            Address::Loc { index, .. } => index,
+            Address::Ptr { reg, .. } => Some(reg),
+        }
+    }
+}
+
+/// Pointers: allocation `k` (in the order of its first location) starts at byte address
+/// `(k + 1) * ALLOCATION_STRIDE`, so that no pointer arithmetic within any allocation scopecheck
+/// can hold reaches another, and a null pointer (0) is no location's.
+pub const ALLOCATION_STRIDE: u64 = 1 << 32;
 
 /// Read-modify-write operations (`atom` / `red`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -251,20 +404,25 @@ pub enum RmwOp {
 }
 
 impl RmwOp {
-    /// The value an RMW writes, given the value it read and its operand.
-    pub fn apply(self, old: Value, v: Value) -> Value {
-        match self {
+    /// The value an RMW of type `ty` writes, given the value it read and its operand: computed
+    /// in `ty` and wrapped to it, as the hardware's atomics do (an atomic add never overflows
+    /// into undefined behaviour, in C++ either). `min`/`max` compare as `ty` is signed or not;
+    /// `inc`/`dec` compare unsigned (PTX has them for `.u32` only).
+    pub fn apply(self, ty: IntType, old: Value, v: Value) -> Value {
+        let (old, v) = (ty.wrap(old), ty.wrap(v));
+        let (xo, xv) = (ty.exact(old), ty.exact(v));
+        let out = match self {
             RmwOp::Add => old.wrapping_add(v),
             RmwOp::Sub => old.wrapping_sub(v),
             RmwOp::Inc => {
-                if old >= v {
+                if (xo as u128) >= (xv as u128) {
                     0
                 } else {
                     old.wrapping_add(1)
                 }
             }
             RmwOp::Dec => {
-                if old == 0 || old > v {
+                if old == 0 || (xo as u128) > (xv as u128) {
                     v
                 } else {
                     old.wrapping_sub(1)
@@ -274,9 +432,22 @@ impl RmwOp {
             RmwOp::And => old & v,
             RmwOp::Or => old | v,
             RmwOp::Xor => old ^ v,
-            RmwOp::Min => old.min(v),
-            RmwOp::Max => old.max(v),
-        }
+            RmwOp::Min => {
+                if xo <= xv {
+                    old
+                } else {
+                    v
+                }
+            }
+            RmwOp::Max => {
+                if xo >= xv {
+                    old
+                } else {
+                    v
+                }
+            }
+        };
+        ty.wrap(out)
     }
 }
 
@@ -290,10 +461,16 @@ pub enum RmwKind {
     Cas { expected: Operand, new: Operand },
 }
 
-/// Register arithmetic. The comparisons give 1 or 0 (signed), as C's do. Division and
-/// remainder truncate toward zero, shifts are arithmetic; a division by zero or a shift by a
-/// negative amount or by 64 or more is undefined, and the explorer reports it as a fault of the
-/// test before applying the operation ([`BinOp::undefined`]).
+/// Register arithmetic in an [`IntType`]: the operands are taken as values of the type, the
+/// result wraps to it. The comparisons give 1 or 0, comparing signed or unsigned as the type
+/// is. Division and remainder truncate toward zero; `Shr` is arithmetic on a signed type and
+/// logical on an unsigned one.
+///
+/// What has no defined value depends on the language ([`Arithmetic`]): division or remainder
+/// by zero never has one; in C a shift by a negative amount or by the width or more, and a
+/// signed `+ - * /` whose exact result the type cannot hold, are undefined behaviour; PTX
+/// clamps shift amounts to the width and wraps signed results. The explorer reports the
+/// undefined cases as faults of the test at their line ([`BinOp::eval`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
@@ -312,38 +489,98 @@ pub enum BinOp {
     Le,
 }
 
+/// Whose rules decide the undefined cases of [`BinOp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arithmetic {
+    /// C and C++: signed overflow and over-wide shifts are undefined behaviour.
+    C,
+    /// PTX: signed arithmetic wraps, shift amounts are clamped to the width.
+    Ptx,
+}
+
 impl BinOp {
-    /// Why `a op b` has no defined value, if it has none.
-    pub fn undefined(self, b: Value) -> Option<&'static str> {
-        match self {
-            BinOp::Div | BinOp::Rem if b == 0 => Some("division by zero"),
-            BinOp::Shl | BinOp::Shr if !(0..64).contains(&b) => {
-                Some("shift by a negative amount or by 64 or more")
+    /// `a op b` in type `ty`, or why it has no defined value.
+    pub fn eval(
+        self,
+        ty: IntType,
+        rules: Arithmetic,
+        a: Value,
+        b: Value,
+    ) -> Result<Value, &'static str> {
+        let (a, b) = (ty.wrap(a), ty.wrap(b));
+        let (xa, xb) = (ty.exact(a), ty.exact(b));
+        let width = i128::from(ty.bits);
+        let checked = |exact: i128| {
+            if rules == Arithmetic::C && ty.signed && !ty.holds(exact) {
+                Err("signed integer overflow (undefined behaviour in C)")
+            } else {
+                Ok(ty.wrap(exact as i64))
             }
-            _ => None,
+        };
+        match self {
+            BinOp::Add => checked(xa + xb),
+            BinOp::Sub => checked(xa - xb),
+            BinOp::Mul => checked(xa.wrapping_mul(xb)),
+            BinOp::Div | BinOp::Rem if xb == 0 => Err(if self == BinOp::Div {
+                "division by zero"
+            } else {
+                "remainder by zero"
+            }),
+            BinOp::Div => checked(xa / xb),
+            BinOp::Rem => checked(xa % xb),
+            BinOp::Shl | BinOp::Shr => {
+                // PTX reads the shift amount as unsigned and clamps it to the width.
+                let amount = match rules {
+                    Arithmetic::C if !(0..width).contains(&xb) => {
+                        return Err(
+                            "shift by a negative amount or by the width or more (undefined behaviour in C)",
+                        )
+                    }
+                    Arithmetic::C => xb,
+                    Arithmetic::Ptx => i128::from(b as u64).min(width),
+                };
+                if self == BinOp::Shr {
+                    // Arithmetic on signed values (sign fill), logical on unsigned ones.
+                    let shifted = if amount >= width {
+                        if xa < 0 {
+                            -1
+                        } else {
+                            0
+                        }
+                    } else {
+                        xa >> amount
+                    };
+                    return Ok(ty.wrap(shifted as i64));
+                }
+                if amount >= width {
+                    return Ok(0);
+                }
+                if rules == Arithmetic::C && ty.signed {
+                    // C: shifting a negative value, or a 1 into or past the sign bit, is undefined.
+                    if xa < 0 || !ty.holds(xa << amount) {
+                        return Err("left shift of a signed value past its range (undefined behaviour in C)");
+                    }
+                }
+                Ok(ty.wrap(((xa as u128) << amount) as i64))
+            }
+            BinOp::And => Ok(ty.wrap(a & b)),
+            BinOp::Or => Ok(ty.wrap(a | b)),
+            BinOp::Xor => Ok(ty.wrap(a ^ b)),
+            BinOp::Eq => Ok(Value::from(xa == xb)),
+            BinOp::Ne => Ok(Value::from(xa != xb)),
+            BinOp::Lt => Ok(Value::from(xa < xb)),
+            BinOp::Le => Ok(Value::from(xa <= xb)),
         }
     }
 
-    /// The result; for an undefined operation (see [`BinOp::undefined`]) 0.
-    pub fn apply(self, a: Value, b: Value) -> Value {
-        if self.undefined(b).is_some() {
-            return 0;
-        }
+    /// Whether the operation can have no defined value for some operands (so an operand not
+    /// known yet must be waited for before it is applied).
+    pub fn can_be_undefined(self, ty: IntType, rules: Arithmetic) -> bool {
         match self {
-            BinOp::Add => a.wrapping_add(b),
-            BinOp::Sub => a.wrapping_sub(b),
-            BinOp::Mul => a.wrapping_mul(b),
-            BinOp::Div => a.wrapping_div(b),
-            BinOp::Rem => a.wrapping_rem(b),
-            BinOp::Shl => a.wrapping_shl(b as u32),
-            BinOp::Shr => a.wrapping_shr(b as u32),
-            BinOp::And => a & b,
-            BinOp::Or => a | b,
-            BinOp::Xor => a ^ b,
-            BinOp::Eq => Value::from(a == b),
-            BinOp::Ne => Value::from(a != b),
-            BinOp::Lt => Value::from(a < b),
-            BinOp::Le => Value::from(a <= b),
+            BinOp::Div | BinOp::Rem => true,
+            BinOp::Add | BinOp::Sub | BinOp::Mul => rules == Arithmetic::C && ty.signed,
+            BinOp::Shl | BinOp::Shr => rules == Arithmetic::C,
+            _ => false,
         }
     }
 }
@@ -386,15 +623,19 @@ pub enum BarrierRedOp {
 /// matches on it, so adding a kind shows every place that must handle it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InstrKind {
+    /// A load of type `ty`, the width of the location it reads.
     Load {
         dst: RegId,
         addr: Address,
+        ty: IntType,
         order: Order,
         scope: Scope,
     },
+    /// A store of `value` as type `ty`, the width of the location it writes.
     Store {
         addr: Address,
         value: Operand,
+        ty: IntType,
         order: Order,
         scope: Scope,
     },
@@ -403,6 +644,8 @@ pub enum InstrKind {
         dst: Option<RegId>,
         addr: Address,
         kind: RmwKind,
+        /// The type the operation computes in, the width of the location.
+        ty: IntType,
         order: Order,
         scope: Scope,
     },
@@ -425,6 +668,7 @@ pub enum InstrKind {
     Binary {
         dst: RegId,
         op: BinOp,
+        ty: IntType,
         a: Operand,
         b: Operand,
     },
@@ -434,6 +678,23 @@ pub enum InstrKind {
         cond: BranchCond,
         target: usize,
     },
+}
+
+impl InstrKind {
+    /// The address of a memory access (load, store, RMW).
+    pub fn address(&self) -> Option<&Address> {
+        match self {
+            InstrKind::Load { addr, .. }
+            | InstrKind::Store { addr, .. }
+            | InstrKind::Rmw { addr, .. } => Some(addr),
+            _ => None,
+        }
+    }
+
+    /// The location a memory access's code names ([`Address::named_loc`]).
+    pub fn named_loc(&self) -> Option<LocId> {
+        self.address().and_then(Address::named_loc)
+    }
 }
 
 /// An instruction with its source span and the source text it was written as.
@@ -576,13 +837,134 @@ pub struct Program {
     pub name: String,
     pub description: Option<String>,
     pub locations: Vec<Location>,
+    /// The allocations of more than one location, by first location.
+    pub arrays: Vec<Array>,
     pub threads: Vec<Thread>,
     pub condition: Condition,
     /// Extra observables listed by a `locations [...]` line, printed with the final states.
     pub extra_observables: Vec<Observable>,
 }
 
+/// Why an address computed at run time names no location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddressFault(pub String);
+
 impl Program {
+    /// Whose rules decide undefined arithmetic in this program.
+    pub fn arithmetic(&self) -> Arithmetic {
+        match self.arch {
+            Arch::C => Arithmetic::C,
+            Arch::Ptx => Arithmetic::Ptx,
+        }
+    }
+
+    /// The allocation `loc` belongs to: its first location and its length.
+    pub fn allocation_of(&self, loc: LocId) -> (LocId, u32) {
+        self.arrays
+            .iter()
+            .find(|a| (a.first.0..a.first.0 + a.len).contains(&loc.0))
+            .map_or((loc, 1), |a| (a.first, a.len))
+    }
+
+    /// The name of the allocation `loc` belongs to.
+    fn allocation_name(&self, loc: LocId) -> &str {
+        let (first, len) = self.allocation_of(loc);
+        match self.arrays.iter().find(|a| a.first == first && len > 1) {
+            Some(a) => &a.name,
+            None => &self.location(loc).name,
+        }
+    }
+
+    /// The number of the allocation `loc` belongs to, counting allocations in the order of
+    /// their first locations.
+    fn allocation_number(&self, loc: LocId) -> u64 {
+        let (first, _) = self.allocation_of(loc);
+        (0..first.0)
+            .filter(|&l| self.allocation_of(LocId(l)).0 == LocId(l))
+            .count() as u64
+    }
+
+    /// The byte address of location `loc`: the value of a pointer to it.
+    pub fn address_of(&self, loc: LocId) -> Value {
+        let (first, _) = self.allocation_of(loc);
+        let bytes = self.location(loc).ty.bytes();
+        let base = (self.allocation_number(loc) + 1) * ALLOCATION_STRIDE;
+        (base + u64::from(loc.0 - first.0) * bytes) as Value
+    }
+
+    /// The element `index` places after `loc` in its allocation (`a[i]`).
+    pub fn element(&self, loc: LocId, index: Value) -> Result<LocId, AddressFault> {
+        let (first, len) = self.allocation_of(loc);
+        let at = i128::from(loc.0 - first.0) + i128::from(index);
+        if (0..i128::from(len)).contains(&at) {
+            return Ok(LocId(first.0 + at as u32));
+        }
+        let name = self.allocation_name(loc);
+        Err(AddressFault(if len == 1 {
+            format!("index {index} leaves `{name}`, which holds one value")
+        } else {
+            format!("index {at} is out of bounds of `{name}` ({len} elements)")
+        }))
+    }
+
+    /// The location a pointer value names, for an access of type `ty`.
+    pub fn resolve(&self, addr: Value, ty: IntType) -> Result<LocId, AddressFault> {
+        let a = addr as u64;
+        let number = (a / ALLOCATION_STRIDE).checked_sub(1);
+        let offset = a % ALLOCATION_STRIDE;
+        let mut k = 0;
+        let mut l = 0;
+        while (l as usize) < self.locations.len() {
+            let (first, len) = self.allocation_of(LocId(l));
+            if Some(k) == number {
+                let elem = self.location(first).ty;
+                let name = self.allocation_name(first);
+                if elem.bytes() != ty.bytes() {
+                    return Err(AddressFault(format!(
+                        "a {}-byte access to `{name}`, whose elements are {} bytes (mixed-size accesses are not supported)",
+                        ty.bytes(),
+                        elem.bytes()
+                    )));
+                }
+                if !offset.is_multiple_of(elem.bytes()) {
+                    return Err(AddressFault(format!(
+                        "address {addr:#x} is misaligned in `{name}`"
+                    )));
+                }
+                let i = offset / elem.bytes();
+                if i >= u64::from(len) {
+                    return Err(AddressFault(format!(
+                        "address {addr:#x} is out of bounds of `{name}` (byte {offset} of {})",
+                        u64::from(len) * elem.bytes()
+                    )));
+                }
+                return Ok(LocId(first.0 + i as u32));
+            }
+            k += 1;
+            l = first.0 + len;
+        }
+        Err(AddressFault(if addr == 0 {
+            "a null pointer is dereferenced".to_string()
+        } else {
+            format!("address {addr:#x} is no location's")
+        }))
+    }
+
+    /// Every location an access through `addr` may touch, for static analyses.
+    pub fn possible_locations(&self, addr: &Address) -> Vec<LocId> {
+        match *addr {
+            Address::Loc { loc, index: None } => vec![loc],
+            Address::Loc {
+                loc,
+                index: Some(_),
+            } => {
+                let (first, len) = self.allocation_of(loc);
+                (first.0..first.0 + len).map(LocId).collect()
+            }
+            Address::Ptr { .. } => (0..self.locations.len() as u32).map(LocId).collect(),
+        }
+    }
+
     pub fn loc(&self, name: &str) -> Option<LocId> {
         self.locations
             .iter()
@@ -608,6 +990,15 @@ impl Program {
             }
         }
         out
+    }
+
+    /// A final value of an observable as a report prints it: a location's in its type (a
+    /// `u64` above `i64::MAX` as itself), a register's as held.
+    pub fn observable_display(&self, o: Observable, v: Value) -> String {
+        match o {
+            Observable::Loc(l) => self.location(l).ty.display(v),
+            Observable::Reg(..) => v.to_string(),
+        }
     }
 
     /// The name of an observable as conditions write it: `P1:r0` or `x`.
@@ -667,11 +1058,11 @@ mod tests {
 
     #[test]
     fn ptx_inc_and_dec_wrap_at_their_operand() {
-        assert_eq!(RmwOp::Inc.apply(0, 1), 1);
-        assert_eq!(RmwOp::Inc.apply(1, 1), 0);
-        assert_eq!(RmwOp::Dec.apply(0, 5), 5);
-        assert_eq!(RmwOp::Dec.apply(7, 5), 5);
-        assert_eq!(RmwOp::Dec.apply(3, 5), 2);
+        assert_eq!(RmwOp::Inc.apply(IntType::U32, 0, 1), 1);
+        assert_eq!(RmwOp::Inc.apply(IntType::U32, 1, 1), 0);
+        assert_eq!(RmwOp::Dec.apply(IntType::U32, 0, 5), 5);
+        assert_eq!(RmwOp::Dec.apply(IntType::U32, 7, 5), 5);
+        assert_eq!(RmwOp::Dec.apply(IntType::U32, 3, 5), 2);
     }
 }
 
@@ -679,14 +1070,159 @@ mod tests {
 mod arithmetic_tests {
     use super::*;
 
+    const C: Arithmetic = Arithmetic::C;
+    const PTX: Arithmetic = Arithmetic::Ptx;
+
     #[test]
-    fn division_truncates_and_undefined_cases_are_named() {
-        assert_eq!(BinOp::Div.apply(-7, 2), -3);
-        assert_eq!(BinOp::Rem.apply(-7, 2), -1);
-        assert_eq!(BinOp::Shl.apply(1, 4), 16);
-        assert_eq!(BinOp::Shr.apply(-16, 2), -4);
-        assert_eq!(BinOp::Div.undefined(0), Some("division by zero"));
-        assert!(BinOp::Shl.undefined(64).is_some());
-        assert!(BinOp::Add.undefined(0).is_none());
+    fn values_wrap_to_their_width() {
+        // Two's complement truncation, then sign or zero extension.
+        assert_eq!(
+            IntType::S32.wrap(i64::from(i32::MAX) + 1),
+            i64::from(i32::MIN)
+        );
+        assert_eq!(IntType::U32.wrap(-1), 4_294_967_295);
+        assert_eq!(IntType::U8.wrap(256 + 7), 7);
+        assert_eq!(IntType::S8.wrap(0xff), -1);
+        assert_eq!(IntType::U64.display(-1), "18446744073709551615");
+    }
+
+    #[test]
+    fn c_signed_overflow_is_undefined_and_unsigned_wraps() {
+        let max = i64::from(i32::MAX);
+        assert!(BinOp::Add.eval(IntType::S32, C, max, 1).is_err());
+        assert_eq!(
+            BinOp::Add.eval(IntType::S32, PTX, max, 1),
+            Ok(i64::from(i32::MIN))
+        );
+        assert_eq!(BinOp::Add.eval(IntType::U32, C, 4_294_967_295, 1), Ok(0));
+        // INT_MIN / -1 overflows too.
+        assert!(BinOp::Div
+            .eval(IntType::S32, C, i64::from(i32::MIN), -1)
+            .is_err());
+        assert_eq!(BinOp::Sub.eval(IntType::U32, C, 0, 1), Ok(4_294_967_295));
+    }
+
+    #[test]
+    fn division_truncates_and_by_zero_is_undefined_everywhere() {
+        assert_eq!(BinOp::Div.eval(IntType::S32, C, -7, 2), Ok(-3));
+        assert_eq!(BinOp::Rem.eval(IntType::S32, C, -7, 2), Ok(-1));
+        // Unsigned division sees -7 as 2^32 - 7.
+        assert_eq!(BinOp::Div.eval(IntType::U32, C, -7, 2), Ok(2_147_483_644));
+        assert!(BinOp::Div.eval(IntType::S32, PTX, 1, 0).is_err());
+        assert!(BinOp::Rem.eval(IntType::U64, C, 1, 0).is_err());
+    }
+
+    #[test]
+    fn shifts_are_undefined_past_the_width_in_c_and_clamped_in_ptx() {
+        assert_eq!(BinOp::Shl.eval(IntType::S32, C, 1, 4), Ok(16));
+        assert!(BinOp::Shl.eval(IntType::U32, C, 1, 32).is_err());
+        assert!(BinOp::Shl.eval(IntType::S32, C, 1, -1).is_err());
+        assert!(BinOp::Shl.eval(IntType::S32, C, 1, 31).is_err());
+        assert_eq!(BinOp::Shl.eval(IntType::U32, C, 1, 31), Ok(2_147_483_648));
+        assert_eq!(BinOp::Shl.eval(IntType::U32, PTX, 1, 40), Ok(0));
+        assert_eq!(BinOp::Shr.eval(IntType::S32, PTX, -16, 40), Ok(-1));
+        assert_eq!(BinOp::Shr.eval(IntType::S32, C, -16, 2), Ok(-4));
+        // Logical on unsigned values.
+        assert_eq!(BinOp::Shr.eval(IntType::U32, C, -16, 28), Ok(15));
+    }
+
+    #[test]
+    fn comparisons_follow_the_signedness() {
+        assert_eq!(BinOp::Lt.eval(IntType::S32, C, -1, 0), Ok(1));
+        assert_eq!(BinOp::Lt.eval(IntType::U32, C, -1, 0), Ok(0));
+        assert_eq!(BinOp::Eq.eval(IntType::U32, C, -1, 4_294_967_295), Ok(1));
+    }
+
+    #[test]
+    fn atomics_wrap_and_compare_in_their_type() {
+        assert_eq!(RmwOp::Add.apply(IntType::U32, 4_294_967_295, 1), 0);
+        assert_eq!(
+            RmwOp::Add.apply(IntType::S32, i64::from(i32::MAX), 1),
+            i64::from(i32::MIN)
+        );
+        assert_eq!(RmwOp::Max.apply(IntType::U32, -1, 5), 4_294_967_295);
+        assert_eq!(RmwOp::Max.apply(IntType::S32, -1, 5), 5);
+    }
+
+    fn program(arrays: Vec<Array>, tys: &[IntType]) -> Program {
+        Program {
+            arch: Arch::C,
+            name: "t".into(),
+            description: None,
+            locations: tys
+                .iter()
+                .enumerate()
+                .map(|(i, &ty)| Location {
+                    name: format!("l{i}"),
+                    space: MemorySpace::Global,
+                    init: 0,
+                    ty,
+                    span: None,
+                })
+                .collect(),
+            arrays,
+            threads: vec![],
+            condition: Condition {
+                quantifier: Quantifier::Exists,
+                prop: Prop::True,
+                span: None,
+            },
+            extra_observables: vec![],
+        }
+    }
+
+    #[test]
+    fn pointers_name_elements_and_faults_name_the_allocation() {
+        // x (one int), a[3] (ints), y (a long long).
+        let a = Array {
+            name: "a".into(),
+            first: LocId(1),
+            len: 3,
+        };
+        let p = program(
+            vec![a],
+            &[
+                IntType::S32,
+                IntType::S32,
+                IntType::S32,
+                IntType::S32,
+                IntType::S64,
+            ],
+        );
+        let a0 = p.address_of(LocId(1));
+        assert_eq!(p.address_of(LocId(2)), a0 + 4);
+        assert_eq!(p.resolve(a0 + 8, IntType::U32), Ok(LocId(3)));
+        assert!(p
+            .resolve(a0 + 12, IntType::S32)
+            .unwrap_err()
+            .0
+            .contains("out of bounds of `a`"));
+        assert!(p
+            .resolve(a0 + 2, IntType::S32)
+            .unwrap_err()
+            .0
+            .contains("misaligned"));
+        assert!(p
+            .resolve(a0, IntType::S64)
+            .unwrap_err()
+            .0
+            .contains("mixed-size"));
+        assert_eq!(
+            p.resolve(p.address_of(LocId(4)), IntType::S64),
+            Ok(LocId(4))
+        );
+        assert!(p.resolve(0, IntType::S32).unwrap_err().0.contains("null"));
+        assert_eq!(p.element(LocId(1), 2), Ok(LocId(3)));
+        assert_eq!(p.element(LocId(2), -1), Ok(LocId(1)));
+        assert!(p
+            .element(LocId(1), 3)
+            .unwrap_err()
+            .0
+            .contains("out of bounds of `a` (3 elements)"));
+        assert!(p
+            .element(LocId(0), 1)
+            .unwrap_err()
+            .0
+            .contains("holds one value"));
     }
 }

@@ -10,7 +10,7 @@ use crate::ptx::{register_name, Parser};
 use crate::ParseError;
 use scopecheck_ir::{
     Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
-    Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    IntType, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// One `.qualifier` of an opcode, without its dot; its span includes the dot.
@@ -114,8 +114,18 @@ fn scope_expected() -> Vec<String> {
     SCOPES.iter().map(|(n, _)| format!(".{n}")).collect()
 }
 
-/// Type suffixes, accepted and ignored: values are untyped integers here.
-const TYPES: [&str; 7] = ["u32", "s32", "b32", "u64", "s64", "b64", "pred"];
+/// Type suffixes. An access or arithmetic instruction computes in its type (`.b` types are
+/// untyped bits: unsigned here); `.pred` is accepted where PTX writes it (barriers) and ignored.
+const TYPES: [&str; 13] = [
+    "u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32", "b32", "u64", "s64", "b64", "pred",
+];
+
+/// The integer type a type suffix names (`None` for `.pred`).
+fn int_type(name: &str) -> Option<IntType> {
+    let signed = name.starts_with('s');
+    let bits: u8 = name.get(1..)?.parse().ok()?;
+    Some(IntType::new(bits, signed))
+}
 /// The one state space accepted (and ignored) on an instruction; a location's space comes from
 /// the initial state.
 const SPACE: &str = "global";
@@ -193,6 +203,7 @@ struct Quals {
     sem: Option<(Sem, Span)>,
     scope: Option<(Scope, Span)>,
     rmw: Option<(RmwSel, Span)>,
+    ty: Option<(IntType, Span)>,
 }
 
 /// Records `value` in `slot`, failing on a second qualifier of the same kind.
@@ -261,7 +272,10 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
             }
             set_once(&mut out.rmw, op, q, &mut seen, OP)?;
         } else if TYPES.contains(&name) {
-            set_once(&mut ignored, (), q, &mut seen, TYPE)?;
+            match int_type(name) {
+                Some(ty) => set_once(&mut out.ty, ty, q, &mut seen, TYPE)?,
+                None => set_once(&mut ignored, (), q, &mut seen, TYPE)?,
+            }
         } else if name == SPACE {
             set_once(&mut ignored, (), q, &mut seen, GLOBAL)?;
         } else if acc.ignored.contains(&name) {
@@ -338,9 +352,9 @@ fn looks_like_type(name: &str) -> bool {
 }
 
 /// Opcodes, for the unknown-instruction message.
-const OPCODES: [&str; 19] = [
+const OPCODES: [&str; 23] = [
     "ld", "st", "atom", "red", "fence", "membar", "bar", "barrier", "mov", "add", "sub", "mul",
-    "and", "or", "xor", "beq", "bne", "bra", "goto",
+    "div", "rem", "shl", "shr", "and", "or", "xor", "beq", "bne", "bra", "goto",
 ];
 
 /// A parsed instruction and, for a branch, the label to resolve into its target.
@@ -408,17 +422,23 @@ impl Parser<'_> {
                     "add" => BinOp::Add,
                     "sub" => BinOp::Sub,
                     "mul" => BinOp::Mul,
+                    "div" => BinOp::Div,
+                    "rem" => BinOp::Rem,
+                    "shl" => BinOp::Shl,
+                    "shr" => BinOp::Shr,
                     "and" => BinOp::And,
                     "or" => BinOp::Or,
                     _ => BinOp::Xor,
                 };
-                classify(&kind, &quals, &PLAIN)?;
+                let q = classify(&kind, &quals, &PLAIN)?;
                 let dst = self.dst(t)?;
                 self.comma("the first source operand")?;
                 let a = self.value(t)?;
                 self.comma("the second source operand")?;
                 let b = self.value(t)?;
-                Ok((InstrKind::Binary { dst, op, a, b }, None))
+                // Untyped arithmetic is on untyped integers: 32-bit signed, the GPU's words.
+                let ty = q.ty.map_or(IntType::S32, |(ty, _)| ty);
+                Ok((InstrKind::Binary { dst, op, ty, a, b }, None))
             }
         }
     }
@@ -438,6 +458,7 @@ impl Parser<'_> {
             InstrKind::Load {
                 dst,
                 addr,
+                ty: self.access_type(&q),
                 order,
                 scope,
             },
@@ -460,6 +481,7 @@ impl Parser<'_> {
             InstrKind::Store {
                 addr,
                 value,
+                ty: self.access_type(&q),
                 order,
                 scope,
             },
@@ -526,6 +548,7 @@ impl Parser<'_> {
                 dst,
                 addr,
                 kind,
+                ty: self.access_type(&q),
                 order,
                 scope,
             },
@@ -769,6 +792,13 @@ impl Parser<'_> {
             .map(|_| ())
     }
 
+    /// The type of an access: its suffix, recorded for the location's type; without one, the
+    /// location's type (filled in when the whole test is read).
+    fn access_type(&mut self, q: &Quals) -> IntType {
+        self.access_type = q.ty;
+        q.ty.map_or(IntType::S32, |(ty, _)| ty)
+    }
+
     /// A destination register.
     fn dst(&mut self, t: usize) -> Result<RegId, ParseError> {
         let (name, _) = self.register()?;
@@ -825,7 +855,7 @@ impl Parser<'_> {
             }
             self.expect(&Tok::RBracket, "`]` to close the address")?;
         }
-        Ok(Address { loc, offset })
+        Ok(Address::Loc { loc, index: offset })
     }
 
     fn barrier_id(&mut self) -> Result<u32, ParseError> {

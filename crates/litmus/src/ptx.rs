@@ -11,8 +11,8 @@
 use crate::lexer::{Lexer, Tok, Token};
 use crate::ParseError;
 use scopecheck_ir::{
-    Arch, Condition, DevicePlacement, Instr, InstrKind, LocId, Location, MemorySpace, Observable,
-    Placement, Program, RegId, Span, Thread, Value,
+    Arch, Condition, DevicePlacement, Instr, InstrKind, IntType, LocId, Location, MemorySpace,
+    Observable, Placement, Program, RegId, Span, Thread, Value,
 };
 
 /// Parses a PTX test; `lexer` stands just after the `PTX` word.
@@ -43,6 +43,8 @@ pub(crate) struct ThreadState {
     pub(crate) thread: Thread,
     labels: Vec<(String, usize)>,
     fixups: Vec<Fixup>,
+    /// Memory accesses written with a type suffix: instruction index, type, its span.
+    typed: Vec<(usize, IntType, Span)>,
 }
 
 /// Where the placement row put a thread before clusters are numbered.
@@ -81,6 +83,8 @@ pub(crate) struct Parser<'a> {
     /// Whether any identifier may name a register in the condition (the C dialect, whose
     /// registers are the threads' local variables), not only `r<digits>`.
     any_register_name: bool,
+    /// The type suffix of the access instruction just parsed, if it had one.
+    pub(crate) access_type: Option<(IntType, Span)>,
 }
 
 /// Which tokens start the part after the instruction table.
@@ -107,6 +111,7 @@ impl<'a> Parser<'a> {
             threads: Vec::new(),
             depth: 0,
             any_register_name: false,
+            access_type: None,
         }
     }
 
@@ -127,6 +132,7 @@ impl<'a> Parser<'a> {
                 thread,
                 labels: Vec::new(),
                 fixups: Vec::new(),
+                typed: Vec::new(),
             })
             .collect();
         p.any_register_name = true;
@@ -250,9 +256,67 @@ impl<'a> Parser<'a> {
             name: name.to_string(),
             space: MemorySpace::Global,
             init: 0,
+            ty: IntType::S32,
             span: Some(span),
         });
         LocId((self.locations.len() - 1) as u32)
+    }
+
+    /// Gives every location the type its typed accesses state, and every access without a
+    /// type suffix its location's type. A location accessed with no type suffix at all holds
+    /// untyped integers, as 32-bit signed values (`.s32`, the width of the
+    /// GPU's words). Accesses of two widths to one
+    /// location are an error: that is mixed-size, which scopecheck's models do not cover.
+    fn type_accesses(&mut self) -> Result<(), ParseError> {
+        let mut stated: Vec<Option<(IntType, Span)>> = vec![None; self.locations.len()];
+        for state in &self.threads {
+            for &(i, ty, span) in &state.typed {
+                let Some(loc) = state.thread.code[i].kind.named_loc() else {
+                    continue;
+                };
+                match stated[loc.0 as usize] {
+                    Some((first, at)) if first.bits != ty.bits => {
+                        return Err(ParseError::new(
+                            span,
+                            format!(
+                                "`{}` is accessed as .{} here and as .{} at line {}: mixed-size accesses to one location are not supported",
+                                self.locations[loc.0 as usize].name,
+                                ty.ptx_name(),
+                                first.ptx_name(),
+                                at.line
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
+                    None => stated[loc.0 as usize] = Some((ty, span)),
+                }
+            }
+        }
+        for (l, st) in self.locations.iter_mut().zip(&stated) {
+            if let Some((ty, _)) = st {
+                l.ty = *ty;
+                l.init = ty.wrap(l.init);
+            }
+        }
+        let locations = &self.locations;
+        for state in &mut self.threads {
+            for (i, instr) in state.thread.code.iter_mut().enumerate() {
+                let explicit = state.typed.iter().any(|&(j, _, _)| j == i);
+                let Some(loc) = instr.kind.named_loc() else {
+                    continue;
+                };
+                if explicit {
+                    continue;
+                }
+                if let InstrKind::Load { ty, .. }
+                | InstrKind::Store { ty, .. }
+                | InstrKind::Rmw { ty, .. } = &mut instr.kind
+                {
+                    *ty = locations[loc.0 as usize].ty;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Finds or creates register `name` (already normalised) of thread `t`.
@@ -334,6 +398,7 @@ impl<'a> Parser<'a> {
         }
         self.code_rows()?;
         self.resolve_labels()?;
+        self.type_accesses()?;
         let (extra_observables, condition) = self.condition_section()?;
         if !self.at(&Tok::Eof) {
             return Err(self.error_expected(
@@ -346,6 +411,7 @@ impl<'a> Parser<'a> {
             name,
             description,
             locations: std::mem::take(&mut self.locations),
+            arrays: vec![],
             threads: std::mem::take(&mut self.threads)
                 .into_iter()
                 .map(|s| s.thread)
@@ -580,6 +646,7 @@ impl<'a> Parser<'a> {
         let placements = number_clusters(&raw)?;
         for ((_, span, name), placement) in raw.into_iter().zip(placements) {
             self.threads.push(ThreadState {
+                typed: Vec::new(),
                 thread: Thread {
                     name,
                     placement,
@@ -747,7 +814,9 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         let start = self.peek().span;
+        self.access_type = None;
         let (kind, label) = self.instruction(t)?;
+        let typed = self.access_type.take();
         if self.at(&Tok::Comma) {
             return Err(self.error_expected(
                 "the end of the instruction (too many operands)",
@@ -765,6 +834,9 @@ impl<'a> Parser<'a> {
                 label,
                 span,
             });
+        }
+        if let Some((ty, ty_span)) = typed {
+            state.typed.push((state.thread.code.len(), ty, ty_span));
         }
         state.thread.code.push(Instr { kind, span, text });
         Ok(())

@@ -71,10 +71,7 @@ fn only_instr(instr: &str) -> InstrKind {
 }
 
 fn addr(loc: u32) -> Address {
-    Address {
-        loc: LocId(loc),
-        offset: None,
-    }
+    Address::loc(LocId(loc))
 }
 
 // ---- whole tests and sections ----
@@ -100,12 +97,14 @@ fn parses_message_passing() {
         vec![
             InstrKind::Store {
                 addr: addr(0),
+                ty: IntType::S32,
                 value: Operand::Imm(7),
                 order: Order::Weak,
                 scope: Scope::Sys
             },
             InstrKind::Store {
                 addr: addr(1),
+                ty: IntType::S32,
                 value: Operand::Imm(1),
                 order: Order::Release,
                 scope: Scope::Cta
@@ -118,12 +117,14 @@ fn parses_message_passing() {
             InstrKind::Load {
                 dst: RegId(0),
                 addr: addr(1),
+                ty: IntType::S32,
                 order: Order::Acquire,
                 scope: Scope::Gpu
             },
             InstrKind::Load {
                 dst: RegId(1),
                 addr: addr(0),
+                ty: IntType::S32,
                 order: Order::Weak,
                 scope: Scope::Sys
             },
@@ -462,19 +463,31 @@ fn row_errors() {
 
 // ---- instructions ----
 
+/// Access `k` with type `ty`.
+fn typed(mut k: InstrKind, to: IntType) -> InstrKind {
+    if let InstrKind::Load { ty, .. } | InstrKind::Store { ty, .. } | InstrKind::Rmw { ty, .. } =
+        &mut k
+    {
+        *ty = to;
+    }
+    k
+}
+
 #[test]
 fn loads_and_stores() {
     let ld = |order, scope| InstrKind::Load {
         dst: RegId(0),
         addr: addr(0),
+        ty: IntType::S32,
         order,
         scope,
     };
     assert_eq!(only_instr("ld r0, x"), ld(Order::Weak, Scope::Sys));
     assert_eq!(only_instr("ld.weak r0, [x]"), ld(Order::Weak, Scope::Sys));
+    // A type suffix is the access's type (and the location's).
     assert_eq!(
         only_instr("ld.global.u32 %r0, x"),
-        ld(Order::Weak, Scope::Sys)
+        typed(ld(Order::Weak, Scope::Sys), IntType::U32)
     );
     assert_eq!(
         only_instr("ld.relaxed.cta r0, x"),
@@ -482,7 +495,7 @@ fn loads_and_stores() {
     );
     assert_eq!(
         only_instr("ld.relaxed.cluster.b64 r0, x"),
-        ld(Order::Relaxed, Scope::Cluster)
+        typed(ld(Order::Relaxed, Scope::Cluster), IntType::U64)
     );
     assert_eq!(
         only_instr("ld.acquire.sys r0, x"),
@@ -498,6 +511,7 @@ fn loads_and_stores() {
     );
     let st = |value, order, scope| InstrKind::Store {
         addr: addr(0),
+        ty: IntType::S32,
         value,
         order,
         scope,
@@ -508,7 +522,7 @@ fn loads_and_stores() {
     );
     assert_eq!(
         only_instr("st.weak.s32 x, -1"),
-        st(Operand::Imm(-1), Order::Weak, Scope::Sys)
+        typed(st(Operand::Imm(-1), Order::Weak, Scope::Sys), IntType::S32)
     );
     assert_eq!(
         only_instr("st.relaxed.gpu [x], r0"),
@@ -527,10 +541,11 @@ fn loads_and_stores() {
         only_instr("ld r0, [x+r5]"),
         InstrKind::Load {
             dst: RegId(0),
-            addr: Address {
+            addr: Address::Loc {
                 loc: LocId(0),
-                offset: Some(RegId(1))
+                index: Some(RegId(1))
             },
+            ty: IntType::S32,
             order: Order::Weak,
             scope: Scope::Sys
         }
@@ -639,6 +654,7 @@ fn read_modify_writes() {
     let rmw = |dst, kind, order, scope| InstrKind::Rmw {
         dst,
         addr: addr(0),
+        ty: IntType::S32,
         kind,
         order,
         scope,
@@ -653,13 +669,17 @@ fn read_modify_writes() {
             Scope::Gpu
         )
     );
+    // `.b32` is 32 untyped bits: unsigned.
     assert_eq!(
         only_instr("atom.acq_rel.cta.exch.b32 r0, [x], 2"),
-        rmw(
-            d,
-            RmwKind::Op(RmwOp::Exch, Operand::Imm(2)),
-            Order::AcqRel,
-            Scope::Cta
+        typed(
+            rmw(
+                d,
+                RmwKind::Op(RmwOp::Exch, Operand::Imm(2)),
+                Order::AcqRel,
+                Scope::Cta
+            ),
+            IntType::U32
         )
     );
     assert_eq!(
@@ -696,11 +716,14 @@ fn read_modify_writes() {
     }
     assert_eq!(
         only_instr("red.global.add.u32 [x], 1"),
-        rmw(
-            None,
-            RmwKind::Op(RmwOp::Add, Operand::Imm(1)),
-            Order::Relaxed,
-            Scope::Gpu
+        typed(
+            rmw(
+                None,
+                RmwKind::Op(RmwOp::Add, Operand::Imm(1)),
+                Order::Relaxed,
+                Scope::Gpu
+            ),
+            IntType::U32
         )
     );
 }
@@ -900,6 +923,12 @@ fn arithmetic_and_branches() {
             InstrKind::Binary {
                 dst: RegId(0),
                 op,
+                // Untyped arithmetic is 32-bit signed; `.b32` computes in 32 unsigned bits.
+                ty: if name.ends_with(".b32") {
+                    IntType::U32
+                } else {
+                    IntType::S32
+                },
                 a: r(1),
                 b: Operand::Imm(16)
             }

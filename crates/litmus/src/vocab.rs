@@ -3,7 +3,7 @@
 //! Shared by the C litmus dialect and the CUDA/OpenCL source front-end, so that a call means the
 //! same thing in both.
 
-use scopecheck_ir::{Order, RmwOp, Scope};
+use scopecheck_ir::{BinOp, IntType, Order, RmwOp, Scope};
 
 /// The OpenCL memory orders, for error messages.
 pub const ORDERS: &[&str] = &[
@@ -117,4 +117,43 @@ pub fn cuda_atomic(name: &str) -> Option<(&'static str, Scope)> {
         }
     }
     None
+}
+
+/// C's integer promotion: types narrower than `int` compute as `int`.
+pub fn promote(t: IntType) -> IntType {
+    if t.bits < 32 {
+        IntType::S32
+    } else {
+        t
+    }
+}
+
+/// The usual arithmetic conversions of C for two integer operands.
+pub fn common_type(a: IntType, b: IntType) -> IntType {
+    let (a, b) = (promote(a), promote(b));
+    if a.signed == b.signed {
+        return if a.bits >= b.bits { a } else { b };
+    }
+    let (s, u) = if a.signed { (a, b) } else { (b, a) };
+    if u.bits >= s.bits {
+        u
+    } else {
+        // The signed type is wider and holds every value of the unsigned one.
+        s
+    }
+}
+
+/// The type C's `op` computes in for operands of types `ta` and `tb` (a shift has its promoted
+/// left operand's type, the others the common type), and the type of its result (`int` for a
+/// comparison).
+pub fn op_types(op: BinOp, ta: IntType, tb: IntType) -> (IntType, IntType) {
+    let ty = match op {
+        BinOp::Shl | BinOp::Shr => promote(ta),
+        _ => common_type(ta, tb),
+    };
+    let result = match op {
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => IntType::S32,
+        _ => ty,
+    };
+    (ty, result)
 }

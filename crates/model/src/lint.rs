@@ -34,23 +34,24 @@ fn accesses(t: &Thread) -> Vec<Access> {
     t.code
         .iter()
         .enumerate()
+        // Accesses through computed addresses name no location statically.
         .filter_map(|(at, i)| match i.kind {
             InstrKind::Load { addr, order, .. } => Some(Access {
-                loc: addr.loc,
+                loc: addr.fixed()?,
                 at,
                 write: false,
                 read: true,
                 order,
             }),
             InstrKind::Store { addr, order, .. } => Some(Access {
-                loc: addr.loc,
+                loc: addr.fixed()?,
                 at,
                 write: true,
                 read: false,
                 order,
             }),
             InstrKind::Rmw { addr, order, .. } => Some(Access {
-                loc: addr.loc,
+                loc: addr.fixed()?,
                 at,
                 write: true,
                 read: true,

@@ -8,7 +8,7 @@
 //! servers unless the interconnect provides it (NVLink-C2C on Grace Hopper).
 
 use scopecheck_explore::{Event, Graph};
-use scopecheck_ir::{InstrKind, MemorySpace, Placement, Program};
+use scopecheck_ir::{MemorySpace, Placement, Program};
 
 use crate::CheckError;
 
@@ -150,16 +150,6 @@ pub fn affects_models(capability: &str) -> bool {
     )
 }
 
-/// The location an instruction accesses, if any.
-fn accessed(kind: &InstrKind) -> Option<scopecheck_ir::LocId> {
-    match kind {
-        InstrKind::Load { addr, .. }
-        | InstrKind::Store { addr, .. }
-        | InstrKind::Rmw { addr, .. } => Some(addr.loc),
-        _ => None,
-    }
-}
-
 /// What a program may not do on `platform` at all: a device touching pageable host memory
 /// without `pageableMemoryAccess`, host and device touching one managed location at once without
 /// `concurrentManagedAccess` (litmus threads all run at once).
@@ -167,7 +157,7 @@ pub fn check_program(program: &Program, platform: &Platform) -> Result<(), Check
     for t in &program.threads {
         let host = t.placement == Placement::Host;
         for i in &t.code {
-            let Some(loc) = accessed(&i.kind) else {
+            let Some(loc) = i.kind.named_loc() else {
                 continue;
             };
             let l = program.location(loc);
@@ -183,7 +173,7 @@ pub fn check_program(program: &Program, platform: &Platform) -> Result<(), Check
             if host && l.space == MemorySpace::Managed && !platform.concurrent_managed_access {
                 let device_too = program.threads.iter().any(|o| {
                     o.placement != Placement::Host
-                        && o.code.iter().any(|j| accessed(&j.kind) == Some(loc))
+                        && o.code.iter().any(|j| j.kind.named_loc() == Some(loc))
                 });
                 if device_too {
                     return Err(CheckError::Program {

@@ -177,6 +177,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                 InstrKind::Load {
                     dst,
                     addr,
+                    ty,
                     order,
                     scope,
                 } => {
@@ -184,6 +185,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                         push(InstrKind::Load {
                             dst,
                             addr,
+                            ty,
                             order: Order::Acquire.max(order),
                             scope: s,
                         });
@@ -191,6 +193,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                 }
                 InstrKind::Store {
                     addr,
+                    ty,
                     value,
                     order,
                     scope,
@@ -203,6 +206,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                         };
                         push(InstrKind::Store {
                             addr,
+                            ty,
                             value,
                             order: o,
                             scope: s,
@@ -212,6 +216,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                 InstrKind::Rmw {
                     dst,
                     addr,
+                    ty,
                     kind,
                     order,
                     scope,
@@ -225,6 +230,7 @@ fn candidates(program: &Program) -> Vec<Candidate> {
                         push(InstrKind::Rmw {
                             dst,
                             addr,
+                            ty,
                             kind,
                             order: o,
                             scope: s,

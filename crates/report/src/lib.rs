@@ -29,7 +29,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use scopecheck_ir::{CmpOp, Program, Prop, Quantifier, Span, Term};
+use scopecheck_ir::{CmpOp, IntType, Observable, Program, Prop, Quantifier, Span, Term};
 use scopecheck_model::{
     suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceKind,
     RaceReport, Spin, Verdict, WitnessRead,
@@ -285,7 +285,13 @@ pub fn state_text(program: &Program, state: &FinalState) -> String {
     let cells: Vec<String> = state
         .values
         .iter()
-        .map(|(o, v)| format!("{}={v};", program.observable_name(*o)))
+        .map(|(o, v)| {
+            format!(
+                "{}={};",
+                program.observable_name(*o),
+                program.observable_display(*o, *v)
+            )
+        })
         .collect();
     cells.join(" ")
 }
@@ -380,7 +386,17 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
             let values: Map<String, Value> = s
                 .values
                 .iter()
-                .map(|(o, v)| (program.observable_name(*o), Value::from(*v)))
+                .map(|(o, v)| {
+                    // A u64 above i64::MAX is a JSON number of its own.
+                    let unsigned =
+                        matches!(o, Observable::Loc(l) if program.location(*l).ty == IntType::U64);
+                    let value = if unsigned && *v < 0 {
+                        Value::from(*v as u64)
+                    } else {
+                        Value::from(*v)
+                    };
+                    (program.observable_name(*o), value)
+                })
                 .collect();
             json!({ "values": values, "satisfies": s.satisfies })
         })

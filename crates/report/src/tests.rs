@@ -36,6 +36,7 @@ fn loc(name: &str) -> Location {
         name: name.into(),
         space: MemorySpace::Global,
         init: 0,
+        ty: IntType::S64,
         span: None,
     }
 }
@@ -63,12 +64,13 @@ fn or(a: Prop, b: Prop) -> Prop {
 /// `MP+rel.cta+acq.gpu` from docs/litmus-ptx.md.
 fn mp(quantifier: Quantifier, prop: Prop) -> Program {
     let (data, flag) = (LocId(0), LocId(1));
-    let at = |loc| Address { loc, offset: None };
+    let at = Address::loc;
     Program {
         arch: Arch::Ptx,
         name: "MP+rel.cta+acq.gpu".into(),
         description: None,
         locations: vec![loc("data"), loc("flag")],
+        arrays: vec![],
         threads: vec![
             thread(
                 "P0",
@@ -77,12 +79,14 @@ fn mp(quantifier: Quantifier, prop: Prop) -> Program {
                 vec![
                     InstrKind::Store {
                         addr: at(data),
+                        ty: IntType::S64,
                         value: Operand::Imm(7),
                         order: Order::Weak,
                         scope: Scope::Gpu,
                     },
                     InstrKind::Store {
                         addr: at(flag),
+                        ty: IntType::S64,
                         value: Operand::Imm(1),
                         order: Order::Release,
                         scope: Scope::Cta,
@@ -97,12 +101,14 @@ fn mp(quantifier: Quantifier, prop: Prop) -> Program {
                     InstrKind::Load {
                         dst: RegId(0),
                         addr: at(flag),
+                        ty: IntType::S64,
                         order: Order::Acquire,
                         scope: Scope::Gpu,
                     },
                     InstrKind::Load {
                         dst: RegId(1),
                         addr: at(data),
+                        ty: IntType::S64,
                         order: Order::Weak,
                         scope: Scope::Gpu,
                     },

@@ -59,6 +59,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             after,
         });
         self.launches.host_done.push(id);
+        self.reg_types.clear();
         self.labels = vec![None];
         self.end_label = 0;
         self.temps = 0;
@@ -140,12 +141,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             let v = self.out_name(args[0])?;
             let vname = self.text(v).to_string();
-            let (access, elem, strukt) = match self.lookup(&vname) {
-                Some(Binding::PtrUnset(a, s, st)) => (a, s, st),
+            let (access, elem, strukt, ty) = match self.lookup(&vname) {
+                Some(Binding::PtrUnset(a, s, st, ty)) => (a, s, st, ty),
                 Some(Binding::Ptr(p)) => (
                     p.access,
-                    p.strukt.map_or(4, |sid| self.cx.structs[sid].size),
+                    p.strukt
+                        .map_or(p.ty.bytes() as i64, |sid| self.cx.structs[sid].size),
                     p.strukt,
+                    p.ty,
                 ),
                 _ => return err(v, format!("`{vname}` is not a pointer variable")),
             };
@@ -166,16 +169,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     ),
                 );
             }
-            let arr = self
-                .cx
-                .new_array(&vname, len, strukt, space, &[], Some(span_of(e)), true);
+            let arr =
+                self.cx
+                    .new_array(&vname, len, strukt, ty, space, &[], Some(span_of(e)), true);
             self.rebind(
                 &vname,
                 Binding::Ptr(Ptr {
                     arr,
                     idx: 0,
+                    index: None,
                     access,
                     strukt,
+                    ty,
                 }),
             );
             return Ok(true);
@@ -185,13 +190,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(name, args, (2, 3), "`&device_pointer, host_pointer, 0`", e)?;
                 let v = self.out_name(args[0])?;
                 let vname = self.text(v).to_string();
-                let (access, strukt) = match self.lookup(&vname) {
-                    Some(Binding::PtrUnset(a, _, st)) => (a, st),
-                    Some(Binding::Ptr(p)) => (p.access, p.strukt),
+                let t = match self.lookup(&vname) {
+                    Some(Binding::PtrUnset(a, _, st, ty)) => (a, st, ty),
+                    Some(Binding::Ptr(p)) => (p.access, p.strukt, p.ty),
                     _ => return err(v, format!("`{vname}` is not a pointer variable")),
                 };
-                let p = self.pointer(strip(args[1]))?;
-                let p = self.retype(p, access, strukt, args[1])?;
+                let p = self.fixed_pointer(strip(args[1]))?;
+                let p = self.retype(p, t, args[1])?;
                 if self.cx.arrays[p.arr].space != MemorySpace::HostMapped {
                     return err(args[1], "cudaHostGetDevicePointer needs memory from cudaHostAlloc(..., cudaHostAllocMapped)");
                 }
@@ -314,12 +319,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Some(d) => self.text(self.cx.declarator_shape(d)?.0).to_string(),
                 None => continue,
             };
+            // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
-                let ptr = self.pointer(*a)?;
-                Binding::Ptr(self.retype(ptr, ty.access, ty.strukt, *a)?)
+                let ptr = self.fixed_pointer(*a)?;
+                Binding::Ptr(self.retype(ptr, ty.ptr_ty(), *a)?)
             } else {
                 match self.value(*a, None)? {
-                    Operand::Imm(v) => Binding::Const(v),
+                    Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     Operand::Reg(_) => {
                         return err(*a, "not supported: a kernel argument computed at run time by the host (pass a constant or a pointer)")
                     }

@@ -4,7 +4,7 @@
 //! `clEnqueueNDRangeKernel`, `clFinish`, `clEnqueueReadBuffer` / `clEnqueueWriteBuffer`).
 
 use scopecheck_ir::{
-    Address, BarrierKind, BinOp, FenceSpaces, InstrKind, MemorySpace, Operand, Order, RegId,
+    Address, BarrierKind, FenceSpaces, InstrKind, IntType, MemorySpace, Operand, Order, RegId,
     RmwKind, RmwOp, Scope, ThreadId,
 };
 use tree_sitter::Node;
@@ -259,39 +259,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 let scope = self.cl_scope_arg(args, 5, p)?;
                 let addr = self.address(p, args[0])?;
-                let t = self.temp();
-                let scope = self.space_scope(addr, order, scope, e);
-                self.emit(
-                    InstrKind::Rmw {
-                        dst: Some(t),
-                        addr,
-                        kind: RmwKind::Cas {
-                            expected: Operand::Reg(expected),
-                            new,
-                        },
-                        order,
-                        scope,
-                    },
-                    e,
-                );
-                let ok = hint.unwrap_or_else(|| self.temp());
-                self.emit(
-                    InstrKind::Binary {
-                        dst: ok,
-                        op: BinOp::Eq,
-                        a: Operand::Reg(t),
-                        b: Operand::Reg(expected),
-                    },
-                    e,
-                );
-                self.emit(
-                    InstrKind::Mov {
-                        dst: expected,
-                        src: Operand::Reg(t),
-                    },
-                    e,
-                );
-                Operand::Reg(ok)
+                self.compare_exchange(addr, expected, new, order, scope, hint, e)
             }
             "work_item_fence" => {
                 self.device_only(name, e)?;
@@ -484,7 +452,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let f = self.text(field(call, "function")?);
         let args = self.args(call)?;
-        let (space, bytes, elem) = match f {
+        let (space, bytes, elem, elem_ty) = match f {
             "clCreateBuffer" => {
                 self.arity(
                     f,
@@ -507,12 +475,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         "the host pointer's contents are not copied: the buffer starts at 0",
                     );
                 }
-                (space, args[2], 4)
+                // A buffer is untyped: 4-byte elements, `int` until a kernel's parameter
+                // type sees them as another 4-byte type.
+                (space, args[2], 4, IntType::S32)
             }
             "clSVMAlloc" => {
                 self.arity(f, &args, (3, 4), "context, flags, bytes, alignment", call)?;
                 // Fine- and coarse-grained SVM are both shared virtual memory: managed.
-                (MemorySpace::Managed, args[2], ty.size)
+                (MemorySpace::Managed, args[2], ty.size, ty.int)
             }
             _ => return Ok(None),
         };
@@ -534,14 +504,23 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             );
         }
         let strukt = if f == "clSVMAlloc" { ty.strukt } else { None };
-        let arr = self
-            .cx
-            .new_array(name, len, strukt, space, &[], Some(span_of(call)), true);
+        let arr = self.cx.new_array(
+            name,
+            len,
+            strukt,
+            elem_ty,
+            space,
+            &[],
+            Some(span_of(call)),
+            true,
+        );
         Ok(Some(Ptr {
             arr,
             idx: 0,
+            index: None,
             access: ty.access,
             strukt,
+            ty: elem_ty,
         }))
     }
 
@@ -564,8 +543,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// The element of buffer `buf` at byte `offset`.
-    fn cl_element(&mut self, buf: Node<'t>, offset: Node<'t>, size: Node<'t>) -> R<Address> {
-        let p = self.pointer(buf)?;
+    fn cl_element(
+        &mut self,
+        buf: Node<'t>,
+        offset: Node<'t>,
+        size: Node<'t>,
+    ) -> R<(Address, IntType)> {
+        let p = self.fixed_pointer(buf)?;
         let off = self.const_operand(offset)?;
         let bytes = self.const_operand(size)?;
         if off % 4 != 0 || bytes != 4 {
@@ -578,10 +562,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let Some(loc) = arr.elems.get((p.idx + off / 4) as usize) else {
             return err(offset, format!("offset {off} is outside `{}`", arr.name));
         };
-        Ok(Address {
-            loc: *loc,
-            offset: None,
-        })
+        Ok((Address::loc(*loc), p.ty))
     }
 
     /// The OpenCL host calls; `None` when `name` is none of them.
@@ -622,7 +603,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     return err(args[1], "an argument index from 0");
                 };
                 let arg = if svm {
-                    ClArg::Bind(Binding::Ptr(self.pointer(args[2])?))
+                    ClArg::Bind(Binding::Ptr(self.fixed_pointer(args[2])?))
                 } else if is_null(args[3], self.cx.src) {
                     ClArg::Local(self.const_operand(args[2])?, e)
                 } else {
@@ -631,7 +612,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     };
                     let vname = self.text(v);
                     match self.lookup(vname) {
-                        Some(b @ (Binding::Ptr(_) | Binding::Const(_))) => ClArg::Bind(b),
+                        Some(b @ (Binding::Ptr(_) | Binding::Const(..))) => ClArg::Bind(b),
                         Some(Binding::Reg(..)) => {
                             return err(v, "not supported: a kernel argument computed at run time by the host (pass a constant or a buffer)")
                         }
@@ -710,9 +691,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     };
                     let b = match arg {
                         ClArg::Bind(Binding::Ptr(ptr)) if ty.pointer => {
-                            Binding::Ptr(self.retype(ptr, ty.access, ty.strukt, e)?)
+                            Binding::Ptr(self.retype(ptr, ty.ptr_ty(), e)?)
                         }
-                        ClArg::Bind(Binding::Const(v)) if !ty.pointer => Binding::Const(v),
+                        // A value argument is converted to the parameter's type.
+                        ClArg::Bind(Binding::Const(v, _)) if !ty.pointer => {
+                            Binding::Const(ty.int.wrap(v), ty.int)
+                        }
                         ClArg::Local(bytes, at) if ty.pointer && ty.shared => {
                             if bytes <= 0 || bytes % ty.size != 0 {
                                 return err(at, format!("{bytes} bytes of local memory is not a whole number of {}-byte elements", ty.size));
@@ -763,34 +747,21 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     let on = self.cl_queue_launches(args[0])?;
                     self.synchronize(on, e)?;
                     let addr = self.cl_element(args[1], args[3], args[4])?;
-                    let r = self.new_reg(&vname);
-                    self.emit(
-                        InstrKind::Load {
-                            dst: r,
-                            addr,
-                            order: Order::Weak,
-                            scope: Scope::Sys,
-                        },
-                        e,
-                    );
+                    // The variable keeps its declared type; the bytes read are the buffer's.
+                    let ty = match self.lookup(&vname) {
+                        Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) => ty,
+                        Some(_) => addr.1,
+                        None => return err(v, format!("unknown name `{vname}`")),
+                    };
+                    let r = self.new_reg(&vname, ty);
+                    let got = self.load_ord(addr, Order::Weak, Scope::Sys, Some(r), e);
+                    self.mov(r, got, e);
                     let seg = self.seg;
-                    if self.lookup(&vname).is_some() {
-                        self.rebind(&vname, Binding::Reg(r, seg));
-                    } else {
-                        return err(v, format!("unknown name `{vname}`"));
-                    }
+                    self.rebind(&vname, Binding::Reg(r, seg, ty));
                 } else {
                     let addr = self.cl_element(args[1], args[3], args[4])?;
                     let value = self.value(v, None)?;
-                    self.emit(
-                        InstrKind::Store {
-                            addr,
-                            value,
-                            order: Order::Weak,
-                            scope: Scope::Sys,
-                        },
-                        e,
-                    );
+                    self.store_ord(addr, value, Order::Weak, Scope::Sys, e);
                 }
             }
             _ => return Ok(None),

@@ -9,13 +9,13 @@
 
 use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
 use crate::vocab::{
-    cl_scope, cuda_atomic, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS, HINT_STORES, ORDERS,
-    RMW_MEMBERS,
+    cl_scope, common_type, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS,
+    HINT_STORES, ORDERS, RMW_MEMBERS,
 };
 use crate::{ParseError, Warning};
 use scopecheck_ir::{
-    Address, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, Instr, InstrKind, LocId,
-    Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    Address, Arithmetic, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, Instr, InstrKind,
+    IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// A pointer parameter (or an atomic reference): its location and how it is accessed.
@@ -23,6 +23,8 @@ use scopecheck_ir::{
 pub(crate) struct Ptr {
     pub loc: LocId,
     pub access: Access,
+    /// The type of the value it points to.
+    pub ty: IntType,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -53,6 +55,10 @@ pub(crate) struct Lower<'a> {
     loops: Vec<(usize, usize)>,
     end_label: usize,
     temps: u32,
+    /// The type of each register's value (a register always holds a value canonical in it).
+    reg_types: Vec<IntType>,
+    /// The type of each location this thread reaches, from its declaration.
+    loc_types: Vec<(LocId, IntType)>,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -83,6 +89,8 @@ impl<'a> Lower<'a> {
             loops: Vec::new(),
             end_label: 0,
             temps: 0,
+            reg_types: Vec::new(),
+            loc_types: Vec::new(),
             warnings: Vec::new(),
         }
     }
@@ -92,6 +100,7 @@ impl<'a> Lower<'a> {
         if self.lookup(name).is_some() {
             return false;
         }
+        self.loc_types.push((ptr.loc, ptr.ty));
         self.bind(name, Binding::Ptr(ptr));
         true
     }
@@ -104,7 +113,7 @@ impl<'a> Lower<'a> {
                 "`{name}` is a parameter of this thread, not a register"
             )),
             None => {
-                let r = self.new_reg(name);
+                let r = self.new_reg(name, IntType::S32);
                 self.bind(name, Binding::Reg(r));
                 Ok(r)
             }
@@ -144,7 +153,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn new_reg(&mut self, name: &str) -> RegId {
+    fn new_reg(&mut self, name: &str, ty: IntType) -> RegId {
         let mut n = name.to_string();
         let mut k = 2;
         while self.registers.contains(&n) {
@@ -152,14 +161,45 @@ impl<'a> Lower<'a> {
             k += 1;
         }
         self.registers.push(n);
+        self.reg_types.push(ty);
         RegId((self.registers.len() - 1) as u32)
     }
 
-    fn temp(&mut self) -> RegId {
+    fn temp(&mut self, ty: IntType) -> RegId {
         let n = format!("$t{}", self.temps);
         self.temps += 1;
         self.registers.push(n);
+        self.reg_types.push(ty);
         RegId((self.registers.len() - 1) as u32)
+    }
+
+    /// The register a result of type `ty` goes to: the hint when it has that type.
+    fn dst_for(&mut self, hint: Option<RegId>, ty: IntType) -> RegId {
+        match hint {
+            Some(h) if self.reg_types[h.0 as usize] == ty => h,
+            _ => self.temp(ty),
+        }
+    }
+
+    /// The type of the location an access touches (declared with the parameter).
+    fn ty_at(&self, addr: &Address) -> IntType {
+        let Address::Loc { loc, .. } = *addr else {
+            return IntType::S64;
+        };
+        self.loc_types
+            .iter()
+            .find(|(l, _)| *l == loc)
+            .map_or(IntType::S32, |(_, t)| *t)
+    }
+
+    /// The type of an operand: a register's, or a literal's as C types it (`int` when it fits,
+    /// else `long long`).
+    fn ty_of(&self, o: Operand) -> IntType {
+        match o {
+            Operand::Reg(r) => self.reg_types[r.0 as usize],
+            Operand::Imm(v) if IntType::S32.holds(i128::from(v)) => IntType::S32,
+            Operand::Imm(_) => IntType::S64,
+        }
     }
 
     fn new_label(&mut self) -> usize {
@@ -226,7 +266,7 @@ impl<'a> Lower<'a> {
         match &s.kind {
             StmtKind::Empty => {}
             StmtKind::Block(b) => self.block(b)?,
-            StmtKind::Decl(vars) => {
+            StmtKind::Decl(declared, vars) => {
                 for (name, span, init) in vars {
                     if self
                         .scopes
@@ -238,9 +278,19 @@ impl<'a> Lower<'a> {
                             format!("`{name}` is already declared in this block"),
                         ));
                     }
-                    let r = self.new_reg(name);
-                    if let Some(e) = init {
-                        let v = self.value(e, Some(r))?;
+                    // `auto` takes the initializer's type.
+                    let (r, v) = match (declared, init) {
+                        (Some(ty), Some(e)) => {
+                            let r = self.new_reg(name, *ty);
+                            (r, Some(self.value(e, Some(r))?))
+                        }
+                        (None, Some(e)) => {
+                            let v = self.value(e, None)?;
+                            (self.new_reg(name, self.ty_of(v)), Some(v))
+                        }
+                        (ty, None) => (self.new_reg(name, ty.unwrap_or(IntType::S32)), None),
+                    };
+                    if let Some(v) = v {
                         self.mov(r, v, s.span);
                     }
                     self.bind(name, Binding::Reg(r));
@@ -415,7 +465,7 @@ impl<'a> Lower<'a> {
                 "an atomic reference binds to a location: write `*x` or `x[0]`",
             ));
         };
-        if addr.offset.is_some() {
+        if addr.fixed().is_none() {
             return Err(err(
                 target.span,
                 "not supported: an atomic reference to a computed address",
@@ -436,14 +486,41 @@ impl<'a> Lower<'a> {
             Binding::Ref(Ptr {
                 loc: ptr.loc,
                 access: ty.access,
+                ty: ptr.ty,
             }),
         );
         Ok(())
     }
 
+    /// `dst = v`, converted to `dst`'s type as C converts on assignment (wrapping to the
+    /// width: conversion to a signed type is two's complement in CUDA and OpenCL C).
     fn mov(&mut self, dst: RegId, v: Operand, span: Span) {
-        if v != Operand::Reg(dst) {
-            self.emit(InstrKind::Mov { dst, src: v }, span);
+        if v == Operand::Reg(dst) {
+            return;
+        }
+        let ty = self.reg_types[dst.0 as usize];
+        match v {
+            Operand::Imm(x) => self.emit(
+                InstrKind::Mov {
+                    dst,
+                    src: Operand::Imm(ty.wrap(x)),
+                },
+                span,
+            ),
+            Operand::Reg(r) if self.reg_types[r.0 as usize] == ty => {
+                self.emit(InstrKind::Mov { dst, src: v }, span)
+            }
+            // A conversion: `v | 0` computed in the target type is `v` wrapped to it.
+            Operand::Reg(_) => self.emit(
+                InstrKind::Binary {
+                    dst,
+                    op: BinOp::Or,
+                    ty,
+                    a: v,
+                    b: Operand::Imm(0),
+                },
+                span,
+            ),
         }
     }
 
@@ -462,6 +539,10 @@ impl<'a> Lower<'a> {
             "&=" => Some(BinOp::And),
             "|=" => Some(BinOp::Or),
             "^=" => Some(BinOp::Xor),
+            "/=" => Some(BinOp::Div),
+            "%=" => Some(BinOp::Rem),
+            "<<=" => Some(BinOp::Shl),
+            ">>=" => Some(BinOp::Shr),
             _ => return Err(err(span, format!("not supported: `{op}`"))),
         };
         if let ExprKind::Name(n) = &target.kind {
@@ -473,16 +554,10 @@ impl<'a> Lower<'a> {
                             self.mov(r, v, span);
                         }
                         Some(b) => {
+                            // `r op= v` is `r = r op v`, converted back to `r`'s type.
                             let v = self.value(value, None)?;
-                            self.emit(
-                                InstrKind::Binary {
-                                    dst: r,
-                                    op: b,
-                                    a: Operand::Reg(r),
-                                    b: v,
-                                },
-                                span,
-                            );
+                            let res = self.binary(b, Operand::Reg(r), v, Some(r), span)?;
+                            self.mov(r, res, span);
                         }
                     }
                     return Ok(());
@@ -527,11 +602,12 @@ impl<'a> Lower<'a> {
                 };
                 let v = self.value(value, None)?;
                 let scope = self.scope(scope, None);
-                let dst = self.temp();
+                let dst = self.temp(ptr.ty);
                 self.emit(
                     InstrKind::Rmw {
                         dst: Some(dst),
                         addr,
+                        ty: self.ty_at(&addr),
                         kind: RmwKind::Op(rop, v),
                         order: Order::SeqCst,
                         scope,
@@ -542,17 +618,8 @@ impl<'a> Lower<'a> {
             (Some(b), _) => {
                 let old = self.load(ptr, addr, None, target.span);
                 let v = self.value(value, None)?;
-                let t = self.temp();
-                self.emit(
-                    InstrKind::Binary {
-                        dst: t,
-                        op: b,
-                        a: old,
-                        b: v,
-                    },
-                    span,
-                );
-                self.store(ptr, addr, Operand::Reg(t), span);
+                let t = self.binary(b, old, v, None, span)?;
+                self.store(ptr, addr, t, span);
             }
         }
         Ok(())
@@ -581,10 +648,7 @@ impl<'a> Lower<'a> {
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Ptr(p)) => Ok((
                     p,
-                    Address {
-                        loc: p.loc,
-                        offset: None,
-                    },
+                    Address::loc(p.loc),
                 )),
                 Some(Binding::Reg(_)) => Err(err(
                     e.span,
@@ -603,10 +667,7 @@ impl<'a> Lower<'a> {
                 ExprKind::Name(n) => match self.lookup(n) {
                     Some(Binding::Ref(p)) => Ok((
                         p,
-                        Address {
-                            loc: p.loc,
-                            offset: None,
-                        },
+                        Address::loc(p.loc),
                     )),
                     Some(Binding::Ptr(_)) => Err(err(
                         e.span,
@@ -619,7 +680,7 @@ impl<'a> Lower<'a> {
             ExprKind::Binary("+", a, b) => {
                 let (p, _) = self.pointer(a)?;
                 let offset = self.offset(b)?;
-                Ok((p, Address { loc: p.loc, offset }))
+                Ok((p, Address::Loc { loc: p.loc, index: offset }))
             }
             ExprKind::Binary("-", _, _) => Err(err(
                 e.span,
@@ -654,20 +715,14 @@ impl<'a> Lower<'a> {
                 let offset = self.offset(i)?;
                 Ok(Some((
                     ptr,
-                    Address {
+                    Address::Loc {
                         loc: ptr.loc,
-                        offset,
+                        index: offset,
                     },
                 )))
             }
             ExprKind::Name(n) => match self.lookup(n) {
-                Some(Binding::Ref(p)) => Ok(Some((
-                    p,
-                    Address {
-                        loc: p.loc,
-                        offset: None,
-                    },
-                ))),
+                Some(Binding::Ref(p)) => Ok(Some((p, Address::loc(p.loc)))),
                 _ => Ok(None),
             },
             _ => Ok(None),
@@ -681,11 +736,12 @@ impl<'a> Lower<'a> {
             Access::Volatile => (Order::Volatile, Scope::Sys),
             Access::Atomic { scope, .. } => (Order::SeqCst, self.scope(scope, None)),
         };
-        let dst = hint.unwrap_or_else(|| self.temp());
+        let dst = self.dst_for(hint, self.ty_at(&addr));
         self.emit(
             InstrKind::Load {
                 dst,
                 addr,
+                ty: self.ty_at(&addr),
                 order,
                 scope,
             },
@@ -703,6 +759,7 @@ impl<'a> Lower<'a> {
         self.emit(
             InstrKind::Store {
                 addr,
+                ty: self.ty_at(&addr),
                 value,
                 order,
                 scope,
@@ -728,6 +785,10 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// `a op b` in C's types: both operands are promoted to at least `int` and converted to
+    /// their common type (the usual arithmetic conversions; a shift has the promoted type of
+    /// its left operand); comparisons give an `int`. Constants fold, and a constant
+    /// expression with undefined behaviour is an error.
     fn binary(
         &mut self,
         op: BinOp,
@@ -735,13 +796,23 @@ impl<'a> Lower<'a> {
         b: Operand,
         hint: Option<RegId>,
         span: Span,
-    ) -> Operand {
+    ) -> Result<Operand, ParseError> {
+        let (ta, tb) = (self.ty_of(a), self.ty_of(b));
+        let (ty, result) = op_types(op, ta, tb);
         if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
-            return Operand::Imm(op.apply(x, y));
+            return op
+                .eval(ty, Arithmetic::C, x, y)
+                .map(Operand::Imm)
+                .map_err(|why| {
+                    err(
+                        span,
+                        format!("this constant expression is undefined: {why}"),
+                    )
+                });
         }
-        let dst = hint.unwrap_or_else(|| self.temp());
-        self.emit(InstrKind::Binary { dst, op, a, b }, span);
-        Operand::Reg(dst)
+        let dst = self.dst_for(hint, result);
+        self.emit(InstrKind::Binary { dst, op, ty, a, b }, span);
+        Ok(Operand::Reg(dst))
     }
 
     /// Evaluates `e`; the result goes to `hint` when an instruction computes it (the caller
@@ -752,15 +823,7 @@ impl<'a> Lower<'a> {
             ExprKind::Int(v) => Ok(Operand::Imm(*v)),
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Reg(r)) => Ok(Operand::Reg(r)),
-                Some(Binding::Ref(p)) => Ok(self.load(
-                    p,
-                    Address {
-                        loc: p.loc,
-                        offset: None,
-                    },
-                    hint,
-                    span,
-                )),
+                Some(Binding::Ref(p)) => Ok(self.load(p, Address::loc(p.loc), hint, span)),
                 Some(Binding::Ptr(_)) => Err(err(
                     span,
                     format!("`{n}` is a pointer: read the location with `*{n}`"),
@@ -771,15 +834,15 @@ impl<'a> Lower<'a> {
                 "+" => self.value(a, hint),
                 "-" => {
                     let v = self.value(a, None)?;
-                    Ok(self.binary(BinOp::Sub, Operand::Imm(0), v, hint, span))
+                    self.binary(BinOp::Sub, Operand::Imm(0), v, hint, span)
                 }
                 "!" => {
                     let v = self.value(a, None)?;
-                    Ok(self.binary(BinOp::Eq, v, Operand::Imm(0), hint, span))
+                    self.binary(BinOp::Eq, v, Operand::Imm(0), hint, span)
                 }
                 "~" => {
                     let v = self.value(a, None)?;
-                    Ok(self.binary(BinOp::Xor, v, Operand::Imm(-1), hint, span))
+                    self.binary(BinOp::Xor, v, Operand::Imm(-1), hint, span)
                 }
                 "*" => {
                     let (p, addr) = self.pointer(a)?;
@@ -798,13 +861,13 @@ impl<'a> Lower<'a> {
                 "&&" | "||" => {
                     if self.is_pure(a) && self.is_pure(b) {
                         let va = self.value(a, None)?;
-                        let na = self.binary(BinOp::Ne, va, Operand::Imm(0), None, span);
+                        let na = self.binary(BinOp::Ne, va, Operand::Imm(0), None, span)?;
                         let vb = self.value(b, None)?;
-                        let nb = self.binary(BinOp::Ne, vb, Operand::Imm(0), None, span);
+                        let nb = self.binary(BinOp::Ne, vb, Operand::Imm(0), None, span)?;
                         let bop = if *op == "&&" { BinOp::And } else { BinOp::Or };
-                        return Ok(self.binary(bop, na, nb, hint, span));
+                        return self.binary(bop, na, nb, hint, span);
                     }
-                    let t = self.temp();
+                    let t = self.temp(IntType::S32);
                     let f = self.new_label();
                     let end = self.new_label();
                     self.branch_if(e, false, f)?;
@@ -834,6 +897,10 @@ impl<'a> Lower<'a> {
                         "+" => (BinOp::Add, va, vb),
                         "-" => (BinOp::Sub, va, vb),
                         "*" => (BinOp::Mul, va, vb),
+                        "/" => (BinOp::Div, va, vb),
+                        "%" => (BinOp::Rem, va, vb),
+                        "<<" => (BinOp::Shl, va, vb),
+                        ">>" => (BinOp::Shr, va, vb),
                         "&" => (BinOp::And, va, vb),
                         "|" => (BinOp::Or, va, vb),
                         "^" => (BinOp::Xor, va, vb),
@@ -845,15 +912,16 @@ impl<'a> Lower<'a> {
                         ">=" => (BinOp::Le, vb, va),
                         _ => return Err(err(span, format!("not supported: operator `{op}`"))),
                     };
-                    Ok(self.binary(bop, x, y, hint, span))
+                    self.binary(bop, x, y, hint, span)
                 }
             },
             ExprKind::Ternary(c, a, b) => {
-                let t = self.temp();
                 let els = self.new_label();
                 let end = self.new_label();
                 self.branch_if(c, false, els)?;
-                let va = self.value(a, Some(t))?;
+                // The result has the first arm's type (the second converts to it).
+                let va = self.value(a, None)?;
+                let t = self.temp(self.ty_of(va));
                 self.mov(t, va, a.span);
                 self.branch(BranchCond::Always, end, span);
                 self.place(els);
@@ -918,6 +986,31 @@ impl<'a> Lower<'a> {
             }
             return;
         }
+        // A branch compares raw values: operands of different types compare in their common
+        // type first.
+        let (ta, tb) = (self.ty_of(a), self.ty_of(b));
+        let same = match (a, b) {
+            (Operand::Reg(_), Operand::Imm(y)) => ta.holds(i128::from(y)),
+            (Operand::Imm(x), Operand::Reg(_)) => tb.holds(i128::from(x)),
+            _ => ta == tb,
+        };
+        let (a, b) = if same {
+            (a, b)
+        } else {
+            let ty = common_type(ta, tb);
+            let t = self.temp(IntType::S32);
+            self.emit(
+                InstrKind::Binary {
+                    dst: t,
+                    op: BinOp::Eq,
+                    ty,
+                    a,
+                    b,
+                },
+                span,
+            );
+            (Operand::Reg(t), Operand::Imm(1))
+        };
         let cond = if eq {
             BranchCond::Eq(a, b)
         } else {
@@ -1108,11 +1201,12 @@ impl<'a> Lower<'a> {
         hint: Option<RegId>,
         span: Span,
     ) -> Operand {
-        let dst = hint.unwrap_or_else(|| self.temp());
+        let dst = self.dst_for(hint, self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
                 dst: Some(dst),
                 addr,
+                ty: self.ty_at(&addr),
                 kind,
                 order,
                 scope,
@@ -1134,12 +1228,13 @@ impl<'a> Lower<'a> {
         scope: Scope,
         hint: Option<RegId>,
         span: Span,
-    ) -> Operand {
-        let old = self.temp();
+    ) -> Result<Operand, ParseError> {
+        let old = self.temp(self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
                 dst: Some(old),
                 addr,
+                ty: self.ty_at(&addr),
                 kind: RmwKind::Cas {
                     expected: Operand::Reg(expected),
                     new,
@@ -1156,9 +1251,9 @@ impl<'a> Lower<'a> {
             Operand::Reg(expected),
             hint,
             span,
-        );
+        )?;
         self.mov(expected, Operand::Reg(old), span);
-        res
+        Ok(res)
     }
 
     fn fence(&mut self, order: FenceOrder, scope: Scope, spaces: FenceSpaces, span: Span) {
@@ -1244,12 +1339,13 @@ impl<'a> Lower<'a> {
                 self.device_only(name, name_span)?;
                 self.arity(name, args, (1, 1), "pointer", span)?;
                 let (p, addr) = self.pointer(&args[0])?;
-                let dst = hint.unwrap_or_else(|| self.temp());
+                let dst = self.dst_for(hint, self.ty_at(&addr));
                 let _ = p;
                 self.emit(
                     InstrKind::Load {
                         dst,
                         addr,
+                        ty: self.ty_at(&addr),
                         order: Order::Weak,
                         scope: Scope::Sys,
                     },
@@ -1265,6 +1361,7 @@ impl<'a> Lower<'a> {
                 self.emit(
                     InstrKind::Store {
                         addr,
+                        ty: self.ty_at(&addr),
                         value: v,
                         order: Order::Weak,
                         scope: Scope::Sys,
@@ -1372,11 +1469,12 @@ impl<'a> Lower<'a> {
                     None => Order::SeqCst,
                 };
                 let scope = self.scope_at(args, 2, p)?;
-                let dst = hint.unwrap_or_else(|| self.temp());
+                let dst = self.dst_for(hint, self.ty_at(&addr));
                 self.emit(
                     InstrKind::Load {
                         dst,
                         addr,
+                        ty: self.ty_at(&addr),
                         order,
                         scope,
                     },
@@ -1402,6 +1500,7 @@ impl<'a> Lower<'a> {
                 self.emit(
                     InstrKind::Store {
                         addr,
+                        ty: self.ty_at(&addr),
                         value: v,
                         order,
                         scope,
@@ -1429,7 +1528,7 @@ impl<'a> Lower<'a> {
                     self.order_arg(f, Use::Load)?;
                 }
                 let scope = self.scope_at(args, 5, p)?;
-                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, span))
+                self.compare_exchange(addr, expected, new, order, scope, hint, span)
             }
             ("init", false) => {
                 self.arity(name, args, (2, 2), "object, value", span)?;
@@ -1438,6 +1537,7 @@ impl<'a> Lower<'a> {
                 self.emit(
                     InstrKind::Store {
                         addr,
+                        ty: self.ty_at(&addr),
                         value: v,
                         order: Order::Weak,
                         scope: Scope::Sys,
@@ -1486,13 +1586,7 @@ impl<'a> Lower<'a> {
         let target = match &obj.kind {
             ExprKind::Unary("&", _) | ExprKind::Binary(..) => Some(self.pointer(obj)?),
             ExprKind::Name(n) => match self.lookup(n) {
-                Some(Binding::Ptr(p)) | Some(Binding::Ref(p)) => Some((
-                    p,
-                    Address {
-                        loc: p.loc,
-                        offset: None,
-                    },
-                )),
+                Some(Binding::Ptr(p)) | Some(Binding::Ref(p)) => Some((p, Address::loc(p.loc))),
                 Some(Binding::Reg(_)) => None,
                 None => return Err(self.unknown(n, obj.span)),
             },
@@ -1527,11 +1621,12 @@ impl<'a> Lower<'a> {
             "load" => {
                 self.arity(method, args, (0, 1), "[order]", span)?;
                 let order = order_at(self, 0, Use::Load)?;
-                let dst = hint.unwrap_or_else(|| self.temp());
+                let dst = self.dst_for(hint, self.ty_at(&addr));
                 self.emit(
                     InstrKind::Load {
                         dst,
                         addr,
+                        ty: self.ty_at(&addr),
                         order,
                         scope,
                     },
@@ -1546,6 +1641,7 @@ impl<'a> Lower<'a> {
                 self.emit(
                     InstrKind::Store {
                         addr,
+                        ty: self.ty_at(&addr),
                         value: v,
                         order,
                         scope,
@@ -1568,7 +1664,7 @@ impl<'a> Lower<'a> {
                 if let Some(f) = args.get(3) {
                     self.order_arg(f, Use::Load)?;
                 }
-                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, span))
+                self.compare_exchange(addr, expected, new, order, scope, hint, span)
             }
             _ => Err(err(
                 method_span,

@@ -20,7 +20,8 @@ use lexer::{CLexer, CTok};
 use lower::{Lower, Ptr};
 use parse::{space_word, CParser, CType, Stmt};
 use scopecheck_ir::{
-    Arch, InstrKind, LocId, Location, MemorySpace, Placement, Program, Scope, Span, Thread, Value,
+    Arch, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program, Scope, Span,
+    Thread, Value,
 };
 
 /// A thread as written.
@@ -46,6 +47,8 @@ struct RegInit {
 struct Locs {
     locations: Vec<Location>,
     declared: Vec<Option<(MemorySpace, Span)>>,
+    /// The type each location was first declared with, and where.
+    typed: Vec<Option<(IntType, Span)>>,
 }
 
 impl Locs {
@@ -57,9 +60,11 @@ impl Locs {
             name: name.to_string(),
             space: MemorySpace::Global,
             init: 0,
+            ty: IntType::S32,
             span: Some(span),
         });
         self.declared.push(None);
+        self.typed.push(None);
         LocId((self.locations.len() - 1) as u32)
     }
 
@@ -87,6 +92,30 @@ impl Locs {
                 if let Some(l) = self.locations.get_mut(i) {
                     l.space = space;
                 }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Locs {
+    /// Records that `loc` holds values of type `ty` (declared at `span`). Declarations that
+    /// differ in signedness only are the same object seen as signed or unsigned (C allows
+    /// that aliasing); another width is an error.
+    fn declare_type(&mut self, loc: LocId, ty: IntType, span: Span) -> Result<(), ParseError> {
+        let i = loc.0 as usize;
+        match self.typed[i] {
+            Some((old, at)) if old.bits != ty.bits => Err(ParseError::new(
+                span,
+                format!(
+                    "location `{}` holds `{ty}` values here but `{old}` values at line {}, column {} (mixed-size accesses are not supported)",
+                    self.locations[i].name, at.line, at.column
+                ),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.typed[i] = Some((ty, span));
+                self.locations[i].ty = ty;
                 Ok(())
             }
         }
@@ -130,6 +159,7 @@ pub(crate) fn parse(
     let mut locs = Locs {
         locations: Vec::new(),
         declared: Vec::new(),
+        typed: Vec::new(),
     };
     let reg_inits = if p.at_punct("{") {
         init_section(&mut p, &mut locs)?
@@ -183,10 +213,17 @@ pub(crate) fn parse(
             let loc = locs.get_or_create(pname, *pspan);
             let (space, space_span) = ty.space.unwrap_or((MemorySpace::Global, *pspan));
             locs.declare(loc, space, space_span)?;
+            let vty = ty.value.unwrap_or(IntType::S32);
+            locs.declare_type(loc, vty, *pspan)?;
             // Host threads operate at system scope whatever the type says; the lowering sees to
             // that.
             let access = ty.access;
-            if !lw.bind_param(pname, Ptr { loc, access }) {
+            let ptr = Ptr {
+                loc,
+                access,
+                ty: vty,
+            };
+            if !lw.bind_param(pname, ptr) {
                 return Err(ParseError::new(
                     *pspan,
                     format!("parameter `{pname}` is declared twice"),
@@ -218,6 +255,9 @@ pub(crate) fn parse(
             after: vec![],
         });
     }
+    for l in &mut locs.locations {
+        l.init = l.ty.wrap(l.init);
+    }
     check_spaces(&locs.locations, &mut threads, &mut warnings)?;
     // The condition, read by the PTX condition parser.
     let tokens = Lexer::resume(src, cond_start).tokens()?;
@@ -229,6 +269,7 @@ pub(crate) fn parse(
             name,
             description,
             locations,
+            arrays: vec![],
             threads,
             condition,
             extra_observables,
@@ -283,6 +324,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         });
         return Ok(());
     }
+    let mut declared_ty = None;
     let (name, name_span, mut space) = if p.eat_punct("[").is_some() {
         let (n, s) = p.ident("a location name")?;
         p.expect_punct("]", "`]` after the location name")?;
@@ -299,6 +341,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
             }
         }
         let (n, s) = p.ident("a location name, `[location]` or `P0:r0`")?;
+        declared_ty = ty.and_then(|t| t.value).map(|v| (v, s));
         (n, s, ty.and_then(|t| t.space))
     };
     if p.eat_punct("@").is_some() {
@@ -335,6 +378,9 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
     }
     if let Some((sp, s)) = space {
         locs.declare(id, sp, s)?;
+    }
+    if let Some((ty, s)) = declared_ty {
+        locs.declare_type(id, ty, s)?;
     }
     Ok(())
 }
@@ -552,7 +598,7 @@ fn check_spaces(
         let id = LocId(li as u32);
         let mut owner: Option<(usize, Placement)> = None;
         for (ti, t) in threads.iter().enumerate() {
-            let Some(instr) = t.code.iter().find(|i| accessed(&i.kind) == Some(id)) else {
+            let Some(instr) = t.code.iter().find(|i| i.kind.named_loc() == Some(id)) else {
                 continue;
             };
             if t.placement == Placement::Host {
@@ -582,7 +628,7 @@ fn check_spaces(
     }
     for t in threads.iter_mut() {
         for instr in &mut t.code {
-            let shared_loc = accessed(&instr.kind).and_then(|l| {
+            let shared_loc = instr.kind.named_loc().and_then(|l| {
                 locations
                     .get(l.0 as usize)
                     .filter(|x| x.space == MemorySpace::Shared)
@@ -620,13 +666,4 @@ fn check_spaces(
         }
     }
     Ok(())
-}
-
-fn accessed(kind: &InstrKind) -> Option<LocId> {
-    match kind {
-        InstrKind::Load { addr, .. }
-        | InstrKind::Store { addr, .. }
-        | InstrKind::Rmw { addr, .. } => Some(addr.loc),
-        _ => None,
-    }
 }

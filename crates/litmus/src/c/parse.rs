@@ -3,7 +3,7 @@
 
 use super::lexer::{CTok, CToken};
 use crate::ParseError;
-use scopecheck_ir::{MemorySpace, Scope, Span};
+use scopecheck_ir::{IntType, MemorySpace, Scope, Span};
 
 /// How deeply statements and expressions may nest; far beyond any real test and low enough
 /// that the recursion (here and in lowering) cannot exhaust the stack.
@@ -42,8 +42,8 @@ pub(crate) struct Expr {
 pub(crate) enum StmtKind {
     Empty,
     Block(Vec<Stmt>),
-    /// `int a = 1, b;`
-    Decl(Vec<(String, Span, Option<Expr>)>),
+    /// `int a = 1, b;`, with the declared type (`None`: `auto`, the initializer's).
+    Decl(Option<IntType>, Vec<(String, Span, Option<Expr>)>),
     /// `cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);`
     RefDecl {
         ty: CType,
@@ -108,7 +108,46 @@ pub(crate) struct CType {
     pub access: Access,
     /// `cuda::atomic_ref<...>` (or `std::atomic_ref`): may bind a local name to a location.
     pub is_ref: bool,
+    /// The integer type of the value (`None` for `auto`, which takes the initializer's).
+    pub value: Option<IntType>,
     pub span: Span,
+}
+
+/// The integer type the base type words name, as CUDA's and OpenCL's data models have it
+/// (LP64: `long` is 64-bit; `char` is signed). `bool` holds 0 or 1 and is taken as `int`.
+/// `None` when only qualifiers or `auto` were written.
+fn base_type(words: &[&str]) -> Option<IntType> {
+    let has = |w: &str| words.contains(&w);
+    let unsigned_name = words.iter().any(|w| {
+        matches!(
+            *w,
+            "uint32_t" | "uint64_t" | "size_t" | "uint" | "ulong" | "atomic_uint" | "atomic_ulong"
+        )
+    });
+    let bits = if has("char") {
+        8
+    } else if has("short") {
+        16
+    } else if has("long")
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "uint64_t" | "int64_t" | "size_t" | "ulong" | "atomic_long" | "atomic_ulong"
+            )
+        })
+    {
+        64
+    } else if words.iter().any(|w| {
+        matches!(
+            *w,
+            "int" | "signed" | "unsigned" | "bool" | "_Bool" | "uint32_t" | "int32_t" | "uint"
+        ) || ATOMIC_TYPES.contains(w)
+    }) {
+        32
+    } else {
+        return None;
+    };
+    Some(IntType::new(bits, !(has("unsigned") || unsigned_name)))
 }
 
 /// Memory space words of parameters and initial-state entries.
@@ -358,9 +397,12 @@ impl CParser {
         let mut atomic: Option<(Scope, bool)> = None;
         let mut is_ref = false;
         let mut any = false;
+        let mut words: Vec<String> = Vec::new();
+        let mut value: Option<IntType> = None;
         loop {
             let t = self.peek().clone();
             let CTok::Ident(w) = &t.tok else { break };
+            words.push(w.clone());
             if let Some(s) = space_word(w) {
                 if space.is_some() {
                     return Err(ParseError::new(
@@ -379,7 +421,7 @@ impl CParser {
                 if self.peek_at(1).tok == CTok::Punct("(") {
                     self.bump();
                     self.bump();
-                    self.skip_base_types()?;
+                    value = self.skip_base_types()?;
                     self.expect_punct(")", "`)` after the type of `_Atomic(`")?;
                     any = true;
                     continue;
@@ -387,7 +429,7 @@ impl CParser {
             } else if let Some(&(_, r, cuda)) = TEMPLATE_TYPES.iter().find(|(n, _, _)| n == w) {
                 self.bump();
                 self.expect_punct("<", "`<` and the value type")?;
-                self.skip_base_types()?;
+                value = self.skip_base_types()?;
                 let mut scope = Scope::Sys;
                 if self.eat_punct(",").is_some() {
                     let (sw, sspan) = self.ident("a thread scope")?;
@@ -411,6 +453,8 @@ impl CParser {
                 any = true;
                 continue;
             } else {
+                // Not a type word (the name that follows): not part of the type.
+                words.pop();
                 break;
             }
             any = true;
@@ -424,21 +468,29 @@ impl CParser {
             (None, true) => Access::Volatile,
             (None, false) => Access::Plain,
         };
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let value = value.or_else(|| base_type(&words)).or_else(|| {
+            // No size or sign word: `auto` takes the initializer's type; bare qualifiers are int.
+            (!words.contains(&"auto")).then_some(IntType::S32)
+        });
         Ok(Some(CType {
             space,
             access,
             is_ref,
+            value,
             span: self.span_from(start),
         }))
     }
 
     /// The value type inside `<...>` or `_Atomic(...)`: plain type words only.
-    fn skip_base_types(&mut self) -> Result<(), ParseError> {
+    fn skip_base_types(&mut self) -> Result<Option<IntType>, ParseError> {
         let mut any = false;
+        let mut words: Vec<String> = Vec::new();
         while let CTok::Ident(w) = &self.peek().tok {
             if !BASE_TYPES.contains(&w.as_str()) {
                 break;
             }
+            words.push(w.clone());
             any = true;
             self.bump();
         }
@@ -448,7 +500,8 @@ impl CParser {
                 &["`int`", "`unsigned`", "`uint32_t`"],
             ));
         }
-        Ok(())
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        Ok(Some(base_type(&words).unwrap_or(IntType::S32)))
     }
 
     // ---- statements ----
@@ -652,10 +705,7 @@ impl CParser {
         ];
         if let CTok::Punct(p) = self.peek().tok {
             if let Some(op) = ASSIGN_OPS.iter().find(|o| **o == p) {
-                let op_span = self.bump().span;
-                if matches!(*op, "/=" | "%=" | "<<=" | ">>=") {
-                    return Err(ParseError::new(op_span, format!("not supported: `{op}`")));
-                }
+                self.bump();
                 let value = self.expr()?;
                 return Ok(Stmt {
                     kind: StmtKind::Assign { target, op, value },
@@ -752,7 +802,7 @@ impl CParser {
             }
         }
         Ok(Stmt {
-            kind: StmtKind::Decl(vars),
+            kind: StmtKind::Decl(ty.value, vars),
             span: self.span_from(start),
         })
     }
@@ -789,13 +839,7 @@ impl CParser {
             if prec < min_prec {
                 break;
             }
-            let op_span = self.bump().span;
-            if matches!(p, "/" | "%" | "<<" | ">>") {
-                return Err(ParseError::new(
-                    op_span,
-                    format!("not supported: operator `{p}`"),
-                ));
-            }
+            self.bump();
             self.enter()?;
             let right = self.binary(prec + 1);
             self.leave();

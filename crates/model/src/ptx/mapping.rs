@@ -35,12 +35,14 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
         InstrKind::Load {
             dst,
             addr,
+            ty,
             order,
             scope: s,
         } => {
             let load = |order, s| InstrKind::Load {
                 dst,
                 addr,
+                ty,
                 order,
                 scope: s,
             };
@@ -55,12 +57,14 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
         }
         InstrKind::Store {
             addr,
+            ty,
             value,
             order,
             scope: s,
         } => {
             let store = |order, s| InstrKind::Store {
                 addr,
+                ty,
                 value,
                 order,
                 scope: s,
@@ -76,6 +80,7 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
         InstrKind::Rmw {
             dst,
             addr,
+            ty,
             kind,
             order,
             scope: s,
@@ -83,6 +88,7 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
             let rmw = |order| InstrKind::Rmw {
                 dst,
                 addr,
+                ty,
                 kind,
                 order,
                 scope: scope(s),
@@ -149,8 +155,8 @@ pub fn compile(program: &Program) -> Program {
 mod tests {
     use super::*;
     use scopecheck_ir::{
-        Address, Arch, BranchCond, Condition, DevicePlacement, LocId, Location, MemorySpace,
-        Operand, Placement, Prop, Quantifier, RegId, Span, Thread,
+        Address, Arch, BranchCond, Condition, DevicePlacement, IntType, LocId, Location,
+        MemorySpace, Operand, Placement, Prop, Quantifier, RegId, Span, Thread,
     };
 
     fn instr(kind: InstrKind) -> Instr {
@@ -163,14 +169,12 @@ mod tests {
 
     #[test]
     fn seq_cst_load_gets_a_fence_and_the_loop_branch_follows_the_code() {
-        let x = Address {
-            loc: LocId(0),
-            offset: None,
-        };
+        let x = Address::loc(LocId(0));
         // L: r0 = load_seq_cst.warp(x); if r0 == 0 goto L
         let load = InstrKind::Load {
             dst: RegId(0),
             addr: x,
+            ty: IntType::S32,
             order: Order::SeqCst,
             scope: Scope::Warp,
         };
@@ -186,8 +190,10 @@ mod tests {
                 name: "x".into(),
                 space: MemorySpace::Global,
                 init: 0,
+                ty: IntType::S32,
                 span: None,
             }],
+            arrays: vec![],
             threads: vec![Thread {
                 name: "P0".into(),
                 placement: Placement::Device(DevicePlacement {
