@@ -99,6 +99,7 @@ impl Model for Ptx {
 
         // Each coherence order once, with the races of every Fence-SC order that allows it.
         let mut found: Vec<(Relation, Vec<Race>)> = Vec::new();
+        let mut index: std::collections::HashMap<Relation, usize> = Default::default();
         for_each_order(&sc_forced, &sc_pairs, &mut |sc| {
             let base = causality::base_causality(g, &[&sync, sc]);
             let cause = causality::causality(&base, &obs);
@@ -110,6 +111,8 @@ impl Model for Ptx {
             }
             let forced = coherence_forced(g, &cause);
             let mut any = false;
+            // Data races depend on causality alone: found once per Fence-SC order.
+            let mut sc_races: Option<Vec<Race>> = None;
             // Atomicity, SC-per-location and the from-reads half of Causality only get harder
             // with more coherence edges: a partial order failing one has no good extension.
             let dead = |co: &Relation| {
@@ -134,16 +137,21 @@ impl Model for Ptx {
                     Err(axiom) => rejected.add(axiom),
                     // Different Fence-SC orders may allow the same coherence order: one execution.
                     Ok(()) => {
-                        let races = races::data_races(g, &ms, &cause);
-                        match found.iter_mut().find(|(c, _)| c == co) {
-                            Some((_, known)) => {
-                                for r in races {
-                                    if !known.contains(&r) {
-                                        known.push(r);
+                        let races =
+                            sc_races.get_or_insert_with(|| races::data_races(g, &ms, &cause));
+                        match index.get(co) {
+                            Some(&k) => {
+                                let known = &mut found[k].1;
+                                for r in races.iter() {
+                                    if !known.contains(r) {
+                                        known.push(*r);
                                     }
                                 }
                             }
-                            None => found.push((co.clone(), races)),
+                            None => {
+                                index.insert(co.clone(), found.len());
+                                found.push((co.clone(), races.clone()));
+                            }
                         }
                     }
                 }

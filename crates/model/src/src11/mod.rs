@@ -103,6 +103,8 @@ impl Model for ScopedC11 {
             }
         }
         let mut any = false;
+        // Races depend on happens-before alone: found once, for every order accepted.
+        let mut found_races: Option<Vec<Race>> = None;
         for_each_order(&forced, &pairs, &mut |mo| {
             any = true;
             let rb = g.fr_relation(mo);
@@ -120,7 +122,10 @@ impl Model for ScopedC11 {
             };
             match verdict {
                 Err(axiom) => rejected.add(axiom),
-                Ok(()) => accept(mo, &races::races(g, &hb, &inclusion)),
+                Ok(()) => accept(
+                    mo,
+                    found_races.get_or_insert_with(|| races::races(g, &hb, &inclusion)),
+                ),
             }
         });
         if !any {
