@@ -39,8 +39,22 @@ impl Model for ScopedC11 {
     }
 
     /// `sb ∪ rf` must be acyclic: a read never reads a write program-order after it.
+    /// Besides program order, Atomicity for the new read alone: an RMW may not read a write
+    /// another RMW already reads (see [`rmws_read_distinct_writes`]); checked on every read, so
+    /// that the explorer drops the branch at once, whatever the graph's size.
     fn may_read_from(&self, g: &Graph, read: usize, write: usize) -> bool {
-        !g.po.contains(read, write)
+        if g.po.contains(read, write) {
+            return false;
+        }
+        let Some(w1) = g.rmw.successors(read).next() else {
+            return true;
+        };
+        g.rmw.pairs().all(|(r2, w2)| {
+            r2 == read
+                || g.rf[r2] != Some(write)
+                || self.platform.splits_atomicity(g, w1, w2)
+                || self.platform.splits_atomicity(g, w2, w1)
+        })
     }
 
     /// RC11's No-Thin-Air makes `sb ∪ rf` acyclic.
