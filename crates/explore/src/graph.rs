@@ -163,7 +163,7 @@ impl<'p> Graph<'p> {
             let x = self.thread_events[ti][k];
             self.po.insert(x, i);
         }
-        for &d in &ev.deps {
+        for &d in ev.deps.iter() {
             let x = self.thread_events[ti][d as usize];
             self.dep.insert(x, i);
         }

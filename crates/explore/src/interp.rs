@@ -100,7 +100,7 @@ pub struct ThreadRun {
     taken: Vec<u32>,
     /// Per loop head (by instruction index): path length and registers when control last
     /// arrived there.
-    heads: Vec<Option<(usize, Vec<Value>)>>,
+    heads: Vec<Option<(usize, std::rc::Rc<[Value]>)>>,
     /// Registers whose value comes from a hole.
     unknown: Vec<bool>,
     /// Reads waiting for a write not yet in the graph: (path index, the request).
@@ -271,7 +271,7 @@ impl ThreadRun {
                 return self.suspend();
             }
             if statics.is_loop_head(pc) {
-                self.heads[pc] = Some((self.trace.events.len(), self.m.regs.clone()));
+                self.heads[pc] = Some((self.trace.events.len(), self.m.regs.as_slice().into()));
             }
             self.pc += 1;
             match instr.kind {

@@ -10,6 +10,8 @@ use scopecheck_ir::{
     Thread, Value,
 };
 
+use std::rc::Rc;
+
 use crate::trace::{EventKind, TraceEvent};
 
 /// The sorted union of two dependency lists.
@@ -24,9 +26,9 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 pub(crate) struct Machine {
     pub regs: Vec<Value>,
     /// For each register, the reads (path indices) its value was computed from.
-    reg_deps: Vec<Vec<u32>>,
+    reg_deps: Vec<Rc<[u32]>>,
     /// Reads that decided a conditional branch so far: every later event depends on them.
-    ctrl: Vec<u32>,
+    ctrl: Rc<[u32]>,
 }
 
 impl Machine {
@@ -37,9 +39,9 @@ impl Machine {
             regs[r.0 as usize] = *v;
         }
         Machine {
-            reg_deps: vec![vec![]; regs.len()],
+            reg_deps: vec![Rc::from(Vec::new()); regs.len()],
             regs,
-            ctrl: vec![],
+            ctrl: Rc::from(Vec::new()),
         }
     }
 
@@ -59,12 +61,12 @@ impl Machine {
 
     pub fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
         self.regs[r.0 as usize] = v;
-        self.reg_deps[r.0 as usize] = deps;
+        self.reg_deps[r.0 as usize] = Rc::from(deps);
     }
 
     /// Makes register `r` depend on exactly the read at path index `read`.
     pub fn set_deps(&mut self, r: RegId, read: u32) {
-        self.reg_deps[r.0 as usize] = vec![read];
+        self.reg_deps[r.0 as usize] = Rc::from(vec![read]);
     }
 
     /// Appends an event to `events` with its dependencies and the control dependencies so
@@ -77,7 +79,11 @@ impl Machine {
         deps: &[u32],
     ) -> u32 {
         let deps = union(deps, &self.ctrl);
-        events.push(TraceEvent { instr, kind, deps });
+        events.push(TraceEvent {
+            instr,
+            kind,
+            deps: Rc::from(deps),
+        });
         (events.len() - 1) as u32
     }
 
@@ -98,13 +104,13 @@ impl Machine {
                 program
                     .element(loc, self.regs[r.0 as usize])
                     .map_err(|f| f.0)?,
-                self.reg_deps[r.0 as usize].clone(),
+                self.reg_deps[r.0 as usize].to_vec(),
             ),
             Address::Ptr { reg, disp } => (
                 program
                     .resolve(self.regs[reg.0 as usize].wrapping_add(disp), ty)
                     .map_err(|f| f.0)?,
-                self.reg_deps[reg.0 as usize].clone(),
+                self.reg_deps[reg.0 as usize].to_vec(),
             ),
         };
         let held = program.location(loc).ty;
@@ -148,7 +154,9 @@ impl Machine {
                 (taken, union(self.operand_deps(a), self.operand_deps(b)))
             }
         };
-        self.ctrl = union(&self.ctrl, &deps);
+        if !deps.is_empty() {
+            self.ctrl = Rc::from(union(&self.ctrl, &deps));
+        }
         taken
     }
 

@@ -96,6 +96,15 @@ impl Relation {
         r
     }
 
+    /// The identity on the events `keep` accepts (`[E]` in the cat notation).
+    pub fn identity_where(n: usize, keep: impl Fn(usize) -> bool) -> Self {
+        let mut r = Relation::new(n);
+        for i in (0..n).filter(|&i| keep(i)) {
+            r.insert(i, i);
+        }
+        r
+    }
+
     pub fn len(&self) -> usize {
         self.n
     }

@@ -98,8 +98,9 @@ pub struct TraceEvent {
     pub instr: usize,
     pub kind: EventKind,
     /// Reads (path-local event indices) whose values flowed into this event's data or address,
-    /// or into a branch that decided whether it happens.
-    pub deps: Vec<u32>,
+    /// or into a branch that decided whether it happens. Shared, so that copying a search
+    /// state does not copy every event's list.
+    pub deps: std::rc::Rc<[u32]>,
 }
 
 /// How a path ends.

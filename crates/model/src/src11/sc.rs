@@ -12,8 +12,12 @@ use super::scope::{is_fence, is_seq_cst};
 pub fn psc(g: &Graph, hb: &Relation, mo: &Relation, rb: &Relation, eco: &Relation) -> Relation {
     let n = g.len();
     let ev = |i: usize| &g.events[i];
-    let id = |keep: &dyn Fn(usize) -> bool| Relation::from_fn(n, |i, j| i == j && keep(i));
+    let id = |keep: &dyn Fn(usize) -> bool| Relation::identity_where(n, keep);
     let sc = id(&|i| is_seq_cst(ev(i)));
+    // Without SC events psc is empty.
+    if sc.is_empty() {
+        return sc;
+    }
     let f_sc = id(&|i| is_seq_cst(ev(i)) && is_fence(ev(i)));
     let mem = |i: usize| ev(i).kind.is_memory();
     let sb_nl = Relation::from_fn(n, |i, j| {

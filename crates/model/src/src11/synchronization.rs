@@ -29,8 +29,8 @@ pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
         }
     }
     // Keep only pairs ending at an atomic write.
-    let atomic_writes = Relation::from_fn(n, |i, j| {
-        i == j && g.events[i].kind.is_write() && is_atomic(&g.events[i])
+    let atomic_writes = Relation::identity_where(n, |i| {
+        g.events[i].kind.is_write() && is_atomic(&g.events[i])
     });
     let mut rs = head.compose(&atomic_writes);
     let step = strong_rf.compose(&g.rmw);
@@ -45,7 +45,7 @@ pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
 }
 
 fn identity_where(n: usize, keep: impl Fn(usize) -> bool) -> Relation {
-    Relation::from_fn(n, |i, j| i == j && keep(i))
+    Relation::identity_where(n, keep)
 }
 
 /// `sw` before the scope restriction, as (first, last) pairs; `covers(f)` says whether a fence
