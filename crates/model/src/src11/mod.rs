@@ -122,9 +122,13 @@ impl Model for ScopedC11 {
         for_each_order(&forced, &pairs, &mut |mo| {
             any = true;
             let rb = g.fr_relation(mo);
-            let mut eco = rf.union(mo);
-            eco.union_with(&rb);
-            eco.close();
+            // `eco = (rf ∪ mo ∪ rb)+` is `rf ∪ mo ∪ rb ∪ (mo ∪ rb) ; rf` when mo is a strict
+            // total order per location (Lahav et al. 2017, §3): rf;rb and rb;mo fall in mo and
+            // rb, and no other composition of two steps is non-empty. No closure needed.
+            let mut eco = mo.union(&rb);
+            let then_read = eco.compose(&rf);
+            eco.union_with(&then_read);
+            eco.union_with(&rf);
             let verdict = if !coherence(g, &hb, &eco) {
                 Err(COHERENCE)
             } else if !atomicity(g, &rb, mo, &self.platform) {
