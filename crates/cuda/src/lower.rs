@@ -23,8 +23,8 @@ use tree_sitter::Node;
 
 use crate::{span_of, CudaError, CudaOptions, Warning, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
 use scopecheck_litmus::vocab::{
-    common_type, cuda_atomic, op_types, order_name, promote, thread_scope, CUDA_RMW, HINT_LOADS,
-    HINT_STORES, RMW_MEMBERS,
+    common_type, compares_raw, cuda_atomic, op_types, order_name, promote, thread_scope, CUDA_RMW,
+    HINT_LOADS, HINT_STORES, RMW_MEMBERS,
 };
 
 type R<T> = Result<T, CudaError>;
@@ -59,6 +59,20 @@ struct Ptr {
     /// The type of the value pointed at, as the pointer's type declares it (the access type;
     /// it has the width of the location).
     ty: IntType,
+}
+
+impl Ptr {
+    /// The start of array `arr`, whose elements have type `ty`.
+    fn start_of(arr: usize, ty: Ty) -> Ptr {
+        Ptr {
+            arr,
+            idx: 0,
+            index: None,
+            access: ty.access,
+            strukt: ty.strukt,
+            ty: ty.int,
+        }
+    }
 }
 
 /// A value with its C type: a register holds a value canonical in its type, a constant is
@@ -1700,17 +1714,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let arr = self.shared_array(d, n)?;
         let ty = self.cx.shared_decls[d].ty;
         let len = self.cx.shared_decls[d].len;
-        Ok((
-            Ptr {
-                arr,
-                idx: 0,
-                index: None,
-                access: ty.access,
-                strukt: ty.strukt,
-                ty: ty.int,
-            },
-            len,
-        ))
+        Ok((Ptr::start_of(arr, ty), len))
     }
 
     /// What a bare name denotes when it is a memory object: a global, a shared variable, an
@@ -1724,17 +1728,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         if let Some((arr, ty)) = self.cx.globals.get(name).copied() {
             let len = self.cx.arrays[arr].elems.len() / self.stride(ty.strukt) as usize;
-            return Ok(Some((
-                Ptr {
-                    arr,
-                    idx: 0,
-                    index: None,
-                    access: ty.access,
-                    strukt: ty.strukt,
-                    ty: ty.int,
-                },
-                len,
-            )));
+            return Ok(Some((Ptr::start_of(arr, ty), len)));
         }
         if let Some(d) = self.cx.shared_by_name.get(name).copied() {
             return self.shared_ptr(d, n).map(Some);
@@ -2484,12 +2478,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         // A branch compares raw values: operands of different types compare in their common
         // type first (a constant the register's type holds compares as it is).
-        let same = match (a.op, b.op) {
-            (Operand::Reg(_), Operand::Imm(y)) => a.ty.holds(b.ty.exact(y)),
-            (Operand::Imm(x), Operand::Reg(_)) => b.ty.holds(a.ty.exact(x)),
-            _ => a.ty == b.ty,
-        };
-        let (a, b) = if same {
+        let (a, b) = if compares_raw(a.op, a.ty, b.op, b.ty) {
             (a.op, b.op)
         } else {
             let t = self.temp(IntType::S32);

@@ -111,12 +111,10 @@ pub struct ThreadRun {
     /// Whether the thread may run past a hole while nothing it does needs the value (models
     /// with load buffering); otherwise a hole suspends it at once.
     run_ahead: bool,
-    /// Whose rules decide undefined arithmetic.
-    rules: Arithmetic,
 }
 
 impl ThreadRun {
-    pub fn new(thread: &Thread, run_ahead: bool, rules: Arithmetic) -> Self {
+    pub fn new(thread: &Thread, run_ahead: bool) -> Self {
         let m = Machine::new(thread);
         ThreadRun {
             trace: Trace {
@@ -134,7 +132,6 @@ impl ThreadRun {
             holes: vec![],
             value_holes: vec![],
             run_ahead,
-            rules,
         }
     }
 
@@ -153,7 +150,7 @@ impl ThreadRun {
 
     /// Whether instruction `kind` cannot run before the holes are filled: it needs an unknown
     /// value for an address, a stored value, a branch, or a check of undefined behaviour.
-    fn needs_unknown(&self, kind: &InstrKind) -> bool {
+    fn needs_unknown(&self, kind: &InstrKind, rules: Arithmetic) -> bool {
         match kind {
             InstrKind::Load { addr, .. } => self.addr_unknown(addr),
             // A store of an unknown value is made with its value to come (see `value_holes`).
@@ -173,7 +170,7 @@ impl ThreadRun {
             } => self.is_unknown(*pred),
             // Whether the result is defined may depend on either operand.
             InstrKind::Binary { op, a, b, ty, .. } => {
-                (self.is_unknown(*a) || self.is_unknown(*b)) && op.can_be_undefined(*ty, self.rules)
+                (self.is_unknown(*a) || self.is_unknown(*b)) && op.can_be_undefined(*ty, rules)
             }
             InstrKind::Branch {
                 cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
@@ -267,7 +264,7 @@ impl ThreadRun {
                 }
                 return self.stop(PathEnd::Finished);
             };
-            if self.needs_unknown(&instr.kind) {
+            if self.needs_unknown(&instr.kind, program.arithmetic()) {
                 return self.suspend();
             }
             if statics.is_loop_head(pc) {
@@ -384,7 +381,7 @@ impl ThreadRun {
                     self.unknown[dst.0 as usize] = unknown;
                 }
                 InstrKind::Binary { dst, op, ty, a, b } => {
-                    match self.m.binary(op, ty, self.rules, a, b) {
+                    match self.m.binary(op, ty, program.arithmetic(), a, b) {
                         Ok((v, d)) => {
                             let unknown = self.is_unknown(a) || self.is_unknown(b);
                             self.set(dst, v, d);
@@ -579,7 +576,7 @@ impl ThreadRun {
         statics: &ThreadStatics,
         value_holes: &[usize],
     ) -> ThreadRun {
-        let mut t = ThreadRun::new(thread, self.run_ahead, self.rules);
+        let mut t = ThreadRun::new(thread, self.run_ahead);
         let recorded = &self.trace.events;
         while t.trace.events.len() < recorded.len() {
             let at = t.trace.events.len();

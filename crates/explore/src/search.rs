@@ -182,7 +182,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .program
             .threads
             .iter()
-            .map(|t| ThreadRun::new(t, run_ahead, self.program.arithmetic()))
+            .map(|t| ThreadRun::new(t, run_ahead))
             .collect();
         if !self.scheduler.preempts() {
             for t in &self.starved {

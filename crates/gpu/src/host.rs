@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{result, sys};
 use scopecheck_ir::{
-    Address, BinOp, BranchCond, InstrKind, IntType, LocId, Operand, Order, Program, RmwKind, RmwOp,
-    Thread, ThreadId,
+    Address, Arithmetic, BinOp, BranchCond, InstrKind, IntType, LocId, Operand, Order, Program,
+    RmwKind, RmwOp, Thread, ThreadId, Value,
 };
 
 use crate::codegen::{STATUS_CUT, STATUS_DONE};
@@ -101,67 +101,24 @@ fn failure_order(o: Ordering) -> Ordering {
     }
 }
 
-/// The word an RMW of type `ty` writes, computed as the PTX instruction does on 32-bit words
-/// (`inc`/`dec` unsigned, `min`/`max` signed or unsigned as `ty` is).
-fn apply(op: RmwOp, ty: IntType, old: u32, v: u32) -> u32 {
-    match op {
-        RmwOp::Add => old.wrapping_add(v),
-        RmwOp::Sub => old.wrapping_sub(v),
-        RmwOp::Inc => {
-            if old >= v {
-                0
-            } else {
-                old.wrapping_add(1)
-            }
-        }
-        RmwOp::Dec => {
-            if old == 0 || old > v {
-                v
-            } else {
-                old.wrapping_sub(1)
-            }
-        }
-        RmwOp::Exch => v,
-        RmwOp::And => old & v,
-        RmwOp::Or => old | v,
-        RmwOp::Xor => old ^ v,
-        RmwOp::Min if ty.signed => (old as i32).min(v as i32) as u32,
-        RmwOp::Max if ty.signed => (old as i32).max(v as i32) as u32,
-        RmwOp::Min => old.min(v),
-        RmwOp::Max => old.max(v),
-    }
+/// A word as the value of the 32-bit type `ty` it stands for.
+fn value_in(w: u32, ty: IntType) -> Value {
+    ty.wrap(Value::from(w))
 }
 
-/// `a op b` in the 32-bit type `ty` (Layout::new refuses other widths), as the generated PTX
-/// computes it: division, remainder, right shift and ordered comparisons follow the signedness
-/// of `ty`, shift amounts are unsigned and clamped to 32 as PTX clamps them, signed results
-/// wrap. Where the model has no defined value (division by zero, C's signed overflow and wild
-/// shifts) it reports a fault; the word here is only what the role carries on with.
+/// The word an RMW of type `ty` writes: the IR's meaning of the PTX instruction
+/// ([`RmwOp::apply`]) on 32-bit words (Layout::new refuses other widths).
+fn apply(op: RmwOp, ty: IntType, old: u32, v: u32) -> u32 {
+    word(op.apply(ty, value_in(old, ty), value_in(v, ty)))
+}
+
+/// `a op b` in the 32-bit type `ty` as the generated PTX computes it: the IR's PTX arithmetic
+/// ([`BinOp::eval`] with [`Arithmetic::Ptx`]). Where the model has no defined value (division by
+/// zero, C's signed overflow and wild shifts) it reports a fault; the word here (0 for a
+/// division by zero) is only what the role carries on with.
 fn binary(op: BinOp, ty: IntType, a: u32, b: u32) -> u32 {
-    let (sa, sb) = (a as i32, b as i32);
-    match op {
-        BinOp::Add => a.wrapping_add(b),
-        BinOp::Sub => a.wrapping_sub(b),
-        BinOp::Mul => a.wrapping_mul(b),
-        BinOp::Div | BinOp::Rem if b == 0 => 0,
-        BinOp::Div if ty.signed => sa.wrapping_div(sb) as u32,
-        BinOp::Rem if ty.signed => sa.wrapping_rem(sb) as u32,
-        BinOp::Div => a / b,
-        BinOp::Rem => a % b,
-        BinOp::Shl => a.checked_shl(b).unwrap_or(0),
-        // Sign fill on a signed type (an amount of 32 or more leaves only sign bits).
-        BinOp::Shr if ty.signed => (sa >> b.min(31)) as u32,
-        BinOp::Shr => a.checked_shr(b).unwrap_or(0),
-        BinOp::And => a & b,
-        BinOp::Or => a | b,
-        BinOp::Xor => a ^ b,
-        BinOp::Eq => u32::from(a == b),
-        BinOp::Ne => u32::from(a != b),
-        BinOp::Lt if ty.signed => u32::from(sa < sb),
-        BinOp::Le if ty.signed => u32::from(sa <= sb),
-        BinOp::Lt => u32::from(a < b),
-        BinOp::Le => u32::from(a <= b),
-    }
+    op.eval(ty, Arithmetic::Ptx, value_in(a, ty), value_in(b, ty))
+        .map_or(0, word)
 }
 
 /// Runs `thread`'s code once on `mem`, with `regs` (one word per register, set to the thread's

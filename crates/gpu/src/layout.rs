@@ -685,7 +685,7 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
                             loc,
                             index: Some(_),
                         } => {
-                            if let Some(a) = array_of(program, loc) {
+                            if let Some(a) = program.array_of(loc).map(|a| &a.name) {
                                 return refuse(format!(
                                     "{}: `{text}` indexes into array {}; the runner lays each \
                                      element out on lines of its own, so array indexing is not \
@@ -715,8 +715,7 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
                         ty.ptx_name(),
                         ty,
                         if program.arch == Arch::Ptx {
-                            " (untyped PTX arithmetic is .s64; a suffix such as .s32 or .u32 \
-                             makes it 32-bit)"
+                            " (a suffix such as .s32 or .u32, or none, makes it 32-bit)"
                         } else {
                             ""
                         }
@@ -741,15 +740,6 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
         }
     }
     Ok(())
-}
-
-/// The name of the array `loc` is an element of, if any.
-fn array_of(program: &Program, loc: LocId) -> Option<&str> {
-    program
-        .arrays
-        .iter()
-        .find(|a| (a.first.0..a.first.0.saturating_add(a.len)).contains(&loc.0))
-        .map(|a| a.name.as_str())
 }
 
 /// Which values a 32-bit word may stand for: a value is held canonically in its type, so the

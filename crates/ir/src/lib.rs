@@ -858,18 +858,21 @@ impl Program {
         }
     }
 
-    /// The allocation `loc` belongs to: its first location and its length.
-    pub fn allocation_of(&self, loc: LocId) -> (LocId, u32) {
+    /// The array `loc` is an element of, if any.
+    pub fn array_of(&self, loc: LocId) -> Option<&Array> {
         self.arrays
             .iter()
-            .find(|a| (a.first.0..a.first.0 + a.len).contains(&loc.0))
-            .map_or((loc, 1), |a| (a.first, a.len))
+            .find(|a| (a.first.0..a.first.0.saturating_add(a.len)).contains(&loc.0))
+    }
+
+    /// The allocation `loc` belongs to: its first location and its length.
+    pub fn allocation_of(&self, loc: LocId) -> (LocId, u32) {
+        self.array_of(loc).map_or((loc, 1), |a| (a.first, a.len))
     }
 
     /// The name of the allocation `loc` belongs to.
     fn allocation_name(&self, loc: LocId) -> &str {
-        let (first, len) = self.allocation_of(loc);
-        match self.arrays.iter().find(|a| a.first == first && len > 1) {
+        match self.array_of(loc) {
             Some(a) => &a.name,
             None => &self.location(loc).name,
         }

@@ -3,7 +3,7 @@
 //! Shared by the C litmus dialect and the CUDA/OpenCL source front-end, so that a call means the
 //! same thing in both.
 
-use scopecheck_ir::{BinOp, IntType, Order, RmwOp, Scope};
+use scopecheck_ir::{BinOp, IntType, Operand, Order, RmwOp, Scope};
 
 /// The OpenCL memory orders, for error messages.
 pub const ORDERS: &[&str] = &[
@@ -156,4 +156,15 @@ pub fn op_types(op: BinOp, ta: IntType, tb: IntType) -> (IntType, IntType) {
         _ => ty,
     };
     (ty, result)
+}
+
+/// Whether a branch may compare `a` (of C type `ta`) with `b` (of type `tb`) as the raw values
+/// they hold: both of one type, or a constant that the register's type holds unchanged.
+/// Otherwise they must first be compared in their common type.
+pub fn compares_raw(a: Operand, ta: IntType, b: Operand, tb: IntType) -> bool {
+    match (a, b) {
+        (Operand::Reg(_), Operand::Imm(y)) => ta.holds(tb.exact(y)),
+        (Operand::Imm(x), Operand::Reg(_)) => tb.holds(ta.exact(x)),
+        _ => ta == tb,
+    }
 }

@@ -9,8 +9,8 @@
 
 use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
 use crate::vocab::{
-    cl_scope, common_type, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS,
-    HINT_STORES, ORDERS, RMW_MEMBERS,
+    cl_scope, common_type, compares_raw, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW,
+    HINT_LOADS, HINT_STORES, ORDERS, RMW_MEMBERS,
 };
 use crate::{ParseError, Warning};
 use scopecheck_ir::{
@@ -989,12 +989,7 @@ impl<'a> Lower<'a> {
         // A branch compares raw values: operands of different types compare in their common
         // type first.
         let (ta, tb) = (self.ty_of(a), self.ty_of(b));
-        let same = match (a, b) {
-            (Operand::Reg(_), Operand::Imm(y)) => ta.holds(i128::from(y)),
-            (Operand::Imm(x), Operand::Reg(_)) => tb.holds(i128::from(x)),
-            _ => ta == tb,
-        };
-        let (a, b) = if same {
+        let (a, b) = if compares_raw(a, ta, b, tb) {
             (a, b)
         } else {
             let ty = common_type(ta, tb);

@@ -49,12 +49,9 @@ impl Model for ScopedC11 {
         let Some(w1) = g.rmw.successors(read).next() else {
             return true;
         };
-        g.rmw.pairs().all(|(r2, w2)| {
-            r2 == read
-                || g.rf[r2] != Some(write)
-                || self.platform.splits_atomicity(g, w1, w2)
-                || self.platform.splits_atomicity(g, w2, w1)
-        })
+        g.rmw
+            .pairs()
+            .all(|(r2, w2)| r2 == read || !share_a_write(g, &self.platform, (read, w1), (r2, w2)))
     }
 
     /// RC11's No-Thin-Air makes `sb ∪ rf` acyclic.
@@ -183,12 +180,23 @@ fn coherence_from_reads_from(g: &Graph, hb: &synchronization::HappensBefore) -> 
 /// platform lets one of them split.
 fn rmws_read_distinct_writes(g: &Graph, platform: &Platform) -> bool {
     let rmws: Vec<(usize, usize)> = g.rmw.pairs().collect();
-    rmws.iter().enumerate().all(|(k, &(r1, w1))| {
-        rmws[k + 1..].iter().all(|&(r2, w2)| {
-            g.rf[r1].is_none()
-                || g.rf[r1] != g.rf[r2]
-                || platform.splits_atomicity(g, w1, w2)
-                || platform.splits_atomicity(g, w2, w1)
-        })
+    rmws.iter().enumerate().all(|(k, &a)| {
+        rmws[k + 1..]
+            .iter()
+            .all(|&b| !share_a_write(g, platform, a, b))
     })
+}
+
+/// Whether two RMWs (read, write) read the same write without the platform letting either
+/// split: what [`rmws_read_distinct_writes`] forbids.
+fn share_a_write(
+    g: &Graph,
+    platform: &Platform,
+    (r1, w1): (usize, usize),
+    (r2, w2): (usize, usize),
+) -> bool {
+    g.rf[r1].is_some()
+        && g.rf[r1] == g.rf[r2]
+        && !platform.splits_atomicity(g, w1, w2)
+        && !platform.splits_atomicity(g, w2, w1)
 }
