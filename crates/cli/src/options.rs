@@ -89,6 +89,7 @@ pub enum EngineArg {
     Auto,
     Graphs,
     Candidates,
+    Holes,
 }
 
 /// A count written as an integer or in scientific notation (`1e7`).
@@ -212,6 +213,7 @@ impl CheckFlags {
                 EngineArg::Auto => Engine::Auto,
                 EngineArg::Graphs => Engine::Graphs,
                 EngineArg::Candidates => Engine::Candidates,
+                EngineArg::Holes => Engine::Holes,
             },
             max_executions: self.max_executions,
             timeout: self.timeout,

@@ -314,6 +314,6 @@ impl<'p> Run<'_, 'p> {
             out: self.out,
             on_execution: self.on_execution,
         };
-        leaf.judge(g, paths, 1);
+        leaf.judge(g, paths, 1, None);
     }
 }

@@ -560,24 +560,42 @@ impl ThreadRun {
             return self.complete_read(&req, r, value).into_iter().collect();
         }
         let before = std::mem::take(&mut self.value_holes);
-        *self = self.replayed(program, thread, statics, &before);
+        *self = self.replayed(program, thread, statics, &before, self.trace.events.len());
         before
             .into_iter()
             .filter(|w| !self.value_holes.contains(w))
             .collect()
     }
 
+    /// The thread cut back to its first `len` events: re-run from its start, reading the
+    /// values its path recorded. The revisiting search deletes the events after a read it
+    /// gives another write; `len` never splits an RMW's read from its write.
+    pub fn truncated(
+        &self,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+        len: usize,
+    ) -> ThreadRun {
+        debug_assert!(
+            self.holes.is_empty(),
+            "the revisiting search makes no holes"
+        );
+        self.replayed(program, thread, statics, &[], len)
+    }
+
     /// The thread re-run from its start, reading the values its path recorded (holes stay
-    /// holes), up to the length of its path.
+    /// holes), up to `len` events of its path.
     fn replayed(
         &self,
         program: &Program,
         thread: &Thread,
         statics: &ThreadStatics,
         value_holes: &[usize],
+        len: usize,
     ) -> ThreadRun {
         let mut t = ThreadRun::new(thread, self.run_ahead);
-        let recorded = &self.trace.events;
+        let recorded = &self.trace.events[..len];
         while t.trace.events.len() < recorded.len() {
             let at = t.trace.events.len();
             match t.step(program, thread, statics) {

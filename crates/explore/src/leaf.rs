@@ -26,8 +26,9 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
 }
 
 impl<'p> Leaf<'_, '_, 'p> {
-    /// Judges a graph whose reads-from is complete and where no thread can go on.
-    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace], weight: u64) {
+    /// Judges a graph whose reads-from is complete and where no thread can go on: under every
+    /// coherence order the model accepts, or under `co` alone when the explorer chose it.
+    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace], weight: u64, co: Option<&Relation>) {
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
@@ -52,18 +53,31 @@ impl<'p> Leaf<'_, '_, 'p> {
         let out = &mut *self.out;
         let on_execution = &mut self.on_execution;
         let (mut feasible, mut hang) = (false, None);
-        self.model
-            .executions(g, &mut out.rejected, &mut |co, races| {
-                if unfinished.is_empty() {
-                    out.reported += weight;
-                    on_execution(g, paths, co, races, weight)
-                } else {
-                    feasible = true;
-                    if stuck && hang.is_none() {
-                        hang = spinners_read_latest(g, paths, co);
-                    }
+        let mut accept = |co: &Relation, races: &[crate::Race]| {
+            if unfinished.is_empty() {
+                out.reported += weight;
+                on_execution(g, paths, co, races, weight)
+            } else {
+                feasible = true;
+                if stuck && hang.is_none() {
+                    hang = spinners_read_latest(g, paths, co);
                 }
-            });
+            }
+        };
+        match co {
+            None => self.model.executions(g, &mut out.rejected, &mut accept),
+            Some(co) => match self.model.consistent_with(g, co) {
+                Err(axiom) => out.rejected.add(axiom),
+                Ok(()) => {
+                    let races = if unfinished.is_empty() {
+                        self.model.races_with(g, co)
+                    } else {
+                        vec![]
+                    };
+                    accept(co, &races)
+                }
+            },
+        }
         if let Some(spinning) = hang {
             let mut stuck_ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();
             stuck_ids.extend(waiting.iter().map(|w| w.0));

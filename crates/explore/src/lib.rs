@@ -19,6 +19,7 @@ mod machine;
 pub mod orders;
 pub mod progress;
 pub mod relation;
+mod revisit;
 mod search;
 pub mod statics;
 pub mod symmetry;
@@ -58,6 +59,42 @@ pub trait Model: Sync {
     /// a thread waiting for a value can never feed, by a later write, another waiting read.
     fn porf_acyclic(&self) -> bool {
         false
+    }
+
+    /// Whether coherence is a strict total order over the writes of each location that the
+    /// explorer may choose write by write (scoped C11's modification order). The revisiting
+    /// search (`revisit`) then places each new write in it and asks [`Model::consistent_with`];
+    /// it also needs [`Model::porf_acyclic`], and coherence must put a write after the writes of
+    /// its location before it in program order and after the writes its thread's earlier reads
+    /// of the location read (SC-per-location), which the explorer uses to skip placements.
+    fn total_coherence(&self) -> bool {
+        false
+    }
+
+    /// Whether the write half `write` of an RMW must come immediately after, in coherence, the
+    /// write its read half reads (nothing between: Atomicity). Only asked when
+    /// [`Model::total_coherence`] holds; `false` lets the explorer try every later position.
+    fn rmw_write_adjacent(&self, g: &Graph, write: usize) -> bool {
+        let _ = (g, write);
+        false
+    }
+
+    /// Whether `g`, every read of which has its write, with coherence order `co`, satisfies
+    /// every axiom; the first one it breaks otherwise. Called on partial graphs too: they are
+    /// closed under `po ∪ rf`, and a model for which this holds must give the same answer on a
+    /// graph as its axioms give on every such prefix of a consistent execution (true of every
+    /// axiom that is an acyclicity or emptiness of relations built from the events).
+    /// Only called when [`Model::total_coherence`] holds.
+    fn consistent_with(&self, g: &Graph, co: &Relation) -> Result<(), &'static str> {
+        let _ = (g, co);
+        Ok(())
+    }
+
+    /// The races of a consistent execution `g` with coherence order `co`. Only called when
+    /// [`Model::total_coherence`] holds.
+    fn races_with(&self, g: &Graph, co: &Relation) -> Vec<Race> {
+        let _ = (g, co);
+        vec![]
     }
 
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
@@ -190,6 +227,9 @@ pub enum Engine {
     Graphs,
     /// The candidate enumerator alone (the differential oracle).
     Candidates,
+    /// The graph explorer with reads that wait for writes to come under every model, never
+    /// the revisiting search: its differential oracle where the model lets both run.
+    Holes,
 }
 
 /// Options of the exploration.
@@ -243,7 +283,9 @@ pub fn explore<'p>(
             out.engine = Engine::Candidates;
             Ok(out)
         }
-        Engine::Auto | Engine::Graphs => Ok(graphs(program, model, opts, on_execution)),
+        Engine::Auto | Engine::Graphs | Engine::Holes => {
+            Ok(graphs(program, model, opts, on_execution))
+        }
     }
 }
 
@@ -260,7 +302,11 @@ fn graphs<'p>(
         .collect();
     let successors = search::launch_successors(program);
     let candidates = opts.scheduler.starvation_candidates(program);
-    let classes = if opts.symmetry {
+    // The revisiting search needs a total coherence it can place and an acyclic `po ∪ rf`;
+    // it does not stop threads part-way (a preempting scheduler's starvation) and it prunes
+    // no partial graph for symmetry (a later revisit may still change what a thread read).
+    let revisits = opts.engine != Engine::Holes && model.total_coherence() && model.porf_acyclic();
+    let classes = if opts.symmetry && !revisits {
         symmetry::classes(program, candidates.len() > 1)
     } else {
         vec![]
@@ -278,6 +324,7 @@ fn graphs<'p>(
         if !starved.is_empty() && !spun {
             break;
         }
+        let revisits_here = revisits && (starved.is_empty() || !opts.scheduler.preempts());
         let mut s = search::Search::new(
             program,
             model,
@@ -288,6 +335,7 @@ fn graphs<'p>(
             opts.budget,
             opts.progress.clone(),
             &classes,
+            revisits_here,
             &mut out,
             on_execution,
         );

@@ -28,19 +28,22 @@ pub const PRUNE_FROM_EVENTS: usize = 12;
 
 /// Where a read's value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Source {
+pub(crate) enum Source {
     Init(LocId),
     /// (thread, path index)
     Event(usize, usize),
 }
 
 #[derive(Clone)]
-struct State<'p> {
-    threads: Vec<ThreadRun>,
+pub(crate) struct State<'p> {
+    pub threads: Vec<ThreadRun>,
     /// The execution graph of the threads' paths so far, with reads-from.
-    graph: Graph<'p>,
+    pub graph: Graph<'p>,
     /// Writes not yet offered to the suspended reads.
-    fresh: Vec<(usize, usize)>,
+    pub fresh: Vec<(usize, usize)>,
+    /// Under the revisiting search, the coherence order of each location's writes (graph
+    /// indices, the initial write first); empty otherwise.
+    pub co: Vec<Vec<usize>>,
 }
 
 /// Why the search cannot vouch for its own completeness on this program.
@@ -78,31 +81,35 @@ impl Budget {
 }
 
 pub(crate) struct Search<'a, 'f, 'p> {
-    program: &'p Program,
-    model: &'a dyn Model,
-    scheduler: &'a Scheduler,
-    statics: &'a [ThreadStatics],
+    pub(crate) program: &'p Program,
+    pub(crate) model: &'a dyn Model,
+    pub(crate) scheduler: &'a Scheduler,
+    pub(crate) statics: &'a [ThreadStatics],
     /// Threads never scheduled (again) in this search: only hangs are looked for.
-    starved: Vec<ThreadId>,
+    pub(crate) starved: Vec<ThreadId>,
     /// Transitive launch successors of each thread.
-    successors: &'a [Vec<usize>],
-    budget: Budget,
-    progress: Option<std::sync::Arc<crate::Counters>>,
+    pub(crate) successors: &'a [Vec<usize>],
+    pub(crate) budget: Budget,
+    pub(crate) progress: Option<std::sync::Arc<crate::Counters>>,
     /// Classes of interchangeable threads, explored with sorted read sequences only.
-    classes: &'a [Vec<usize>],
+    pub(crate) classes: &'a [Vec<usize>],
     pub gate: Option<GateFailure>,
     /// Some thread was blocked in a pure iteration (the hang search is worth running).
     pub spun: bool,
     pub out: &'a mut Exploration,
-    on_execution: &'a mut OnExecution<'f, 'p>,
+    pub(crate) on_execution: &'a mut OnExecution<'f, 'p>,
     /// Consistent executions handed on, for the budget.
-    found: u64,
-    checks: u32,
+    pub(crate) found: u64,
+    pub(crate) checks: u32,
     /// The program has a barrier with an explicit thread count.
-    counted_barriers: bool,
+    pub(crate) counted_barriers: bool,
     /// What each thread could do from where it waits (by thread, instruction, unknown
     /// registers), for the gate.
-    after: std::collections::HashMap<(usize, usize, Vec<usize>), crate::statics::AfterRead>,
+    pub(crate) after:
+        std::collections::HashMap<(usize, usize, Vec<usize>), crate::statics::AfterRead>,
+    /// Reads take only writes already in the graph, and each new write is placed in coherence
+    /// and revisits earlier reads (`revisit`), instead of reads waiting for writes to come.
+    pub(crate) revisits: bool,
 }
 
 /// The CTA key of a thread for barrier rounds (host threads each have their own).
@@ -145,6 +152,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         budget: Budget,
         progress: Option<std::sync::Arc<crate::Counters>>,
         classes: &'a [Vec<usize>],
+        revisits: bool,
         out: &'a mut Exploration,
         on_execution: &'a mut OnExecution<'f, 'p>,
     ) -> Self {
@@ -165,6 +173,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             found: 0,
             checks: 0,
             after: Default::default(),
+            revisits,
             counted_barriers: program.threads.iter().any(|t| {
                 t.code.iter().any(|i| {
                     matches!(
@@ -189,15 +198,21 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 threads[t.0 as usize].starve();
             }
         }
+        let co = if self.revisits {
+            (0..self.program.locations.len()).map(|l| vec![l]).collect()
+        } else {
+            vec![]
+        };
         self.visit(State {
             threads,
             graph: Graph::empty(self.program),
             fresh: vec![],
+            co,
         });
     }
 
     /// Whether the search must stop now (a failed gate or a spent budget).
-    fn stopped(&mut self) -> bool {
+    pub(crate) fn stopped(&mut self) -> bool {
         if self.gate.is_some() || self.out.cut_short.is_some() {
             return true;
         }
@@ -205,7 +220,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         self.budget.spent(self.out, self.checks)
     }
 
-    fn launched(&self, st: &State, t: usize) -> bool {
+    pub(crate) fn launched(&self, st: &State, t: usize) -> bool {
         self.program.threads[t].after.iter().all(|a| {
             let a = &st.threads[a.0 as usize];
             a.status == Status::Stopped && a.trace.end == PathEnd::Finished
@@ -219,7 +234,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// Brings the graph up to date with thread `t`'s path: new events (with RMW links and the
     /// synchronization of a passed barrier) and values that became known.
-    fn sync_graph(&self, st: &mut State<'p>, t: usize) {
+    pub(crate) fn sync_graph(&self, st: &mut State<'p>, t: usize) {
         let State { threads, graph, .. } = st;
         let trace = &threads[t].trace;
         let known = graph.thread_events[t].len();
@@ -275,7 +290,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
     }
 
-    fn visit(&mut self, mut st: State<'p>) {
+    pub(crate) fn visit(&mut self, mut st: State<'p>) {
         if self.stopped() {
             return;
         }
@@ -324,10 +339,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let step = st.threads[t].step(self.program, thread, &self.statics[t]);
             self.sync_graph(&mut st, t);
             match step {
+                Step::Wrote(e) if self.revisits => return self.add_write(st, t, e),
                 Step::Wrote(e) => {
                     st.fresh.push((t, e));
                     return self.visit(st);
                 }
+                Step::NeedsValue if self.revisits => return self.read_placed(st, t),
                 Step::NeedsValue => return self.choose_read(st, t),
                 Step::Stopped => {
                     if let PathEnd::Blocked { instr, .. } = st.threads[t].trace.end {
@@ -391,7 +408,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// The value of a source in `st`.
-    fn value(&self, st: &State, s: Source) -> Value {
+    pub(crate) fn value(&self, st: &State, s: Source) -> Value {
         match s {
             Source::Init(l) => self.program.location(l).init,
             Source::Event(t, i) => st.threads[t].trace.events[i]
@@ -436,7 +453,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         self.model.consistent_so_far(g)
     }
 
-    fn global(g: &Graph, s: Source) -> usize {
+    pub(crate) fn global(g: &Graph, s: Source) -> usize {
         match s {
             Source::Init(l) => l.0 as usize,
             Source::Event(t, i) => g.thread_events[t][i],
@@ -773,7 +790,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             out: &mut *self.out,
             on_execution: &mut *self.on_execution,
         };
-        leaf.judge(g, &paths, weight);
+        let co = self
+            .revisits
+            .then(|| crate::revisit::co_relation(g, &st.co));
+        leaf.judge(g, &paths, weight, co.as_ref());
     }
 
     /// Whether a leaf where some thread spins can be neither a hang nor anything else worth

@@ -127,6 +127,17 @@ impl Platform {
         !self.coherent_host_memory && host_and_device(g, a, b)
     }
 
+    /// Whether [`Platform::splits_atomicity`] may hold for some RMW on `loc`: whether another
+    /// write may come between an RMW's read and its write there.
+    pub fn may_split_rmws(
+        &self,
+        program: &scopecheck_ir::Program,
+        loc: scopecheck_ir::LocId,
+    ) -> bool {
+        host_memory(program.location(loc).space)
+            && (!self.host_native_atomics || !self.coherent_host_memory)
+    }
+
     /// Whether an RMW event and a write event are not atomic with respect to each other: a
     /// device and a host access to one word of host memory without host-native atomics.
     pub fn splits_atomicity(&self, g: &Graph, rmw: usize, write: usize) -> bool {

@@ -75,6 +75,34 @@ impl Model for ScopedC11 {
             && rmws_read_distinct_writes(g, &self.platform)
     }
 
+    /// Modification order is total per location: the revisiting search places each write.
+    fn total_coherence(&self) -> bool {
+        true
+    }
+
+    /// Atomicity with nothing between, unless the platform lets a write split the RMW.
+    fn rmw_write_adjacent(&self, g: &Graph, write: usize) -> bool {
+        let loc = g.events[write].kind.loc().expect("a write");
+        !self.platform.may_split_rmws(g.program, loc)
+    }
+
+    fn consistent_with(&self, g: &Graph, mo: &Relation) -> Result<(), &'static str> {
+        let rf = g.rf_relation();
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        let hb = synchronization::happens_before(g, &rf, &inclusion);
+        if !hb.is_irreflexive() {
+            return Err(COHERENCE);
+        }
+        order_verdict(g, &rf, &hb, &inclusion, mo, &self.platform)
+    }
+
+    fn races_with(&self, g: &Graph, _mo: &Relation) -> Vec<Race> {
+        let rf = g.rf_relation();
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        let hb = synchronization::happens_before(g, &rf, &inclusion);
+        races::races(g, &hb, &inclusion)
+    }
+
     fn executions(
         &self,
         g: &Graph,
@@ -118,24 +146,7 @@ impl Model for ScopedC11 {
         let mut found_races: Option<Vec<Race>> = None;
         for_each_order(&forced, &pairs, &mut |mo| {
             any = true;
-            let rb = g.fr_relation(mo);
-            // `eco = (rf ∪ mo ∪ rb)+` is `rf ∪ mo ∪ rb ∪ (mo ∪ rb) ; rf` when mo is a strict
-            // total order per location (Lahav et al. 2017, §3): rf;rb and rb;mo fall in mo and
-            // rb, and no other composition of two steps is non-empty. No closure needed.
-            let mut eco = mo.union(&rb);
-            let then_read = eco.compose(&rf);
-            eco.union_with(&then_read);
-            eco.union_with(&rf);
-            let verdict = if !coherence(g, &hb, &eco) {
-                Err(COHERENCE)
-            } else if !atomicity(g, &rb, mo, &self.platform) {
-                Err(ATOMICITY)
-            } else if !axioms::sc(&sc::psc(g, &hb.global, mo, &rb, &eco), &inclusion) {
-                Err(SC)
-            } else {
-                Ok(())
-            };
-            match verdict {
+            match order_verdict(g, &rf, &hb, &inclusion, mo, &self.platform) {
                 Err(axiom) => rejected.add(axiom),
                 Ok(()) => accept(
                     mo,
@@ -146,6 +157,35 @@ impl Model for ScopedC11 {
         if !any {
             rejected.add(COHERENCE);
         }
+    }
+}
+
+/// The axioms that need modification order `mo`: Coherence, Atomicity and SC (No-Thin-Air and
+/// an irreflexive happens-before are checked before).
+fn order_verdict(
+    g: &Graph,
+    rf: &Relation,
+    hb: &synchronization::HappensBefore,
+    inclusion: &Relation,
+    mo: &Relation,
+    platform: &Platform,
+) -> Result<(), &'static str> {
+    let rb = g.fr_relation(mo);
+    // `eco = (rf ∪ mo ∪ rb)+` is `rf ∪ mo ∪ rb ∪ (mo ∪ rb) ; rf` when mo is a strict total
+    // order per location (Lahav et al. 2017, §3): rf;rb and rb;mo fall in mo and rb, and no
+    // other composition of two steps is non-empty. No closure needed.
+    let mut eco = mo.union(&rb);
+    let then_read = eco.compose(rf);
+    eco.union_with(&then_read);
+    eco.union_with(rf);
+    if !coherence(g, hb, &eco) {
+        Err(COHERENCE)
+    } else if !atomicity(g, &rb, mo, platform) {
+        Err(ATOMICITY)
+    } else if !axioms::sc(&sc::psc(g, &hb.global, mo, &rb, &eco), inclusion) {
+        Err(SC)
+    } else {
+        Ok(())
     }
 }
 

@@ -1,0 +1,364 @@
+//! The revisiting search, for models whose coherence is a total order per location and whose
+//! consistent executions have an acyclic `po ∪ rf` (scoped C11). It follows TruSt
+//! (Kokologiannakis, Marmanis, Gladstein, Vafeiadis, "Truly Stateless, Optimal Dynamic Partial
+//! Order Reduction", POPL 2022).
+//!
+//! A read takes one of the writes already in the graph. A new write is placed at each position
+//! of its location's coherence order that the model accepts, and it *revisits* every earlier
+//! read `r` of its location outside its own `porf`-prefix: `r` now reads the new write, and the
+//! events added after `r` that are not in that prefix are deleted (their threads are cut back
+//! and run again from there). So a read never waits for a write that never comes: every branch
+//! of the search ends in an execution or in a graph the model rejects.
+//!
+//! A revisit is made only when `r` and every deleted event were *added maximally* (a read
+//! reading the coherence-latest write, a write placed last), compared with the events added
+//! before each and the new write's prefix. Of all the graphs that differ only in what the
+//! deleted events chose, exactly that one revisits, so each execution is built once
+//! (docs/explore.md, "The revisiting search").
+
+use crate::interp::Status;
+use crate::relation::{EventSet, Relation};
+use crate::search::{Search, Source, State};
+use crate::Graph;
+
+/// Coherence as a relation: each location's order, transitively.
+pub(crate) fn co_relation(g: &Graph, co: &[Vec<usize>]) -> Relation {
+    let mut r = Relation::new(g.len());
+    for order in co {
+        for (k, &a) in order.iter().enumerate() {
+            for &b in &order[k + 1..] {
+                r.insert(a, b);
+            }
+        }
+    }
+    r
+}
+
+/// Where the value of graph event `w` (a write) comes from.
+fn source_of(g: &Graph, w: usize) -> Source {
+    match g.events[w].thread {
+        None => Source::Init(g.events[w].kind.loc().expect("an initial write")),
+        Some(t) => {
+            let t = t.0 as usize;
+            let i = path_index(g, t, w);
+            Source::Event(t, i)
+        }
+    }
+}
+
+/// The position of graph event `e` in thread `t`'s path.
+fn path_index(g: &Graph, t: usize, e: usize) -> usize {
+    g.thread_events[t]
+        .iter()
+        .position(|&x| x == e)
+        .expect("an event of the thread")
+}
+
+/// Event `a` and everything before it in `po ∪ rf`, barrier synchronization and launch order:
+/// what a revisit by `a` keeps whatever else it deletes.
+fn porf_prefix(g: &Graph, a: usize) -> EventSet {
+    let mut set = EventSet::new(g.len());
+    let mut stack = vec![a];
+    while let Some(x) = stack.pop() {
+        if set.contains(x) {
+            continue;
+        }
+        set.insert(x);
+        if let Some(t) = g.events[x].thread {
+            let evs = &g.thread_events[t.0 as usize];
+            let k = path_index(g, t.0 as usize, x);
+            if k > 0 {
+                stack.push(evs[k - 1]);
+            }
+            for before in &g.program.thread(t).after {
+                stack.extend(g.thread_events[before.0 as usize].last());
+            }
+        }
+        if let Some(w) = g.rf[x] {
+            stack.push(w);
+        }
+        if matches!(g.events[x].kind, crate::EventKind::Wait { .. }) {
+            stack.extend((0..g.len()).filter(|&y| g.barrier_sync.contains(y, x)));
+        }
+    }
+    set
+}
+
+impl<'p> Search<'_, '_, 'p> {
+    /// Whether the graph of `st`, with its coherence order, may still be completed into a
+    /// consistent execution (every axiom holds on it: it is closed under `po ∪ rf`).
+    fn placed_consistent(&mut self, st: &State<'p>) -> bool {
+        let g = &st.graph;
+        if g.len() < crate::search::PRUNE_FROM_EVENTS {
+            return true;
+        }
+        self.out.checks += 1;
+        self.model
+            .consistent_with(g, &co_relation(g, &st.co))
+            .is_ok()
+    }
+
+    /// Thread `t` reads: once from each write of the location already in the graph.
+    pub(crate) fn read_placed(&mut self, st: State<'p>, t: usize) {
+        let Status::Reads(req) = &st.threads[t].status else {
+            unreachable!("read_placed on a thread that does not read");
+        };
+        let sources = st.co[req.loc.0 as usize].clone();
+        let mut st = Some(st);
+        for (k, &w) in sources.iter().enumerate() {
+            let mut next = if k + 1 == sources.len() {
+                st.take().expect("the state")
+            } else {
+                st.as_ref().expect("the state").clone()
+            };
+            let v = self.value(&next, source_of(&next.graph, w));
+            let (r, rmw_write) = next.threads[t].resolve_read(v);
+            self.sync_graph(&mut next, t);
+            let read = next.graph.thread_events[t][r];
+            next.graph.rf[read] = Some(w);
+            // No `may_read_from` filter: it may judge what comes only later (two RMWs reading one
+            // write), and such a graph is a step on the way to another through a revisit.
+            match rmw_write {
+                Some(e) => self.add_write(next, t, e),
+                None => {
+                    if self.placed_consistent(&next) {
+                        self.visit(next);
+                    }
+                }
+            }
+            if self.stopped() {
+                return;
+            }
+        }
+    }
+
+    /// Thread `t` made write `e` (path index): it revisits each read it may, and is placed in
+    /// coherence.
+    pub(crate) fn add_write(&mut self, st: State<'p>, t: usize, e: usize) {
+        let a = st.graph.thread_events[t][e];
+        let g = &st.graph;
+        let prefix = porf_prefix(g, a);
+        let reads: Vec<usize> = g
+            .reads
+            .iter()
+            .filter(|&r| g.same_loc.contains(a, r) && !prefix.contains(r))
+            .collect();
+        for r in reads {
+            if let Some((next, a, pending)) = self.revisited(&st, a, r, &prefix) {
+                self.place(next, a, pending);
+            }
+            if self.stopped() {
+                return;
+            }
+        }
+        self.place(st, a, None);
+    }
+
+    /// Places write `a` (graph index) at each position of its location's coherence order the
+    /// model accepts, then goes on (first adding `pending`, an RMW's write, when given).
+    fn place(&mut self, st: State<'p>, a: usize, pending: Option<(usize, usize)>) {
+        let g = &st.graph;
+        let loc = g.events[a].kind.loc().expect("a write").0 as usize;
+        let order = &st.co[loc];
+        let at = |w: usize| order.iter().position(|&x| x == w).expect("a placed write");
+        // After the writes of the location before it in program order, and the writes its
+        // thread's earlier reads of the location read (SC-per-location).
+        let t = g.events[a].thread.expect("a thread's write").0 as usize;
+        let first = g.thread_events[t]
+            .iter()
+            .filter(|&&x| x != a && g.same_loc.contains(a, x))
+            .filter_map(|&x| {
+                if g.events[x].kind.is_write() {
+                    Some(x)
+                } else {
+                    g.rf[x]
+                }
+            })
+            .map(|w| at(w) + 1)
+            .max()
+            .unwrap_or(1);
+        // An RMW's write right after the write its read reads, unless a write may come between.
+        let rmw_source = g
+            .rmw
+            .pairs()
+            .find(|&(_, w)| w == a)
+            .map(|(r, _)| at(g.rf[r].expect("the RMW's read has its write")));
+        let positions = match rmw_source {
+            Some(s) if self.model.rmw_write_adjacent(g, a) => s + 1..=s + 1,
+            _ => first..=order.len(),
+        };
+        let last = *positions.end();
+        let mut st = Some(st);
+        for p in positions {
+            let mut next = if p == last {
+                st.take().expect("the state")
+            } else {
+                st.as_ref().expect("the state").clone()
+            };
+            next.co[loc].insert(p, a);
+            if self.placed_consistent(&next) {
+                match pending {
+                    Some((t, e)) => self.add_write(next, t, e),
+                    None => self.visit(next),
+                }
+            }
+            if self.stopped() {
+                return;
+            }
+        }
+    }
+
+    /// Whether event `e` of `st` was added maximally, compared with what was added before it
+    /// and with `prefix` (the revisiting write `a`'s): a read reads a write among those, the
+    /// coherence-latest of them; a write is the coherence-latest of them. `a` is not placed.
+    fn added_maximally(&self, st: &State, e: usize, prefix: &EventSet) -> bool {
+        let g = &st.graph;
+        let kind = g.events[e].kind;
+        let before = |x: usize| x <= e || prefix.contains(x);
+        let w = if kind.is_read() {
+            let w = g.rf[e].expect("every read has its write");
+            if !before(w) {
+                return false;
+            }
+            w
+        } else if kind.is_write() {
+            e
+        } else {
+            return true;
+        };
+        let order = &st.co[kind.loc().expect("a memory event").0 as usize];
+        let k = order.iter().position(|&x| x == w).expect("a placed write");
+        !order[k + 1..].iter().any(|&x| before(x))
+    }
+
+    /// The state where read `r` reads from the new write `a` instead, with every event added
+    /// after `r` outside `prefix` deleted; `None` when this revisit is not the one to make
+    /// (some event it deletes, or `r`, was not added maximally), or the model forbids it. When
+    /// `r` is an RMW's read, its new write (thread, path index) is returned too, still to add.
+    /// Returns the new state, `a`'s index in it, and that write.
+    #[allow(clippy::type_complexity)]
+    fn revisited(
+        &mut self,
+        st: &State<'p>,
+        a: usize,
+        r: usize,
+        prefix: &EventSet,
+    ) -> Option<(State<'p>, usize, Option<(usize, usize)>)> {
+        let g = &st.graph;
+        let n = g.len();
+        let deleted: Vec<usize> = (r + 1..n).filter(|&x| !prefix.contains(x)).collect();
+        if !self.added_maximally(st, r, prefix)
+            || !deleted.iter().all(|&x| self.added_maximally(st, x, prefix))
+        {
+            return None;
+        }
+        let mut gone = EventSet::new(n);
+        deleted.iter().for_each(|&x| gone.insert(x));
+        // A kept read of a deleted write would lose its write.
+        if g.reads
+            .iter()
+            .any(|x| !gone.contains(x) && x != r && g.rf[x].is_some_and(|w| gone.contains(w)))
+        {
+            return None;
+        }
+        let rt = g.events[r].thread.expect("a thread's read").0 as usize;
+        let ri = path_index(g, rt, r);
+        let program = self.program;
+        let mut threads: Vec<_> = st
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(u, th)| {
+                let keep = if u == rt {
+                    ri
+                } else {
+                    g.thread_events[u]
+                        .iter()
+                        .filter(|&&x| !gone.contains(x))
+                        .count()
+                };
+                let mut cut = th.truncated(program, &program.threads[u], &self.statics[u], keep);
+                if self.starved.iter().any(|s| s.0 as usize == u) {
+                    cut.starve();
+                }
+                cut
+            })
+            .collect();
+        // The revisited thread runs on to its read and takes the new write's value.
+        let value = self.value(st, source_of(g, a));
+        let reader = &mut threads[rt];
+        while !matches!(reader.status, Status::Reads(_)) {
+            let step = reader.step(program, &program.threads[rt], &self.statics[rt]);
+            debug_assert!(
+                step == crate::interp::Step::Other,
+                "a cut-back thread runs to the read it cut at"
+            );
+        }
+        let (_, rmw_write) = reader.resolve_read(value);
+        // The graph of what is kept, in the order it was added; `r` keeps its place.
+        let mut graph = Graph::empty(program);
+        let mut map = vec![usize::MAX; n];
+        for (x, m) in map.iter_mut().enumerate() {
+            let Some(u) = g.events[x].thread.map(|u| u.0 as usize) else {
+                *m = x; // an initial write
+                continue;
+            };
+            if !gone.contains(x) {
+                let i = path_index(g, u, x);
+                *m = graph.push(
+                    scopecheck_ir::ThreadId(u as u32),
+                    &threads[u].trace.events[i],
+                );
+            }
+        }
+        let pending = rmw_write.map(|w| {
+            let ev = &threads[rt].trace.events[w];
+            graph.push(scopecheck_ir::ThreadId(rt as u32), ev);
+            (rt, w)
+        });
+        for (u, th) in threads.iter().enumerate() {
+            for &(rr, ww) in &th.trace.rmw {
+                let (rr, ww) = (rr as usize, ww as usize);
+                if let (Some(&x), Some(&y)) = (
+                    graph.thread_events[u].get(rr),
+                    graph.thread_events[u].get(ww),
+                ) {
+                    graph.add_rmw(x, y);
+                }
+            }
+        }
+        for (x, y) in g.barrier_sync.pairs() {
+            if !gone.contains(x) && !gone.contains(y) {
+                graph.barrier_sync.insert(map[x], map[y]);
+            }
+        }
+        for x in g.reads.iter().filter(|&x| !gone.contains(x)) {
+            graph.rf[map[x]] = Some(if x == r {
+                map[a]
+            } else {
+                map[g.rf[x].expect("every read has its write")]
+            });
+        }
+        let co = st
+            .co
+            .iter()
+            .map(|order| {
+                order
+                    .iter()
+                    .filter(|&&x| !gone.contains(x))
+                    .map(|&x| map[x])
+                    .collect()
+            })
+            .collect();
+        Some((
+            State {
+                threads,
+                graph,
+                fresh: vec![],
+                co,
+            },
+            map[a],
+            pending,
+        ))
+    }
+}
