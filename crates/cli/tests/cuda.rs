@@ -316,3 +316,39 @@ fn seed1_with_a_host_initialised_flag_is_still_an_await_loop() {
     expect("seed1-hostinit.cu", None, "Ok", false);
     assert_eq!(check("seed1-hostinit.cu", None)["reduced_loops"], 1);
 }
+
+/// The revisiting search against the hole search on every CUDA and OpenCL example, with
+/// symmetry off so that the revisiting search runs: the same JSON report apart from the time,
+/// the witness the search happened to meet first, and the rejected-candidate counts (each
+/// search rejects different partial graphs).
+#[test]
+fn revisiting_search_matches_the_hole_search_on_the_cuda_and_opencl_examples() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<_> = ["cuda", "opencl"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("an examples folder"))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    files.sort();
+    let report = |path: &Path, holes: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scopecheck"));
+        cmd.args(["check", "--json", "--symmetry", "off"]);
+        if holes {
+            cmd.args(["--engine", "holes"]);
+        }
+        let out = cmd.arg(path).output().expect("run scopecheck");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let mut v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or("null"))
+            .unwrap_or_else(|e| panic!("{}: not JSON: {text}: {e}", path.display()));
+        if let Some(o) = v.as_object_mut() {
+            for k in ["time_ms", "witness", "diagnostics", "rejected"] {
+                o.remove(k);
+            }
+        }
+        v
+    };
+    assert!(files.len() > 20, "{files:?}");
+    for f in &files {
+        assert_eq!(report(f, false), report(f, true), "{}", f.display());
+    }
+}

@@ -272,6 +272,28 @@ impl<'p> Graph<'p> {
         r.clone()
     }
 
+    /// Takes over the memoised relations of `old` for the events this graph kept from it:
+    /// `map[x]` is the index here of `old`'s event `x` (`usize::MAX` when deleted). Valid
+    /// because a memoised relation depends only on what each event is, and every kept event
+    /// is the same here (a read that changed its value keeps its kind).
+    pub fn keep_memo_of(&self, old: &Graph, map: &[usize]) {
+        let mut here = self.memo.borrow_mut();
+        for (key, r) in old.memo.borrow().iter() {
+            // Kept events keep their order, so those `r` covers are a prefix of this graph's;
+            // the memo extends itself to the others on use.
+            let covered = map[..r.len()].iter().filter(|&&m| m != usize::MAX).count();
+            let mut kept = Relation::new(covered);
+            for (x, &mx) in map[..r.len()].iter().enumerate() {
+                if mx != usize::MAX {
+                    for y in r.successors(x).filter(|&y| map[y] != usize::MAX) {
+                        kept.insert(mx, map[y]);
+                    }
+                }
+            }
+            here.push((key, kept));
+        }
+    }
+
     /// Reads-from as a relation (write → read).
     pub fn rf_relation(&self) -> Relation {
         let mut r = Relation::new(self.len());

@@ -302,15 +302,19 @@ fn graphs<'p>(
         .collect();
     let successors = search::launch_successors(program);
     let candidates = opts.scheduler.starvation_candidates(program);
-    // The revisiting search needs a total coherence it can place and an acyclic `po ∪ rf`;
-    // it does not stop threads part-way (a preempting scheduler's starvation) and it prunes
-    // no partial graph for symmetry (a later revisit may still change what a thread read).
-    let revisits = opts.engine != Engine::Holes && model.total_coherence() && model.porf_acyclic();
-    let classes = if opts.symmetry && !revisits {
+    let classes = if opts.symmetry {
         symmetry::classes(program, candidates.len() > 1)
     } else {
         vec![]
     };
+    // The revisiting search needs a total coherence it can place and an acyclic `po ∪ rf`.
+    // It prunes no partial graph for symmetry (a later revisit may still change what a pruned
+    // graph's threads read), so where threads are interchangeable the hole search, which
+    // explores one order of them, runs instead (docs/explore.md, "Which search runs").
+    let revisits = opts.engine != Engine::Holes
+        && model.total_coherence()
+        && model.porf_acyclic()
+        && classes.is_empty();
     let mut out = Exploration {
         engine: Engine::Graphs,
         symmetry: classes

@@ -103,7 +103,24 @@ impl<'p> Search<'_, '_, 'p> {
         let Status::Reads(req) = &st.threads[t].status else {
             unreachable!("read_placed on a thread that does not read");
         };
-        let sources = st.co[req.loc.0 as usize].clone();
+        // Not before, in coherence, what the thread already wrote or read there
+        // (SC-per-location, see `Model::total_coherence`).
+        let g = &st.graph;
+        let order = &st.co[req.loc.0 as usize];
+        let from = g.thread_events[t]
+            .iter()
+            .filter(|&&x| g.events[x].kind.loc() == Some(req.loc))
+            .filter_map(|&x| {
+                if g.events[x].kind.is_write() {
+                    Some(x)
+                } else {
+                    g.rf[x]
+                }
+            })
+            .map(|w| order.iter().position(|&y| y == w).expect("a placed write"))
+            .max()
+            .unwrap_or(0);
+        let sources = order[from..].to_vec();
         let mut st = Some(st);
         for (k, &w) in sources.iter().enumerate() {
             let mut next = if k + 1 == sources.len() {
@@ -206,6 +223,33 @@ impl<'p> Search<'_, '_, 'p> {
                 return;
             }
         }
+    }
+
+    /// Whether thread `t`, just blocked in a pure iteration, read in that iteration's last read
+    /// a write that another write already in the graph follows in coherence. That read was not
+    /// added maximally, so no revisit takes it or deletes it (`added_maximally`), and no
+    /// revisit of an earlier read of the iteration can delete it either: the thread spins on a
+    /// value that is not the latest in every graph below this one, which is then neither an
+    /// execution nor a hang. What the other threads do below it (a fault, a cut loop) they do
+    /// too where this read takes the coherence-latest write, a sibling branch: the iteration
+    /// made no write anyone else can tell from the one it read (docs/explore.md).
+    pub(crate) fn spins_on_stale_write(&self, st: &State, t: usize) -> bool {
+        let th = &st.threads[t];
+        let crate::trace::PathEnd::Blocked { iteration, .. } = th.trace.end else {
+            return false;
+        };
+        let g = &st.graph;
+        let Some(i) = (iteration..th.trace.events.len())
+            .rev()
+            .find(|&i| th.trace.events[i].kind.is_read())
+        else {
+            return false;
+        };
+        let r = g.thread_events[t][i];
+        let w = g.rf[r].expect("every read has its write");
+        let order = &st.co[g.events[r].kind.loc().expect("a read").0 as usize];
+        let k = order.iter().position(|&x| x == w).expect("a placed write");
+        order[k + 1..].iter().any(|&x| x < r)
     }
 
     /// Whether event `e` of `st` was added maximally, compared with what was added before it
@@ -339,6 +383,7 @@ impl<'p> Search<'_, '_, 'p> {
                 map[g.rf[x].expect("every read has its write")]
             });
         }
+        graph.keep_memo_of(g, &map);
         let co = st
             .co
             .iter()

@@ -369,6 +369,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                                 self.out.reduced_loops.push(l);
                             }
                         }
+                        if self.revisits && self.spins_on_stale_write(&st, t) {
+                            self.out.blocked += 1;
+                            return;
+                        }
                     }
                 }
                 Step::Other | Step::Waits | Step::Suspended => {}
