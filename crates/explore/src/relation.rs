@@ -22,6 +22,15 @@ impl EventSet {
         }
     }
 
+    /// The events of `0..n` that `keep` accepts.
+    pub fn from_fn(n: usize, keep: impl Fn(usize) -> bool) -> Self {
+        let mut s = EventSet::new(n);
+        for i in (0..n).filter(|&i| keep(i)) {
+            s.insert(i);
+        }
+        s
+    }
+
     /// Makes room for `n` events.
     pub fn grow(&mut self, n: usize) {
         let w = words_for(n);
@@ -162,6 +171,27 @@ impl Relation {
     pub fn insert_set(&mut self, i: usize, set: &EventSet) {
         for (a, b) in self.row_mut(i).iter_mut().zip(set.words()) {
             *a |= b;
+        }
+    }
+
+    /// Adds `(i, j)` for every `j` that row `k` of `other` holds (`other` of the same size).
+    pub fn insert_row_of(&mut self, i: usize, other: &Relation, k: usize) {
+        let stride = self.stride;
+        for (a, b) in self.bits[i * stride..(i + 1) * stride]
+            .iter_mut()
+            .zip(other.row(k))
+        {
+            *a |= b;
+        }
+    }
+
+    /// Keeps only the pairs whose second element is in `set`: `R ; [set]`.
+    pub fn keep_columns(&mut self, set: &EventSet) {
+        let stride = self.stride;
+        for row in self.bits.chunks_mut(stride.max(1)) {
+            for (a, b) in row.iter_mut().zip(set.words()) {
+                *a &= b;
+            }
         }
     }
 

@@ -11,7 +11,7 @@
 //! happens-before is computed per memory space, dropping for each space the synchronization
 //! edges that start or end at a fence not naming it.
 
-use scopecheck_explore::{Event, EventKind, Graph, Relation};
+use scopecheck_explore::{Event, EventKind, EventSet, Graph, Relation};
 use scopecheck_ir::MemorySpace;
 
 use super::scope::{is_acquire, is_atomic, is_fence, is_release};
@@ -19,20 +19,24 @@ use super::scope::{is_acquire, is_atomic, is_fence, is_release};
 /// `rs`: from a write to every write of its release sequence.
 pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
     let n = g.len();
-    let mut head = Relation::new(n);
+    let atomic_writes = EventSet::from_fn(n, |i| {
+        g.events[i].kind.is_write() && is_atomic(&g.events[i])
+    });
+    // [W] ; (sb ∩ loc)? ; [W ∩ A]
+    let mut rs = Relation::new(n);
     for w in g.writes.iter() {
-        head.insert(w, w);
+        if atomic_writes.contains(w) {
+            rs.insert(w, w);
+        }
         for w2 in g.po.successors(w) {
-            if g.events[w2].kind.is_write() && g.same_loc.contains(w, w2) {
-                head.insert(w, w2);
+            if atomic_writes.contains(w2) && g.same_loc.contains(w, w2) {
+                rs.insert(w, w2);
             }
         }
     }
-    // Keep only pairs ending at an atomic write.
-    let atomic_writes = Relation::identity_where(n, |i| {
-        g.events[i].kind.is_write() && is_atomic(&g.events[i])
-    });
-    let mut rs = head.compose(&atomic_writes);
+    if g.rmw.is_empty() {
+        return rs;
+    }
     let step = strong_rf.compose(&g.rmw);
     loop {
         let longer = rs.compose(&step);
@@ -42,10 +46,6 @@ pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
             return rs;
         }
     }
-}
-
-fn identity_where(n: usize, keep: impl Fn(usize) -> bool) -> Relation {
-    Relation::identity_where(n, keep)
 }
 
 /// `sw` before the scope restriction, as (first, last) pairs; `covers(f)` says whether a fence
@@ -58,20 +58,28 @@ fn synchronizes_with(
 ) -> Relation {
     let n = g.len();
     let ev = |i: usize| &g.events[i];
-    // [E ⊒ rel] ; ([F] ; sb)? ending at a write.
-    let rel = identity_where(n, |i| is_release(ev(i)) && covers(ev(i)));
-    let fence_sb = identity_where(n, |i| is_fence(ev(i))).compose(&g.po);
-    let mut head = rel.clone();
-    head.union_with(&rel.compose(&fence_sb));
-    let head = head.compose(&identity_where(n, |i| ev(i).kind.is_write()));
+    // [E ⊒ rel] ; ([F] ; sb)? ; [W]
+    let mut head = Relation::new(n);
+    for i in (0..n).filter(|&i| is_release(ev(i)) && covers(ev(i))) {
+        head.insert(i, i);
+        if is_fence(ev(i)) {
+            head.insert_row_of(i, &g.po, i);
+        }
+    }
+    head.keep_columns(&g.writes);
     // [R ∩ A] ; (sb ; [F])? ; [E ⊒ acq]
-    let atomic_reads = identity_where(n, |i| ev(i).kind.is_read() && is_atomic(ev(i)));
-    let acq = identity_where(n, |i| is_acquire(ev(i)) && covers(ev(i)));
-    let sb_fence = g.po.compose(&identity_where(n, |i| is_fence(ev(i))));
+    let acquire = EventSet::from_fn(n, |i| is_acquire(ev(i)) && covers(ev(i)));
     let mut tail = Relation::new(n);
-    tail.union_with(&acq);
-    tail.union_with(&sb_fence.compose(&acq));
-    let tail = atomic_reads.compose(&tail);
+    for i in g.reads.iter().filter(|&i| is_atomic(ev(i))) {
+        if acquire.contains(i) {
+            tail.insert(i, i);
+        }
+        for j in g.po.successors(i) {
+            if acquire.contains(j) && is_fence(ev(j)) {
+                tail.insert(i, j);
+            }
+        }
+    }
     head.compose(rs).compose(strong_rf).compose(&tail)
 }
 
