@@ -66,7 +66,11 @@ pub trait Model: Sync {
     /// search (`revisit`) then places each new write in it and asks [`Model::consistent_with`];
     /// it also needs [`Model::porf_acyclic`], and coherence must put a write after the writes of
     /// its location before it in program order and after the writes its thread's earlier reads
-    /// of the location read (SC-per-location), which the explorer uses to skip placements.
+    /// of the location read (SC-per-location), which the explorer uses to skip placements. The
+    /// model must be prefix-closed and maximally extensible, as TruSt requires: adding to a
+    /// consistent graph an event with no successors that reads the coherence-latest write, or a
+    /// write placed last in coherence (an RMW's right after a coherence-latest source), gives a
+    /// consistent graph; the explorer does not ask about such steps.
     fn total_coherence(&self) -> bool {
         false
     }
@@ -88,6 +92,13 @@ pub trait Model: Sync {
     fn consistent_with(&self, g: &Graph, co: &Relation) -> Result<(), &'static str> {
         let _ = (g, co);
         Ok(())
+    }
+
+    /// Extends the relations the model memoises on `g` (`Graph::memo_pairwise`) to its new
+    /// events. Called where the explorer skips [`Model::consistent_with`] on a graph it then
+    /// copies into several branches, so that the memos are extended once, not once per branch.
+    fn extend_memos(&self, g: &Graph) {
+        let _ = g;
     }
 
     /// The races of a consistent execution `g` with coherence order `co`. Only called when

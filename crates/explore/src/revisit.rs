@@ -135,8 +135,15 @@ impl<'p> Search<'_, '_, 'p> {
             next.graph.rf[read] = Some(w);
             // No `may_read_from` filter: it may judge what comes only later (two RMWs reading one
             // write), and such a graph is a step on the way to another through a revisit.
+            // The new read has no successors: reading the coherence-latest write keeps a
+            // consistent graph consistent (maximal extensibility, `Model::total_coherence`).
+            let latest = k + 1 == sources.len();
             match rmw_write {
                 Some(e) => self.add_write(next, t, e),
+                None if latest => {
+                    self.model.extend_memos(&next.graph);
+                    self.visit(next);
+                }
                 None => {
                     if self.placed_consistent(&next) {
                         self.visit(next);
@@ -162,18 +169,20 @@ impl<'p> Search<'_, '_, 'p> {
             .collect();
         for r in reads {
             if let Some((next, a, pending)) = self.revisited(&st, a, r, &prefix) {
-                self.place(next, a, pending);
+                self.place(next, a, pending, false);
             }
             if self.stopped() {
                 return;
             }
         }
-        self.place(st, a, None);
+        self.place(st, a, None, true);
     }
 
     /// Places write `a` (graph index) at each position of its location's coherence order the
     /// model accepts, then goes on (first adding `pending`, an RMW's write, when given).
-    fn place(&mut self, st: State<'p>, a: usize, pending: Option<(usize, usize)>) {
+    /// `forward`: `a` is the newest event of a graph that was consistent without it (not a
+    /// revisit), so placing it last keeps it consistent (maximal extensibility).
+    fn place(&mut self, st: State<'p>, a: usize, pending: Option<(usize, usize)>, forward: bool) {
         let g = &st.graph;
         let loc = g.events[a].kind.loc().expect("a write").0 as usize;
         let order = &st.co[loc];
@@ -213,7 +222,11 @@ impl<'p> Search<'_, '_, 'p> {
                 st.as_ref().expect("the state").clone()
             };
             next.co[loc].insert(p, a);
-            if self.placed_consistent(&next) {
+            let at_end = forward && p + 1 == next.co[loc].len();
+            if at_end {
+                self.model.extend_memos(&next.graph);
+            }
+            if at_end || self.placed_consistent(&next) {
                 match pending {
                     Some((t, e)) => self.add_write(next, t, e),
                     None => self.visit(next),
@@ -250,6 +263,36 @@ impl<'p> Search<'_, '_, 'p> {
         let order = &st.co[g.events[r].kind.loc().expect("a read").0 as usize];
         let k = order.iter().position(|&x| x == w).expect("a placed write");
         order[k + 1..].iter().any(|&x| x < r)
+    }
+
+    /// Whether, at a leaf, some thread blocked in a pure iteration read there a write that a
+    /// write outside every spinning iteration follows in the coherence order placed: it does
+    /// not read the latest write, so the leaf is no hang (the judge would find the same).
+    pub(crate) fn some_spinner_reads_before_latest(&self, st: &State) -> bool {
+        let g = &st.graph;
+        let spinning_from = |u: usize| match st.threads[u].trace.end {
+            crate::trace::PathEnd::Blocked { iteration, .. } => Some(iteration),
+            _ => None,
+        };
+        let in_spin = |x: usize| {
+            g.events[x].thread.is_some_and(|u| {
+                let u = u.0 as usize;
+                spinning_from(u).is_some_and(|it| path_index(g, u, x) >= it)
+            })
+        };
+        (0..st.threads.len()).any(|t| {
+            let Some(it) = spinning_from(t) else {
+                return false;
+            };
+            g.thread_events[t][it..].iter().any(|&e| {
+                let (Some(w), Some(l)) = (g.rf[e], g.events[e].kind.loc()) else {
+                    return false;
+                };
+                let order = &st.co[l.0 as usize];
+                let k = order.iter().position(|&x| x == w).expect("a placed write");
+                order[k + 1..].iter().any(|&x| !in_spin(x))
+            })
+        })
     }
 
     /// Whether event `e` of `st` was added maximally, compared with what was added before it

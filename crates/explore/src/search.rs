@@ -804,12 +804,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// judging: no thread was cut or faulted, and some spinner reads a write that a later write
     /// of the same thread to the same location follows (so, in every model, in coherence): it
     /// does not read the latest write, and will not spin forever.
-    fn cannot_hang(&self, st: &State) -> bool {
+    fn cannot_hang(&self, st: &State<'p>) -> bool {
         let cut_or_fault = st.threads.iter().any(|t| {
             t.status == Status::Stopped
                 && matches!(t.trace.end, PathEnd::Cut { .. } | PathEnd::Fault { .. })
         });
-        !cut_or_fault && self.some_spinner_reads_stale(st)
+        !cut_or_fault
+            && (self.some_spinner_reads_stale(st)
+                || (self.revisits && self.some_spinner_reads_before_latest(st)))
     }
 
     /// Whether, at a leaf, some thread blocked in a pure iteration read a write that a later

@@ -96,6 +96,10 @@ impl Model for ScopedC11 {
         order_verdict(g, &rf, &hb, &inclusion, mo, &self.platform)
     }
 
+    fn extend_memos(&self, g: &Graph) {
+        scope::scope_inclusion(g, &self.platform);
+    }
+
     fn races_with(&self, g: &Graph, _mo: &Relation) -> Vec<Race> {
         let rf = g.rf_relation();
         let inclusion = scope::scope_inclusion(g, &self.platform);
