@@ -59,6 +59,35 @@ fn seed1_without_the_consumers_fence_can_fail() {
     expect("seed1-nofence.cu", Some("ptx"), "No", true);
 }
 
+/// The first seed as an ordinary CUDA program (`int main()`): the buffers come from cudaMalloc
+/// and are cleared by cudaMemset, which the host does before the launches (plain host stores,
+/// happening before both kernels through the launch order). `produce` stores `data[0] = 42`,
+/// fences at gpu scope and sets the flag with a relaxed gpu-scope RMW; `consume` awaits the
+/// flag with an RMW, fences at gpu scope and copies `data[0]` to `out`. Fence-RMW ... RMW-fence
+/// at gpu scope between two blocks: the producer's fence is sequenced before its RMW, the RMW
+/// the consumer's RMW reads from is sequenced before its fence, so the fences synchronize and
+/// the store of 42 happens before the consumer's read, which reads 42 (the memset's 0 is
+/// earlier in happens-before, hidden by coherence). The host code after cudaDeviceSynchronize
+/// starts after both kernels: the cudaMemcpy DeviceToHost is a plain host load of `out`
+/// ordered after the consumer's store, so `h == 42`, `if (h != 42) return 1;` never fails, and
+/// no two conflicting plain accesses are unordered: Ok, not racy (PTX: the same fences are
+/// morally strong and release/acquire patterns at gpu scope).
+#[test]
+fn memcpy_flag_main_program_always_returns_0() {
+    expect("memcpy-flag.cu", None, "Ok", false);
+    expect("memcpy-flag.cu", Some("ptx"), "Ok", false);
+}
+
+/// Without the consumer's fence the RMW that reads the flag is relaxed and nothing after it
+/// acquires: the consumer's plain read of `data[0]` is not ordered after the producer's plain
+/// store (a data race) and may read the 0 that cudaMemset stored, which the host copies back:
+/// `h == 0` and `return 1` is reached in some execution: No, racy (in PTX too).
+#[test]
+fn memcpy_flag_without_the_consumers_fence_can_return_1() {
+    expect("memcpy-flag-nofence.cu", None, "No", true);
+    expect("memcpy-flag-nofence.cu", Some("ptx"), "No", true);
+}
+
 /// Two blocks publish partial sums (1 and 2), fence, take a ticket; the ticket RMWs are
 /// totally ordered, so exactly one block sees 1 and, after its fence, reads both partial sums
 /// (the other block's fence-RMW releases to this RMW-fence): out == 3 always.

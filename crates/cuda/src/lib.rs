@@ -1,6 +1,6 @@
 //! The CUDA source front-end: a `.cu` file with `__device__` globals, `__global__` kernels,
-//! `__device__` helpers and a harness `void scopecheck_main()` written in ordinary CUDA host
-//! code, lowered to a scopecheck [`Program`].
+//! `__device__` helpers and a harness `void scopecheck_main()` (or, without one, `int main()`)
+//! written in ordinary CUDA host code, lowered to a scopecheck [`Program`].
 //!
 //! The file is parsed with the `tree-sitter-cuda` grammar (a real C++/CUDA parser: no text
 //! matching); a syntax error is reported at its ERROR node. Lowering then *runs the harness at
@@ -34,9 +34,11 @@
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 
 mod lower;
+mod preprocess;
 #[cfg(test)]
 mod tests;
 
+pub use preprocess::{preprocess, PreprocessError, Preprocessed};
 use scopecheck_ir::{Program, Span};
 
 /// The number of device threads all launches together may make unless
@@ -96,8 +98,116 @@ pub fn parse_cuda(source: &str) -> Result<(Program, Vec<Warning>), CudaError> {
     parse_cuda_with(source, &CudaOptions::default())
 }
 
-/// Parses and lowers a CUDA file.
+/// Macros predefined for device code as NVCC compiles it for sm_90.
+const CUDA_PREDEFINED: &[(&str, &str)] = &[
+    ("__CUDACC__", "1"),
+    ("__NVCC__", "1"),
+    ("__CUDA_ARCH__", "900"),
+    ("__cplusplus", "201703L"),
+];
+
+/// Macros predefined for OpenCL C 2.0.
+const OPENCL_PREDEFINED: &[(&str, &str)] = &[
+    ("__OPENCL_VERSION__", "200"),
+    ("__OPENCL_C_VERSION__", "200"),
+    ("CL_VERSION_2_0", "200"),
+];
+
+/// Runs the preprocessor, then `then` on its output, and maps every span back to the file as
+/// written.
+fn preprocessed(
+    source: &str,
+    predefined: &[(&str, &str)],
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>), CudaError>,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    let pre = preprocess(source, predefined).map_err(|e| CudaError::new(e.span, e.message))?;
+    let map = LineMap::new(source, &pre.text);
+    let (mut program, mut warnings) = then(&pre.text).map_err(|e| CudaError {
+        span: map.span(e.span),
+        ..e
+    })?;
+    map.program(&mut program);
+    for w in &mut warnings {
+        w.span = map.span(w.span);
+    }
+    let mut all: Vec<Warning> = pre
+        .warnings
+        .into_iter()
+        .map(|(span, message)| Warning { span, message })
+        .collect();
+    all.append(&mut warnings);
+    Ok((program, all))
+}
+
+/// Spans in the preprocessor's output, mapped back to the file as written. The preprocessor
+/// keeps every line where it was, and a line without a macro use byte for byte; on a line
+/// where a macro expanded, a span keeps its line and is clamped to it.
+struct LineMap<'a> {
+    /// (offset, text) of each line of the file as written.
+    written: Vec<(usize, &'a str)>,
+    /// Each line of the preprocessed text.
+    expanded: Vec<&'a str>,
+}
+
+impl<'a> LineMap<'a> {
+    fn new(written: &'a str, expanded: &'a str) -> Self {
+        let mut lines = Vec::new();
+        let mut at = 0;
+        for l in written.split('\n') {
+            lines.push((at, l));
+            at += l.len() + 1;
+        }
+        LineMap {
+            written: lines,
+            expanded: expanded.split('\n').collect(),
+        }
+    }
+
+    fn span(&self, s: Span) -> Span {
+        let Some(&(start, text)) = self.written.get((s.line as usize).wrapping_sub(1)) else {
+            return s;
+        };
+        if self.expanded.get(s.line as usize - 1) == Some(&text) {
+            return Span {
+                offset: start + s.column as usize - 1,
+                ..s
+            };
+        }
+        let col = (s.column as usize - 1).min(text.len());
+        Span {
+            offset: start + col,
+            len: s.len.min(text.len() - col),
+            line: s.line,
+            column: col as u32 + 1,
+        }
+    }
+
+    fn program(&self, p: &mut Program) {
+        for l in &mut p.locations {
+            l.span = l.span.map(|s| self.span(s));
+        }
+        for t in &mut p.threads {
+            t.span = t.span.map(|s| self.span(s));
+            for i in &mut t.code {
+                i.span = self.span(i.span);
+            }
+        }
+        p.condition.span = p.condition.span.map(|s| self.span(s));
+    }
+}
+
+/// Parses and lowers a CUDA file: preprocessed first (`#define`, `#if`, `#include` of
+/// headers the front-end knows), as NVCC's device pass sees it.
 pub fn parse_cuda_with(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    preprocessed(source, CUDA_PREDEFINED, |text| {
+        parse_cuda_text(text, options)
+    })
+}
+
+fn parse_cuda_text(
     source: &str,
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>), CudaError> {
@@ -121,6 +231,15 @@ pub fn parse_cuda_with(
 /// blanked out (replaced by as many spaces: every position stays exact) before parsing and
 /// remembered by position; see [`opencl_qualifiers`].
 pub fn parse_opencl_with(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>), CudaError> {
+    preprocessed(source, OPENCL_PREDEFINED, |text| {
+        parse_opencl_text(text, options)
+    })
+}
+
+fn parse_opencl_text(
     source: &str,
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>), CudaError> {

@@ -156,9 +156,8 @@ fn scalar_type(w: &str) -> Option<(IntType, i64)> {
         "unsignedshort" | "unsignedshortint" | "ushort" | "uint16_t" | "cl_ushort" => {
             (IntType::U16, 2)
         }
-        "int" | "signed" | "signedint" | "int32_t" | "float" | "cl_int" | "cl_float" => {
-            (IntType::S32, 4)
-        }
+        "int" | "signed" | "signedint" | "int32_t" | "float" | "cl_int" | "cl_float"
+        | "cudaError_t" => (IntType::S32, 4),
         "unsigned" | "unsignedint" | "uint" | "uint32_t" | "cl_uint" | "cl_bool" => {
             (IntType::U32, 4)
         }
@@ -208,6 +207,8 @@ enum Binding {
     SharedPtr(usize),
     /// An OpenCL `cl_kernel` (its index in `Ctx::cl_kernels`).
     ClKernel(usize),
+    /// A host local array (`int h[4];`): its start, in `HostPageable` locations.
+    HostArr(Ptr),
 }
 
 /// An array of locations (a scalar is an array of one).
@@ -305,6 +306,8 @@ pub(crate) fn lower<'s, 't>(
         next_stream: 1,
     };
     let mut main = None;
+    // `int main()` is the harness when there is no `scopecheck_main`.
+    let mut c_main = None;
     let mut c = root.walk();
     for item in root.named_children(&mut c) {
         match item.kind() {
@@ -332,6 +335,10 @@ pub(crate) fn lower<'s, 't>(
                     main = Some(item);
                     continue;
                 }
+                if name == "main" {
+                    c_main = Some(item);
+                    continue;
+                }
                 if cx.funcs.contains_key(&name) {
                     return err(name_node, format!("not supported: a second definition of `{name}` (overloads)"));
                 }
@@ -345,16 +352,24 @@ pub(crate) fn lower<'s, 't>(
             }
         }
     }
-    let Some(main) = main else {
+    let Some(main) = main.or(c_main) else {
         return err(
             root,
-            "no harness: add `void scopecheck_main() { ... }` that launches the kernels (`k<<<1, 1>>>(...)`), synchronizes and asserts",
+            "no harness: add `int main() { ... }` (or `void scopecheck_main() { ... }`) that launches the kernels (`k<<<1, 1>>>(...)`), synchronizes and checks the results (`assert(e)`, `if (bad) return 1;`)",
         );
     };
     let body = main
         .child_by_field_name("body")
-        .ok_or_else(|| CudaError::new(span_of(main), "scopecheck_main has no body"))?;
+        .ok_or_else(|| CudaError::new(span_of(main), "the harness has no body"))?;
     let mut host = Lw::new(&mut cx, None, Dims::default(), 0);
+    // The last statement of the harness may be its normal end: `return 0;`.
+    let mut c = body.walk();
+    host.final_return = body
+        .named_children(&mut c)
+        .filter(|k| k.kind() != "comment")
+        .last()
+        .filter(|k| k.kind() == "return_statement")
+        .map(|k| k.id());
     host.host_main(body)?;
     host.flush_host();
     drop(host);
@@ -1209,6 +1224,8 @@ struct Lw<'c, 's, 't> {
     /// Host only: statements nested in control flow (launches must be at the top).
     nesting: u32,
     launches: Launches,
+    /// The harness's last statement when it is a `return` (its normal end).
+    final_return: Option<usize>,
 }
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
@@ -1232,6 +1249,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             asserts: Vec::new(),
             nesting: 0,
             launches: Launches::default(),
+            final_return: None,
         }
     }
 
@@ -1746,7 +1764,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "identifier" => {
                 let name = self.text(e);
                 match self.lookup(name) {
-                    Some(Binding::Ptr(p)) => return Ok(p),
+                    Some(Binding::Ptr(p) | Binding::HostArr(p)) => return Ok(p),
                     Some(Binding::SharedPtr(d)) => return Ok(self.shared_ptr(d, e)?.0),
                     Some(Binding::PtrUnset(..)) => {
                         return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
@@ -2046,11 +2064,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         self.branch(BranchCond::Always, end, s);
                     }
                     None => {
+                        if self.host() {
+                            return self.harness_return(s, value);
+                        }
                         if value.is_some() {
                             return err(s, "a kernel returns no value");
-                        }
-                        if self.host() {
-                            return err(s, "not supported: `return` in scopecheck_main");
                         }
                         let l = self.end_label;
                         self.branch(BranchCond::Always, l, s);
@@ -2126,7 +2144,27 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.bind(&name, Binding::Shared(idx));
                 continue;
             }
-            if len > 1 || decl.kind() == "array_declarator" {
+            if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
+                // A host array: locations of ordinary host memory, which only the host touches.
+                let values = match init {
+                    Some(i) if i.kind() == "initializer_list" => self.cx.const_init(i, len)?,
+                    Some(i) => return err(i, "expected `{ constants }` to initialise an array"),
+                    None => Vec::new(),
+                };
+                let arr = self.cx.new_array(
+                    &name,
+                    len,
+                    None,
+                    ty.int,
+                    MemorySpace::HostPageable,
+                    &values,
+                    Some(span_of(name_node)),
+                    false,
+                );
+                self.bind(&name, Binding::HostArr(Ptr::start_of(arr, ty)));
+                continue;
+            }
+            if len > 1 || has_array(decl) {
                 return err(
                     decl,
                     "not supported: local arrays (use a `__shared__` array or an allocation)",
@@ -2233,6 +2271,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     computed = Some(v);
                 }
             }
+            // Host code evaluates the initialiser first: a runtime call in it may end the
+            // segment (`cudaError_t e = cudaDeviceSynchronize();`).
+            let runtime_call = |i: &Node| {
+                i.kind() == "call_expression"
+                    && i.child_by_field_name("function")
+                        .is_some_and(|f| f.kind() != "field_expression")
+            };
+            if let Some(i) = init.filter(|i| self.host() && computed.is_none() && runtime_call(i)) {
+                computed = Some(self.value(i, None)?);
+            }
             let r = self.new_reg(&name, ty.int);
             match init {
                 Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
@@ -2308,6 +2356,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .map_or_else(|| only_child(c), Ok)?,
             _ => c,
         };
+        // `if (bad) return 1;` (or `exit(1)`, `abort()`, after printf and cleanup calls) in
+        // the harness: the requirement `!bad` here, as `assert(!bad)` would be.
+        if self.host() && self.frames.is_empty() && els.is_none() && self.fails(then)? {
+            return self.require_not(inner, s);
+        }
         if self.foldable(inner) {
             if let Operand::Imm(v) = self.value(inner, None)? {
                 return match (v != 0, els) {
@@ -2612,7 +2665,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "true" => Ok(Val::imm(1, IntType::S32)),
             "false" | "null" | "nullptr" => Ok(Val::imm(0, IntType::S32)),
             "char_literal" => err(e, "not supported: character constants"),
-            "sizeof_expression" => Ok(Val::imm(self.cx.sizeof(e)?, IntType::U64)),
+            "sizeof_expression" => {
+                let size = match self.local_size(e) {
+                    Some(n) => n,
+                    None => self.cx.sizeof(e)?,
+                };
+                Ok(Val::imm(size, IntType::U64))
+            }
             "parenthesized_expression" => self.val(only_child(e)?, hint),
             "cast_expression" => {
                 let v = self.val(field(e, "value")?, None)?;
@@ -2634,6 +2693,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(Binding::Dim3(_) | Binding::Stream(_)) => {
                         return err(e, format!("`{name}` is not a number"))
                     }
+                    Some(Binding::HostArr(_)) => {
+                        return err(e, format!("`{name}` is an array: index it"))
+                    }
                     _ => {}
                 }
                 match self.object(name, e)? {
@@ -2642,6 +2704,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         typed(self, v)
                     }
                     Some(_) => err(e, format!("`{name}` is an array: index it")),
+                    // Every runtime call of the harness succeeds.
+                    None if name == "cudaSuccess" => Ok(Val::imm(0, IntType::S32)),
                     None if matches!(name, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") => {
                         err(e, format!("`{name}` needs a member: `{name}.x`"))
                     }
@@ -2821,6 +2885,25 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         if target.kind() == "identifier" {
             let name = self.text(target);
+            // `x = e;` on the host overwrites `x`: a local of an earlier segment gets a new
+            // register in this one (and `e` may itself end the segment).
+            // (Not in a loop or `if`: the old value would be lost where the assignment does
+            // not run.)
+            let top = self.host() && self.nesting == 0;
+            if let (None, true, Some(Binding::Reg(_, _, ty))) = (bin, top, self.lookup(name)) {
+                let v = self.val(value, None)?;
+                let r = match self.lookup(name) {
+                    Some(Binding::Reg(r, seg, _)) if seg == self.seg => r,
+                    _ => {
+                        let r = self.new_reg(name, ty);
+                        let seg = self.seg;
+                        self.rebind(name, Binding::Reg(r, seg, ty));
+                        r
+                    }
+                };
+                self.mov(r, v.op, e);
+                return Ok(Operand::Reg(r));
+            }
             if let Some(r) = self.reg_of(name, target)? {
                 match bin {
                     None => {
@@ -3151,10 +3234,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.assert(args[0], e)?;
                 Ok(Operand::Imm(0))
             }
+            "printf" if self.host() => {
+                self.check_names(&args)?;
+                Ok(Operand::Imm(0))
+            }
             "printf" => {
                 self.cx.warn(e, "printf is ignored");
                 Ok(Operand::Imm(0))
             }
+            "exit" | "abort" if self.host() => err(
+                f,
+                format!("not supported: `{name}` here; the harness fails with `if (bad) {name}({});` (or `if (bad) return 1;`)", if name == "exit" { "1" } else { "" }),
+            ),
             _ if self.host() && self.harness_call(&name, &args, e)? => Ok(Operand::Imm(0)),
             _ => {
                 if let Some(func) = self.cx.funcs.get(&name) {
@@ -3179,22 +3270,34 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// `assert(c)` accumulates `c != 0` into a register that starts at 1.
     fn assert(&mut self, c: Node<'t>, e: Node<'t>) -> R<()> {
-        let r = self.new_reg(&format!("assert{}", self.asserts.len()), IntType::S32);
-        self.init_regs.push((r, 1));
-        self.asserts.push((r, span_of(e)));
+        let r = self.requirement_register(e);
         let v = self.val(c, None)?;
         let ok = self.binary(BinOp::Ne, v, Val::imm(0, IntType::S32), None, c);
+        self.and_into_requirement(r, ok.op, e);
+        Ok(())
+    }
+
+    /// A new requirement of the test at `at`: a register of the thread that starts at 1, which
+    /// the condition requires non-zero.
+    pub(super) fn requirement_register(&mut self, at: Node<'t>) -> RegId {
+        let r = self.new_reg(&format!("assert{}", self.asserts.len()), IntType::S32);
+        self.init_regs.push((r, 1));
+        self.asserts.push((r, span_of(at)));
+        r
+    }
+
+    /// `r &= ok`: the requirement `r` holds only if `ok` is non-zero here.
+    pub(super) fn and_into_requirement(&mut self, r: RegId, ok: Operand, at: Node<'t>) {
         self.emit(
             InstrKind::Binary {
                 dst: r,
                 op: BinOp::And,
                 ty: IntType::S32,
                 a: Operand::Reg(r),
-                b: ok.op,
+                b: ok,
             },
-            e,
+            at,
         );
-        Ok(())
     }
 
     /// Inlines a call to a function of this file.
@@ -3392,6 +3495,31 @@ fn assigned_after(d: Node, name: &str, src: &str, by_address: bool) -> bool {
         stack.extend(n.named_children(&mut c));
     }
     false
+}
+
+/// Whether a declarator declares an array.
+fn has_array(mut d: Node) -> bool {
+    loop {
+        if d.kind() == "array_declarator" {
+            return true;
+        }
+        match d.child_by_field_name("declarator") {
+            Some(n) => d = n,
+            None => return false,
+        }
+    }
+}
+
+/// Whether a host local array may have this element type: plain scalars.
+fn host_array_type(ty: &Ty) -> bool {
+    !(ty.pointer
+        || ty.dim3
+        || ty.stream
+        || ty.atomic_ref
+        || ty.cl_kernel
+        || ty.shared
+        || ty.strukt.is_some()
+        || ty.access != Access::Plain)
 }
 
 fn condition(s: Node) -> R<Node> {

@@ -1103,3 +1103,362 @@ fn opencl_types_and_atomics_have_their_widths() {
         }
     ));
 }
+
+// ---- the harness as ordinary host code: `int main()`, runtime calls, failing returns ----
+
+/// The stores of thread `t`: (location name, value, order).
+fn stores(p: &Program, t: usize) -> Vec<(String, Operand, Order)> {
+    kinds(p, t)
+        .into_iter()
+        .filter_map(|k| match k {
+            InstrKind::Store {
+                addr: Address::Loc { loc, .. },
+                value,
+                order,
+                ..
+            } => Some((p.location(loc).name.clone(), value, order)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn names(p: &Program) -> Vec<&str> {
+    p.threads.iter().map(|t| t.name.as_str()).collect()
+}
+
+const KERNEL: &str = "__global__ void k(int *x) { *x = 42; }\n";
+
+#[test]
+fn int_main_is_the_harness_without_scopecheck_main() {
+    for sig in [
+        "int main()",
+        "int main(void)",
+        "int main(int argc, char **argv)",
+    ] {
+        let p = lower(&format!(
+            "{KERNEL}{sig} {{ int *x; cudaMallocManaged(&x, 4); k<<<1, 1>>>(x); cudaDeviceSynchronize(); assert(*x == 42); return 0; }}"
+        ));
+        assert_eq!(names(&p), ["k.b0.t0", "host"], "{sig}");
+    }
+    // Both: scopecheck_main wins (main is not lowered: its launch would make a thread).
+    let p = lower(&format!(
+        "{KERNEL}int main() {{ int *y; cudaMalloc(&y, 4); k<<<1, 1>>>(y); return 0; }}
+         void scopecheck_main() {{ }}"
+    ));
+    assert!(p.threads.is_empty());
+    let e = error(KERNEL);
+    assert!(e.message.contains("int main()"), "{}", e.message);
+    assert!(e.message.contains("scopecheck_main"), "{}", e.message);
+}
+
+#[test]
+fn printf_and_cleanup_calls_are_ignored_but_their_names_checked() {
+    let (p, w) = parse_cuda(&format!(
+        "{KERNEL}int main() {{
+            int *x; cudaMalloc(&x, 4);
+            cudaSetDevice(0);
+            int n = 3;
+            printf(\"%d %d\\n\", n, *x);
+            fprintf(stderr, \"x\\n\"); puts(\"y\"); fflush(stdout);
+            cudaGetLastError(); cudaPeekAtLastError();
+            cudaError_t err = cudaGetLastError();
+            if (err != cudaSuccess) {{ fprintf(stderr, \"%s\\n\", cudaGetErrorString(err)); return 1; }}
+            cudaFree(x); cudaDeviceReset();
+            return 0;
+        }}"
+    ))
+    .unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    // No host thread reads `x` (the printf of `*x` is not evaluated); `err` is a register.
+    let host = &p.threads[0];
+    assert!(
+        host.code
+            .iter()
+            .all(|i| !matches!(i.kind, InstrKind::Load { .. })),
+        "{:?}",
+        host.code
+    );
+    let e = error(&format!(
+        "{KERNEL}int main() {{\n  printf(\"%d\\n\", nope);\n  return 0;\n}}"
+    ));
+    assert_eq!(e.span.line, 3);
+    assert!(e.message.contains("unknown name `nope`"), "{}", e.message);
+    let e = error(&format!("{KERNEL}int main() {{\n  cudaSetDevice(1);\n}}"));
+    assert_eq!(e.span.line, 3);
+    assert!(e.message.contains("device other than 0"), "{}", e.message);
+}
+
+#[test]
+fn cuda_memset_stores_the_byte_replicated_over_each_element() {
+    let p = lower(&format!(
+        "{KERNEL}int main() {{
+            int *a; unsigned char *c; int *z;
+            cudaMalloc(&a, 2 * sizeof(int));
+            cudaMalloc(&c, 2);
+            cudaMalloc(&z, 3 * sizeof(int));
+            cudaMemset(a, 0xff, 2 * sizeof(int));
+            cudaMemset(c, 0x7f, 1);
+            cudaMemset(z, 0, sizeof(int) * 3);
+            cudaMemset(a, 1, sizeof(int));
+            k<<<1, 1>>>(a);
+            return 0;
+        }}"
+    ));
+    assert_eq!(names(&p), ["host", "k.b0.t0"]);
+    let w = |n: &str, v| (n.to_string(), Operand::Imm(v), Order::Weak);
+    assert_eq!(
+        stores(&p, 0),
+        [
+            w("a[0]", -1),
+            w("a[1]", -1),
+            w("c[0]", 0x7f),
+            w("z[0]", 0),
+            w("z[1]", 0),
+            w("z[2]", 0),
+            w("a[0]", 0x01010101),
+        ]
+    );
+    assert_eq!(p.threads[1].after, [ThreadId(0)]);
+    // Errors, at their line.
+    let e = error(&format!(
+        "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n cudaMemset(a, 0, 6);\n}}"
+    ));
+    assert_eq!(e.span.line, 4);
+    assert!(
+        e.message.contains("whole number of 4-byte"),
+        "{}",
+        e.message
+    );
+    let e = error(&format!(
+        "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n cudaMemset(a, 0, 12);\n}}"
+    ));
+    assert_eq!(e.span.line, 4);
+    assert!(e.message.contains("past the end of `a`"), "{}", e.message);
+    let e = error(&format!(
+        "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n int n = 8;\n cudaMemset(a, 0, n + *a);\n}}"
+    ));
+    assert_eq!(e.span.line, 5);
+}
+
+#[test]
+fn cuda_memset_while_kernels_run_is_a_default_stream_operation() {
+    let p = lower(&format!(
+        "{KERNEL}int main() {{
+            int *a, *b; cudaMalloc(&a, 4); cudaMalloc(&b, 4);
+            cudaStream_t s; cudaStreamCreate(&s);
+            k<<<1, 1, 0, s>>>(a);
+            cudaMemset(b, 0, 4);
+            k<<<1, 1, 0, s>>>(b);
+            cudaDeviceSynchronize();
+            int h; cudaMemcpy(&h, b, 4, cudaMemcpyDeviceToHost);
+            if (h != 42) return 1;
+            return 0;
+        }}"
+    ));
+    assert_eq!(names(&p), ["k.b0.t0", "memset", "k#3.b0.t0", "host"]);
+    // The memset waits for the first kernel; the second kernel (a created stream waits for
+    // the legacy default stream) for both; the host for all.
+    assert_eq!(p.threads[1].after, [ThreadId(0)]);
+    assert_eq!(p.threads[2].after, [ThreadId(0), ThreadId(1)]);
+    assert_eq!(p.threads[3].after, [ThreadId(0), ThreadId(1), ThreadId(2)]);
+    assert_eq!(
+        stores(&p, 1),
+        [("b".to_string(), Operand::Imm(0), Order::Weak)]
+    );
+}
+
+#[test]
+fn cuda_memcpy_device_to_host_waits_and_reads_into_a_local() {
+    let p = lower(&format!(
+        "{KERNEL}int main() {{
+            int *d; cudaMalloc(&d, sizeof(int));
+            int h_out = 0;
+            k<<<1, 1>>>(d);
+            cudaMemcpy(&h_out, d, sizeof(h_out), cudaMemcpyDeviceToHost);
+            if (h_out != 42) return 1;
+            return 0;
+        }}"
+    ));
+    // `host` (h_out = 0) before the kernel; the copy starts a segment after it.
+    assert_eq!(names(&p), ["host", "k.b0.t0", "host#2"]);
+    assert_eq!(p.threads[2].after, [ThreadId(0), ThreadId(1)]);
+    let code = kinds(&p, 2);
+    let InstrKind::Load {
+        addr, order, ty, ..
+    } = &code[0]
+    else {
+        panic!("{code:?}")
+    };
+    assert_eq!(
+        (*addr, *order, *ty),
+        (at(&p, "d"), Order::Weak, IntType::S32)
+    );
+    assert_eq!(p.condition.quantifier, Quantifier::Forall);
+    assert!(p.threads[2].registers.iter().any(|r| r == "assert0"));
+    // A host local from before the copy's cut, read after it, is still refused; the copy's
+    // own local is of the new segment.
+    let e = error(&format!(
+        "{KERNEL}int main() {{\n int *d; cudaMalloc(&d, 4);\n int n = 0; n = n + 1;\n k<<<1, 1>>>(d);\n int h; cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost);\n if (h != n) return 1;\n return 0;\n}}"
+    ));
+    assert_eq!(e.span.line, 7);
+    assert!(
+        e.message.contains("across a kernel launch"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn cuda_memcpy_host_to_device_stores_host_values() {
+    let p = lower(&format!(
+        "{KERNEL}int main() {{
+            int *d; cudaMalloc(&d, 4 * sizeof(int));
+            int h[4] = {{1, 2, 3, 4}};
+            const int seven = 7;
+            cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+            cudaMemcpy(d + 1, &seven, sizeof(int), cudaMemcpyHostToDevice);
+            k<<<1, 1>>>(d);
+            int back[4];
+            cudaMemcpy(back, d, 4 * sizeof(int), cudaMemcpyDefault);
+            if (back[0] != 42 || back[3] != 4) return 1;
+            return 0;
+        }}"
+    ));
+    assert_eq!(names(&p), ["host", "k.b0.t0", "host#2"]);
+    assert_eq!(p.location(p.loc("h[2]").unwrap()).init, 3);
+    assert_eq!(
+        p.location(p.loc("h[2]").unwrap()).space,
+        MemorySpace::HostPageable
+    );
+    let s = stores(&p, 0);
+    assert_eq!(s.len(), 5, "{s:?}");
+    assert_eq!(s[4], ("d[1]".to_string(), Operand::Imm(7), Order::Weak));
+    assert!(s[..4].iter().all(|(_, v, _)| matches!(v, Operand::Reg(_))));
+    let s = stores(&p, 2);
+    let locs: Vec<&str> = s.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(locs, ["back[0]", "back[1]", "back[2]", "back[3]"]);
+}
+
+#[test]
+fn cuda_memcpy_errors_name_the_problem_and_line() {
+    let run = |body: &str| {
+        error(&format!(
+            "{KERNEL}int main() {{\n int *d; cudaMalloc(&d, 8);\n int h[2];\n int x = 0;\n{body}\n}}"
+        ))
+    };
+    let e = run("cudaMemcpy(d, h, 12, cudaMemcpyHostToDevice);");
+    assert_eq!(e.span.line, 6);
+    assert!(e.message.contains("past the end"), "{}", e.message);
+    let e = run("cudaMemcpy(d, h, 6, cudaMemcpyHostToDevice);");
+    assert!(e.message.contains("whole number"), "{}", e.message);
+    let e = run("cudaMemcpy(h, d, 8, cudaMemcpyHostToDevice);");
+    assert!(
+        e.message
+            .contains("source of a host to device copy is device memory"),
+        "{}",
+        e.message
+    );
+    let e = run("cudaMemcpy(h, d, 8, cudaMemcpyDeviceToDevice);");
+    assert!(e.message.contains("destination"), "{}", e.message);
+    let e = run("cudaMemcpy(&x, d, 8, cudaMemcpyDeviceToHost);");
+    assert!(
+        e.message.contains("more than the local `x`"),
+        "{}",
+        e.message
+    );
+    let e = run("cudaMemcpy(d, h, 8, 3);");
+    assert!(
+        e.message.contains("cudaMemcpyHostToDevice"),
+        "{}",
+        e.message
+    );
+    let e = run("cudaStream_t s; cudaStreamCreate(&s);\ncudaMemcpyAsync(d, h, 8, cudaMemcpyHostToDevice, s);");
+    assert_eq!(e.span.line, 7);
+    assert!(e.message.contains("not supported yet"), "{}", e.message);
+    let e = run("k<<<1, 1>>>(h);");
+    assert!(e.message.contains("host array"), "{}", e.message);
+}
+
+#[test]
+fn failing_returns_exits_and_aborts_are_requirements() {
+    for fail in [
+        "return 1;",
+        "return EXIT_FAILURE;",
+        "{ printf(\"bad\\n\"); cudaFree(x); return 2; }",
+        "exit(1);",
+        "{ fprintf(stderr, \"bad\"); abort(); }",
+    ] {
+        let p = lower(&format!(
+            "{KERNEL}int main() {{ int *x; cudaMallocManaged(&x, 4); k<<<1, 1>>>(x); cudaDeviceSynchronize(); if (*x != 42) {fail} return 0; }}"
+        ));
+        assert_eq!(names(&p), ["k.b0.t0", "host"], "{fail}");
+        let host = &p.threads[1];
+        let r = host
+            .registers
+            .iter()
+            .position(|r| r == "assert0")
+            .expect(fail);
+        assert_eq!(host.init_regs, [(RegId(r as u32), 1)], "{fail}");
+        // assert0 &= (*x != 42) == 0
+        assert!(matches!(
+            host.code.last().map(|i| &i.kind),
+            Some(InstrKind::Binary { op: BinOp::And, .. })
+        ));
+    }
+    // A condition that folds to false needs nothing.
+    let p = lower(&format!(
+        "{KERNEL}int main() {{ if (cudaSuccess != 0) return 1; return 0; }}"
+    ));
+    assert!(p.threads.is_empty());
+    let bad = |body: &str, line: u32, says: &str| {
+        let e = error(&format!(
+            "{KERNEL}int main() {{\n int *x; cudaMallocManaged(&x, 4);\n{body}\n return 0;\n}}"
+        ));
+        assert_eq!(e.span.line, line, "{body}: {}", e.message);
+        assert!(e.message.contains(says), "{body}: {}", e.message);
+    };
+    bad("if (*x) return 0;", 4, "`return` here");
+    bad("return 1;", 4, "`return` here");
+    bad(
+        "if (*x) { *x = 2; return 1; }",
+        4,
+        "code before the failing",
+    );
+    bad("exit(1);", 4, "`exit` here");
+    bad("if (*x) return *x;", 4, "computed at run time");
+    let e = error(&format!("{KERNEL}int main() {{\n return 1;\n}}"));
+    assert_eq!(e.span.line, 3);
+    assert!(e.message.contains("always fail"), "{}", e.message);
+}
+
+#[test]
+fn host_locals_of_fixed_width_types_compare_in_one_segment() {
+    let p = lower(
+        "__global__ void k(unsigned *x) { *x = 4000000000u; }
+         int main() {
+            unsigned *d; cudaMalloc(&d, sizeof(unsigned));
+            k<<<1, 1>>>(d);
+            cudaError_t err = cudaDeviceSynchronize();
+            uint32_t h; int32_t s;
+            cudaMemcpy(&h, d, sizeof(uint32_t), cudaMemcpyDeviceToHost);
+            cudaMemcpy(&s, d, sizeof(s), cudaMemcpyDeviceToHost);
+            if (err != cudaSuccess || h != 4000000000u || s != -294967296) return 1;
+            return 0;
+        }",
+    );
+    assert_eq!(names(&p), ["k.b0.t0", "host"]);
+    let host = &p.threads[1];
+    // `h` and `s` are registers of the one host segment, of their declared types.
+    for n in ["h", "s", "err"] {
+        assert!(host.registers.iter().any(|r| r == n), "{n}");
+    }
+    let loads: Vec<IntType> = host
+        .code
+        .iter()
+        .filter_map(|i| match i.kind {
+            InstrKind::Load { ty, .. } => Some(ty),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loads, [IntType::U32, IntType::U32]);
+}

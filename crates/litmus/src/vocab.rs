@@ -168,3 +168,21 @@ pub fn compares_raw(a: Operand, ta: IntType, b: Operand, tb: IntType) -> bool {
         _ => ta == tb,
     }
 }
+
+/// The precedence of a C binary operator (1: `||`, the loosest, to 10: `* / %`), shared by
+/// every C expression parser (litmus C dialect, the CUDA preprocessor's `#if`).
+pub fn binary_precedence(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | "<=" | ">" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        _ => return None,
+    })
+}

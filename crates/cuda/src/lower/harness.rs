@@ -1,19 +1,508 @@
-//! The harness `scopecheck_main()`, run at compile time: allocations, streams, launches and
-//! synchronizations shape the program's threads and their `after` edges.
+//! The harness `scopecheck_main()` (or `int main()`), run at compile time: allocations,
+//! streams, launches, synchronizations and the runtime's copies shape the program's threads and
+//! their `after` edges; `assert(e)` and `if (bad) return 1;` make the condition.
 
 use std::collections::BTreeSet;
 
 use scopecheck_ir::{
-    DevicePlacement, MemorySpace, Observable, Operand, Placement, Thread, ThreadId,
+    BinOp, DevicePlacement, IntType, MemorySpace, Observable, Operand, Order, Placement, Scope,
+    Thread, ThreadId, Value,
 };
 use tree_sitter::Node;
 
-use super::{err, field, Binding, Dims, FnKind, Lw, Ptr, Stream, R};
+use super::{err, field, Binding, Dims, FnKind, Lw, Ptr, Stream, Val, R};
 use crate::{span_of, CudaError};
+
+/// One side of a cudaMemcpy.
+#[derive(Clone, Copy)]
+enum Side<'t> {
+    /// `&x` for a host scalar local: its name and type.
+    Local(Node<'t>, IntType),
+    Mem(Ptr),
+}
+
+/// Host calls that do nothing the memory model sees: accepted, their arguments checked for
+/// unknown names but not evaluated.
+const IGNORED: &[&str] = &[
+    "printf",
+    "fprintf",
+    "puts",
+    "fputs",
+    "fflush",
+    "perror",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaFree",
+    "cudaFreeHost",
+    "cudaStreamDestroy",
+    "cudaDeviceReset",
+];
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
     pub(super) fn host_main(&mut self, body: Node<'t>) -> R<()> {
         self.block(body)
+    }
+
+    /// The value of `return K;` / `exit(K)`: a constant (`EXIT_SUCCESS`, `EXIT_FAILURE`).
+    fn exit_code(&mut self, v: Node<'t>) -> R<Value> {
+        match self.word(strip(v)).as_str() {
+            "EXIT_SUCCESS" => Ok(0),
+            "EXIT_FAILURE" => Ok(1),
+            _ => match self.value(v, None)? {
+                Operand::Imm(k) => Ok(k),
+                Operand::Reg(_) => err(
+                    v,
+                    "not supported: an exit status computed at run time (write a constant)",
+                ),
+            },
+        }
+    }
+
+    /// A `return` of the harness itself: its last statement may be `return 0;` (the normal
+    /// end); any other is refused (a failing one belongs in `if (bad) return 1;`).
+    pub(super) fn harness_return(&mut self, s: Node<'t>, value: Option<Node<'t>>) -> R<()> {
+        if self.final_return == Some(s.id()) {
+            let code = match value {
+                Some(v) => self.exit_code(v)?,
+                None => 0,
+            };
+            if code == 0 {
+                return Ok(());
+            }
+            return err(
+                s,
+                format!("not supported: `return {code};` at the end of the harness (it would always fail); check a condition instead: `if (bad) return 1;`"),
+            );
+        }
+        err(
+            s,
+            "not supported: `return` here in the harness (only `if (bad) return 1;` with a non-zero status, and `return 0;` as its last statement)",
+        )
+    }
+
+    /// Whether `s` ends the harness with a failure: `return K;` (K non-zero), `exit(K)`,
+    /// `abort()`, or a block of printf / cleanup calls ending so.
+    pub(super) fn fails(&mut self, s: Node<'t>) -> R<bool> {
+        match s.kind() {
+            "return_statement" => match s.named_child(0).filter(|v| v.kind() != "comment") {
+                Some(v) => Ok(self.exit_code(v)? != 0),
+                None => Ok(false),
+            },
+            "expression_statement" => {
+                let Some(call) = s.named_child(0).filter(|c| c.kind() == "call_expression") else {
+                    return Ok(false);
+                };
+                let f = field(call, "function")?;
+                let args = self.args(call)?;
+                match self.word(f).as_str() {
+                    "abort" => {
+                        self.arity("abort", &args, (0, 0), "no arguments", call)?;
+                        Ok(true)
+                    }
+                    "exit" => {
+                        self.arity("exit", &args, (1, 1), "a status", call)?;
+                        Ok(self.exit_code(args[0])? != 0)
+                    }
+                    _ => Ok(false),
+                }
+            }
+            "compound_statement" => {
+                let mut c = s.walk();
+                let kids: Vec<Node> = s
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                let Some((last, before)) = kids.split_last() else {
+                    return Ok(false);
+                };
+                if !self.fails(*last)? {
+                    return Ok(false);
+                }
+                for k in before {
+                    let call = Some(*k)
+                        .filter(|k| k.kind() == "expression_statement")
+                        .and_then(|k| k.named_child(0))
+                        .filter(|c| c.kind() == "call_expression");
+                    let name = match call {
+                        Some(call) => self.word(field(call, "function")?),
+                        None => String::new(),
+                    };
+                    let Some(call) = call.filter(|_| IGNORED.contains(&name.as_str())) else {
+                        return err(*k, "not supported: code before the failing `return` / `exit` of the harness (only printf and cleanup calls such as cudaFree)");
+                    };
+                    let args = self.args(call)?;
+                    self.check_names(&args)?;
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// How many elements of type `ty` the byte count `bytes` (a constant) covers: a whole
+    /// number of them, at least one.
+    fn element_count(&mut self, bytes: Node<'t>, ty: IntType) -> R<i64> {
+        let elem = i64::from(ty.bits / 8);
+        let n = self.const_operand(bytes)?;
+        if n <= 0 || n % elem != 0 {
+            return err(
+                bytes,
+                format!("{n} bytes is not a whole number of {elem}-byte elements"),
+            );
+        }
+        Ok(n / elem)
+    }
+
+    /// `if (c) return 1;`: the requirement `!c` at this point of the harness, as `assert(!c)`.
+    pub(super) fn require_not(&mut self, c: Node<'t>, s: Node<'t>) -> R<()> {
+        let v = self.val(c, None)?;
+        let ok = self.binary(BinOp::Eq, v, Val::imm(0, IntType::S32), None, c);
+        if ok.op == Operand::Imm(1) {
+            return Ok(());
+        }
+        let r = self.requirement_register(s);
+        self.and_into_requirement(r, ok.op, s);
+        Ok(())
+    }
+
+    /// The arguments of an ignored call (printf, cudaFree, ...) are not evaluated (no event),
+    /// but every name in them must be known.
+    pub(super) fn check_names(&self, args: &[Node<'t>]) -> R<()> {
+        let mut stack: Vec<Node> = args.to_vec();
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "identifier" => {
+                    let name = self.text(n);
+                    let known = self.lookup(name).is_some()
+                        || self.cx.globals.contains_key(name)
+                        || self.cx.shared_by_name.contains_key(name)
+                        || matches!(
+                            name,
+                            "stderr" | "stdout" | "NULL" | "argc" | "argv" | "cudaSuccess"
+                        );
+                    if !known {
+                        return err(n, format!("unknown name `{name}`"));
+                    }
+                }
+                "call_expression" => {
+                    // The function's name is not a variable.
+                    if let Some(a) = n.child_by_field_name("arguments") {
+                        stack.push(a);
+                    }
+                }
+                _ => {
+                    let mut c = n.walk();
+                    stack.extend(n.named_children(&mut c));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `sizeof(x)` / `sizeof x` of a host local: its type's size (an array's: all its
+    /// elements'); `None` when `e` names no local.
+    pub(super) fn local_size(&self, e: Node<'t>) -> Option<Value> {
+        let v = strip(e.child_by_field_name("value")?);
+        if v.kind() != "identifier" {
+            return None;
+        }
+        match self.lookup(self.text(v))? {
+            Binding::Reg(_, _, ty) | Binding::Const(_, ty) => Some(i64::from(ty.bits / 8)),
+            Binding::HostArr(p) => {
+                let len = self.cx.arrays[p.arr].elems.len() as i64;
+                Some(len * i64::from(p.ty.bits / 8))
+            }
+            _ => None,
+        }
+    }
+
+    /// Every launch so far.
+    fn all_launched(&self) -> Vec<ThreadId> {
+        self.launches
+            .done
+            .iter()
+            .flat_map(|(_, t)| t.iter().copied())
+            .collect()
+    }
+
+    /// Whether some launch may still run: the current host code does not start after it.
+    fn pending(&self) -> bool {
+        self.all_launched()
+            .iter()
+            .any(|id| !self.launches.host_after.contains(id))
+    }
+
+    /// Element `k` of the memory `p` points at, for the runtime's copies (which reach device
+    /// memory from the host).
+    fn copy_elem(&self, p: Ptr, k: i64, n: Node<'t>) -> R<(scopecheck_ir::Address, IntType)> {
+        let arr = &self.cx.arrays[p.arr];
+        let Some(loc) = usize::try_from(p.idx + k)
+            .ok()
+            .and_then(|i| arr.elems.get(i))
+        else {
+            return err(
+                n,
+                format!(
+                    "the copy goes past the end of `{}` ({} element{})",
+                    arr.name,
+                    arr.elems.len(),
+                    if arr.elems.len() == 1 { "" } else { "s" }
+                ),
+            );
+        };
+        let held = self.cx.locations[loc.0 as usize].ty;
+        if held.bits != p.ty.bits {
+            return err(
+                n,
+                format!("not supported: a {}-bit view of `{}`, which holds a {held} (mixed-size accesses)", p.ty.bits, arr.name),
+            );
+        }
+        Ok((scopecheck_ir::Address::loc(*loc), p.ty))
+    }
+
+    /// One side of a cudaMemcpy: `&local` (a host scalar) or memory.
+    fn copy_side(&mut self, a: Node<'t>) -> R<Side<'t>> {
+        let s = strip(a);
+        if s.kind() == "pointer_expression" && self.op(s) == "&" {
+            let v = strip(field(s, "argument")?);
+            if v.kind() == "identifier" {
+                if let Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) =
+                    self.lookup(self.text(v))
+                {
+                    return Ok(Side::Local(v, ty));
+                }
+            }
+        }
+        let p = self.fixed_pointer(s)?;
+        if let Some(sid) = p.strukt {
+            return err(
+                a,
+                format!(
+                    "not supported yet: copying `struct {}` memory (copy scalars)",
+                    self.cx.structs[sid].name
+                ),
+            );
+        }
+        Ok(Side::Mem(p))
+    }
+
+    fn space_of(&self, side: Side<'t>) -> Option<MemorySpace> {
+        match side {
+            Side::Local(..) => None,
+            Side::Mem(p) => Some(self.cx.arrays[p.arr].space),
+        }
+    }
+
+    /// Host memory: a local, a host array, managed or mapped memory.
+    fn host_ok(&self, side: Side<'t>) -> bool {
+        matches!(
+            self.space_of(side),
+            None | Some(MemorySpace::HostPageable | MemorySpace::Managed | MemorySpace::HostMapped)
+        )
+    }
+
+    /// Memory the device reaches: an allocation or a `__device__` global.
+    fn device_ok(&self, side: Side<'t>) -> bool {
+        matches!(
+            self.space_of(side),
+            Some(MemorySpace::Global | MemorySpace::Managed | MemorySpace::HostMapped)
+        )
+    }
+
+    /// Only the host reaches it: a local or a host array.
+    fn host_only(&self, side: Side<'t>) -> bool {
+        matches!(self.space_of(side), None | Some(MemorySpace::HostPageable))
+    }
+
+    /// `cudaMemcpy(dst, src, bytes, kind)`: element by element. A copy with a host side waits
+    /// for the kernels launched so far (the legacy default stream) and then runs in host code:
+    /// loads of the source, stores to the destination (a local gets the value in a register
+    /// of this host segment). A copy between device memories is ordered on the default stream
+    /// without blocking the host: while kernels may still run it is its own host thread
+    /// `memcpy` (later launches and synchronizations wait for it), otherwise host code.
+    fn memcpy(&mut self, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        let kind = self.word(args[3]);
+        let kind = kind.rsplit("::").next().unwrap_or("").to_string();
+        let dst = self.copy_side(args[0])?;
+        let src = self.copy_side(args[1])?;
+        let (src_ok, dst_ok, what) = match kind.as_str() {
+            "cudaMemcpyHostToDevice" => (self.host_ok(src), self.device_ok(dst), "host to device"),
+            "cudaMemcpyDeviceToHost" => (self.device_ok(src), self.host_ok(dst), "device to host"),
+            "cudaMemcpyDeviceToDevice" => {
+                (self.device_ok(src), self.device_ok(dst), "device to device")
+            }
+            "cudaMemcpyDefault" => (true, true, ""),
+            _ => return err(args[3], "expected cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice or cudaMemcpyDefault"),
+        };
+        for (ok, side, n, end) in [
+            (src_ok, src, args[1], "source"),
+            (dst_ok, dst, args[0], "destination"),
+        ] {
+            if !ok {
+                let is = if self.host_only(side) {
+                    "host memory"
+                } else {
+                    "device memory"
+                };
+                return err(n, format!("the {end} of a {what} copy is {is}"));
+            }
+        }
+        let size = |side: Side<'t>| match side {
+            Side::Local(_, ty) => ty,
+            Side::Mem(p) => p.ty,
+        };
+        let (dty, sty) = (size(dst), size(src));
+        if dty.bits != sty.bits {
+            return err(
+                e,
+                format!("not supported: a copy between elements of different sizes (`{sty}` to `{dty}`)"),
+            );
+        }
+        let n = self.element_count(args[2], dty)?;
+        for side in [dst, src] {
+            if let (Side::Local(v, _), true) = (side, n != 1) {
+                return err(
+                    args[2],
+                    format!(
+                        "{} bytes: more than the local `{}` holds",
+                        n * i64::from(dty.bits / 8),
+                        self.text(v)
+                    ),
+                );
+            }
+            if let Side::Mem(p) = side {
+                self.copy_elem(p, n - 1, args[2])?;
+            }
+        }
+        let host_side = kind != "cudaMemcpyDeviceToDevice"
+            && (kind != "cudaMemcpyDefault" || self.host_only(src) || self.host_only(dst));
+        let copy = |me: &mut Self| -> R<()> {
+            for k in 0..n {
+                let v = match src {
+                    Side::Local(v, _) => me.val(v, None)?,
+                    Side::Mem(p) => {
+                        let at = me.copy_elem(p, k, args[1])?;
+                        let op = me.load_ord(at, Order::Weak, Scope::Sys, None, e);
+                        Val { op, ty: p.ty }
+                    }
+                };
+                match dst {
+                    Side::Local(name, ty) => {
+                        let name = me.text(name);
+                        let r = me.new_reg(name, ty);
+                        me.mov(r, v.op, e);
+                        let seg = me.seg;
+                        me.rebind(name, Binding::Reg(r, seg, ty));
+                    }
+                    Side::Mem(p) => {
+                        let at = me.copy_elem(p, k, args[0])?;
+                        let v = me.convert(v, p.ty, None, e);
+                        me.store_ord(at, v.op, Order::Weak, Scope::Sys, e);
+                    }
+                }
+            }
+            Ok(())
+        };
+        if !self.pending() {
+            return copy(self);
+        }
+        if host_side {
+            let all = self.all_launched();
+            self.synchronize(all, e)?;
+            return copy(self);
+        }
+        self.stream_op("memcpy", e, copy)
+    }
+
+    /// `cudaMemset(p, byte, bytes)`: plain stores of `byte` replicated over each element.
+    /// Ordered on the default stream: while kernels may still run it is its own host thread
+    /// `memset` that starts after them (later launches and synchronizations wait for it);
+    /// otherwise host code.
+    fn memset(&mut self, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        let side = self.copy_side(args[0])?;
+        let Side::Mem(p) = side else {
+            return err(args[0], "cudaMemset needs device memory, not a local");
+        };
+        if !self.device_ok(side) {
+            return err(args[0], "cudaMemset needs device memory (cudaMalloc, cudaMallocManaged or cudaHostAlloc), not host memory");
+        }
+        let byte = self.const_operand(args[1])? & 0xff;
+        let n = self.element_count(args[2], p.ty)?;
+        self.copy_elem(p, n - 1, args[2])?;
+        let mut v: u64 = 0;
+        for _ in 0..p.ty.bits / 8 {
+            v = (v << 8) | byte as u64;
+        }
+        let v = p.ty.wrap(v as Value);
+        let set = |me: &mut Self| -> R<()> {
+            for k in 0..n {
+                let at = me.copy_elem(p, k, args[0])?;
+                me.store_ord(at, Operand::Imm(v), Order::Weak, Scope::Sys, e);
+            }
+            Ok(())
+        };
+        if self.pending() {
+            self.stream_op("memset", e, set)
+        } else {
+            set(self)
+        }
+    }
+
+    /// A runtime operation on the legacy default stream while kernels may still run: a host
+    /// thread of its own that starts after every launch and all host code so far; later
+    /// launches and synchronizations wait for it (it is recorded as a default-stream launch),
+    /// host code that follows does not.
+    fn stream_op(&mut self, name: &str, e: Node<'t>, f: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
+        if self.nesting > 0 {
+            return err(
+                e,
+                "not supported: this call inside a loop or `if` of the harness while kernels may still run",
+            );
+        }
+        self.flush_host();
+        let saved = (
+            std::mem::take(&mut self.registers),
+            std::mem::take(&mut self.reg_types),
+            std::mem::take(&mut self.init_regs),
+            std::mem::take(&mut self.code),
+            self.temps,
+        );
+        self.temps = 0;
+        let r = f(self);
+        let (registers, reg_types, init_regs, code, temps) = saved;
+        let op_code = std::mem::replace(&mut self.code, code);
+        let op_regs = std::mem::replace(&mut self.registers, registers);
+        self.reg_types = reg_types;
+        let op_init = std::mem::replace(&mut self.init_regs, init_regs);
+        self.temps = temps;
+        r?;
+        let mut before = self.launches.host_after.clone();
+        before.extend(self.launches.host_done.iter().copied());
+        before.extend(self.all_launched());
+        let after = self.closure(before);
+        let id = ThreadId(self.cx.threads.len() as u32);
+        let earlier = self
+            .cx
+            .threads
+            .iter()
+            .filter(|t| t.name == name || t.name.starts_with(&format!("{name}#")))
+            .count();
+        let tname = if earlier == 0 {
+            name.to_string()
+        } else {
+            format!("{name}#{}", earlier + 1)
+        };
+        self.cx.threads.push(Thread {
+            name: tname,
+            placement: Placement::Host,
+            span: Some(span_of(e)),
+            registers: op_regs,
+            init_regs: op_init,
+            code: op_code,
+            after,
+        });
+        self.launches.done.push((None, vec![id]));
+        Ok(())
     }
 
     /// Everything `ids` stand for: themselves and what they start after.
@@ -234,8 +723,32 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     .collect();
                 self.synchronize(on, e)?;
             }
-            "cudaFree" | "cudaFreeHost" | "cudaStreamDestroy" | "cudaSetDevice"
-            | "cudaGetLastError" | "cudaDeviceReset" => {}
+            "cudaMemset" => {
+                self.arity(name, args, (3, 3), "`pointer, byte, bytes`", e)?;
+                self.memset(args, e)?;
+            }
+            "cudaMemcpy" => {
+                self.arity(name, args, (4, 4), "`destination, source, bytes, kind`", e)?;
+                self.memcpy(args, e)?;
+            }
+            "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "cudaMemcpyToSymbol"
+            | "cudaMemcpyFromSymbol"
+            | "cudaMemcpy2D"
+            | "cudaMemcpyPeer" => {
+                return err(
+                    e,
+                    format!("not supported yet: `{name}` (use cudaMemcpy / cudaMemset on an allocation)"),
+                );
+            }
+            "cudaSetDevice" => {
+                self.arity(name, args, (1, 1), "a device number", e)?;
+                if self.const_operand(args[0])? != 0 {
+                    return err(args[0], "not supported: a device other than 0 (one GPU)");
+                }
+            }
+            n if IGNORED.contains(&n) => self.check_names(args)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -322,6 +835,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
                 let ptr = self.fixed_pointer(*a)?;
+                if self.cx.arrays[ptr.arr].space == MemorySpace::HostPageable {
+                    return err(*a, "a host array cannot be passed to a kernel: copy it to device memory with cudaMemcpy");
+                }
                 Binding::Ptr(self.retype(ptr, ty.ptr_ty(), *a)?)
             } else {
                 match self.value(*a, None)? {

@@ -835,7 +835,9 @@ impl CParser {
         let start = self.peek().span;
         let mut left = self.unary()?;
         while let CTok::Punct(p) = self.peek().tok {
-            let Some(prec) = binary_prec(p) else { break };
+            let Some(prec) = crate::vocab::binary_precedence(p) else {
+                break;
+            };
             if prec < min_prec {
                 break;
             }
@@ -993,20 +995,4 @@ impl CParser {
             )),
         }
     }
-}
-
-fn binary_prec(p: &str) -> Option<u8> {
-    Some(match p {
-        "||" => 1,
-        "&&" => 2,
-        "|" => 3,
-        "^" => 4,
-        "&" => 5,
-        "==" | "!=" => 6,
-        "<" | "<=" | ">" | ">=" => 7,
-        "<<" | ">>" => 8,
-        "+" | "-" => 9,
-        "*" | "/" | "%" => 10,
-        _ => return None,
-    })
 }
