@@ -1913,7 +1913,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// The memory place an lvalue denotes, `None` when it is not memory.
     fn place(&mut self, e: Node<'t>) -> R<Option<Ptr>> {
         match e.kind() {
-            "identifier" => Ok(self.object(self.text(e), e)?.map(|(p, _)| p)),
+            // A name read as a type by the most vexing parse (`atomic_ref<int, S> h(x)`).
+            "identifier" | "type_identifier" => Ok(self.object(self.text(e), e)?.map(|(p, _)| p)),
             "pointer_expression" if self.op(e) == "*" => {
                 Ok(Some(self.pointer(field(e, "argument")?)?))
             }
@@ -2104,7 +2105,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
         for decl in decls {
             let ty = self.cx.ty(d, Some(decl))?;
-            let (name_node, len, init) = self.cx.declarator_shape(decl)?;
+            // `cuda::atomic_ref<int, S> h(x);` parses as a function declaration (C++'s most
+            // vexing parse): in a body it constructs `h` from `x`.
+            let vexing = (ty.atomic_ref && decl.kind() == "function_declarator")
+                .then(|| {
+                    decl.child_by_field_name("declarator")
+                        .zip(decl.child_by_field_name("parameters"))
+                })
+                .flatten();
+            let (name_node, len, init) = match vexing {
+                Some((n, args)) if n.kind() == "identifier" => (n, 1, Some(args)),
+                _ => self.cx.declarator_shape(decl)?,
+            };
             let name = self.text(name_node).to_string();
             if self
                 .scopes
@@ -2200,13 +2212,21 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     );
                 };
                 let target = match i.kind() {
-                    "argument_list" | "initializer_list" => {
+                    "argument_list" | "initializer_list" | "parameter_list" => {
                         let mut c = i.walk();
                         let items: Vec<Node> = i.named_children(&mut c).collect();
                         let [t] = items.as_slice() else {
                             return err(i, "an atomic reference binds to one object");
                         };
-                        *t
+                        // The most vexing parse: `(x)` read as a parameter of type `x`.
+                        match (t.kind(), t.child_by_field_name("type")) {
+                            ("parameter_declaration", Some(ty))
+                                if t.child_by_field_name("declarator").is_none() =>
+                            {
+                                ty
+                            }
+                            _ => *t,
+                        }
                     }
                     _ => i,
                 };

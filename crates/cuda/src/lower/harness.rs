@@ -59,12 +59,27 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// A `return` of the harness itself: its last statement may be `return 0;` (the normal
-    /// end); any other is refused (a failing one belongs in `if (bad) return 1;`).
+    /// end) or `return e;` with `e` computed at run time (the requirement `e == 0`, the exit
+    /// status of success); any other is refused (a failing one belongs in `if (bad) return 1;`).
     pub(super) fn harness_return(&mut self, s: Node<'t>, value: Option<Node<'t>>) -> R<()> {
         if self.final_return == Some(s.id()) {
-            let code = match value {
-                Some(v) => self.exit_code(v)?,
-                None => 0,
+            let Some(v) = value else { return Ok(()) };
+            let code = match self.word(strip(v)).as_str() {
+                "EXIT_SUCCESS" | "EXIT_FAILURE" => self.exit_code(v)?,
+                _ => {
+                    let status = self.val(v, None)?;
+                    match status.op {
+                        Operand::Imm(k) => k,
+                        // `return ok ? 0 : 1;`: the program succeeds when the status is 0.
+                        Operand::Reg(_) => {
+                            let r = self.requirement_register(s);
+                            let ok =
+                                self.binary(BinOp::Eq, status, Val::imm(0, IntType::S32), None, v);
+                            self.and_into_requirement(r, ok.op, s);
+                            return Ok(());
+                        }
+                    }
+                }
             };
             if code == 0 {
                 return Ok(());
@@ -325,7 +340,61 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let kind = kind.rsplit("::").next().unwrap_or("").to_string();
         let dst = self.copy_side(args[0])?;
         let src = self.copy_side(args[1])?;
-        let (src_ok, dst_ok, what) = match kind.as_str() {
+        self.copy(dst, src, [args[0], args[1], args[2], args[3]], &kind, e)
+    }
+
+    /// `cudaMemcpyToSymbol(symbol, src, bytes[, offset[, kind]])` and
+    /// `cudaMemcpyFromSymbol(dst, symbol, bytes[, offset[, kind]])`: a cudaMemcpy to or from
+    /// a `__device__` variable named directly (host to device, device to host by default).
+    fn memcpy_symbol(&mut self, to: bool, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        let (sym, other) = if to {
+            (args[0], args[1])
+        } else {
+            (args[1], args[0])
+        };
+        if let Some(&offset) = args.get(3) {
+            if self.const_operand(offset)? != 0 {
+                return err(offset, "not supported yet: a symbol copy at an offset");
+            }
+        }
+        let Some(p) = self.place(strip(sym))? else {
+            return err(sym, "expected a `__device__` variable");
+        };
+        if self.cx.arrays[p.arr].space != MemorySpace::Global {
+            return err(sym, "expected a `__device__` variable (a symbol)");
+        }
+        let other_side = self.copy_side(other)?;
+        let kind = match args.get(4) {
+            Some(&k) => self.word(k).rsplit("::").next().unwrap_or("").to_string(),
+            None if to => "cudaMemcpyHostToDevice".to_string(),
+            None => "cudaMemcpyDeviceToHost".to_string(),
+        };
+        let kind_node = args.get(4).copied().unwrap_or(e);
+        let (dst, src) = if to {
+            (Side::Mem(p), other_side)
+        } else {
+            (other_side, Side::Mem(p))
+        };
+        let nodes = if to {
+            [sym, other, args[2], kind_node]
+        } else {
+            [other, sym, args[2], kind_node]
+        };
+        self.copy(dst, src, nodes, &kind, e)
+    }
+
+    /// A copy from `src` to `dst` of the bytes `nodes[2]` says, of `kind`; `nodes` are the
+    /// destination, source, byte count and kind as written, for messages.
+    fn copy(
+        &mut self,
+        dst: Side<'t>,
+        src: Side<'t>,
+        nodes: [Node<'t>; 4],
+        kind: &str,
+        e: Node<'t>,
+    ) -> R<()> {
+        let args = nodes;
+        let (src_ok, dst_ok, what) = match kind {
             "cudaMemcpyHostToDevice" => (self.host_ok(src), self.device_ok(dst), "host to device"),
             "cudaMemcpyDeviceToHost" => (self.device_ok(src), self.host_ok(dst), "device to host"),
             "cudaMemcpyDeviceToDevice" => {
@@ -731,12 +800,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(name, args, (4, 4), "`destination, source, bytes, kind`", e)?;
                 self.memcpy(args, e)?;
             }
-            "cudaMemcpyAsync"
-            | "cudaMemsetAsync"
-            | "cudaMemcpyToSymbol"
-            | "cudaMemcpyFromSymbol"
-            | "cudaMemcpy2D"
-            | "cudaMemcpyPeer" => {
+            "cudaMemcpyToSymbol" | "cudaMemcpyFromSymbol" => {
+                self.arity(
+                    name,
+                    args,
+                    (3, 5),
+                    "`symbol or destination, source or symbol, bytes[, offset[, kind]]`",
+                    e,
+                )?;
+                self.memcpy_symbol(name == "cudaMemcpyToSymbol", args, e)?;
+            }
+            "cudaMemcpyAsync" | "cudaMemsetAsync" | "cudaMemcpy2D" | "cudaMemcpyPeer" => {
                 return err(
                     e,
                     format!("not supported yet: `{name}` (use cudaMemcpy / cudaMemset on an allocation)"),

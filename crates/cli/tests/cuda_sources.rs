@@ -1,6 +1,7 @@
-//! `scopecheck check` on CUDA files that use the preprocessor: headers, object-like and
-//! function-like macros, conditional code and pragmas, with findings and errors at the lines
-//! of the file as written.
+//! `scopecheck check` on CUDA files as people write them: the preprocessor (headers,
+//! object-like and function-like macros, conditional code, pragmas) with findings and errors
+//! at the lines of the file as written; `atomic_ref` bound to a name; symbol copies and the
+//! exit status of `main`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -105,6 +106,94 @@ fn a_preprocessor_error_is_reported_at_its_line() {
     assert_eq!(
         (v["line"].as_u64(), v["column"].as_u64()),
         (Some(3), Some(1)),
+        "{v}"
+    );
+}
+
+/// `cuda::atomic_ref<int, cuda::thread_scope_block> h(x);` (C++'s most vexing parse: it reads
+/// as a function declaration) binds `h` to the global `x`. Two threads of one block add 1 at
+/// block scope, in each other's scope: atomic together, so `x` ends at 2, and `main` returns
+/// `v == 2 ? 0 : 1`, the requirement `v == 2`: Ok. With the two threads in two blocks the
+/// block scope does not include the other thread: a heterogeneous race, reported as such.
+#[test]
+fn atomic_ref_bound_to_a_name_and_a_computed_exit_status() {
+    let src = |grid: &str, want: i32| {
+        format!(
+            r#"#include <cuda/atomic>
+__device__ int x = 0;
+__global__ void k() {{
+    cuda::atomic_ref<int, cuda::thread_scope_block> h(x);
+    h.fetch_add(1, cuda::memory_order_relaxed);
+}}
+int main() {{
+    k<<<{grid}>>>();
+    cudaDeviceSynchronize();
+    int v = 0;
+    cudaMemcpyFromSymbol(&v, x, sizeof(int));
+    return v == {want} ? 0 : 1;
+}}
+"#
+        )
+    };
+    let run = |name: &str, source: String| {
+        let (code, json, stderr) = check(name, &source);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&json).expect("JSON")
+    };
+    let v = run("ref-block.cu", src("1, 2", 2));
+    assert_eq!(
+        (&v["result"], &v["racy"]),
+        (&"Ok".into(), &false.into()),
+        "{v}"
+    );
+    // Requiring 3 fails in every execution.
+    let v = run("ref-three.cu", src("1, 2", 3));
+    assert_eq!(v["result"], "No", "{v}");
+    let v = run("ref-grid.cu", src("2, 1", 2));
+    assert_eq!(v["racy"], true, "{v}");
+    assert_eq!(v["races"][0]["kind"], "heterogeneous", "{}", v["races"]);
+}
+
+/// `cudaMemcpyToSymbol` sets `__device__` variables before the launch (host to device, with
+/// and without the optional offset and kind), `cudaMemcpyFromSymbol` reads one back after it.
+/// Three threads, `limit` = 2: threads 0 and 1 add 1 with device-scope atomics, so `hits` is 2
+/// in every execution; requiring 3 fails.
+#[test]
+fn symbol_copies_set_and_read_device_variables() {
+    let src = |want: i32| {
+        format!(
+            r#"__device__ int limit;
+__device__ int hits;
+__global__ void k() {{ if (threadIdx.x < limit) atomicAdd(&hits, 1); }}
+int main() {{
+    int two = 2, zero = 0;
+    cudaMemcpyToSymbol(limit, &two, sizeof(int));
+    cudaMemcpyToSymbol(hits, &zero, sizeof(int), 0, cudaMemcpyHostToDevice);
+    k<<<1, 3>>>();
+    int h = -1;
+    cudaMemcpyFromSymbol(&h, hits, sizeof(int));
+    if (h != {want}) return 1;
+    return 0;
+}}
+"#
+        )
+    };
+    for (want, result) in [(2, "Ok"), (3, "No")] {
+        let (code, json, stderr) = check(&format!("symbols-{want}.cu"), &src(want));
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(v["result"], result, "{want}: {v}");
+    }
+    // An offset is not supported yet: said at its line.
+    let (code, json, _) = check(
+        "symbol-offset.cu",
+        "__device__ int a[2];\nint main() {\n int v = 1;\n cudaMemcpyToSymbol(a, &v, 4, 4);\n return 0;\n}\n",
+    );
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["line"], 4, "{v}");
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("offset")),
         "{v}"
     );
 }
