@@ -197,3 +197,85 @@ int main() {{
         "{v}"
     );
 }
+
+/// Events order work across streams. `produce` (stream s1) writes `*d`; `ready` is recorded
+/// on s1 after it, and s2 waits for `ready` before `consume` copies `*d` to `*out`: the
+/// consumer starts after the producer finished (launch order), so it reads 42 with plain
+/// accesses and no race, and the host's copy back, after the synchronizations, sees 42: Ok.
+/// Without `cudaStreamWaitEvent` the two kernels may run at once: a data race on `*d` and
+/// `out` may hold 0: No. `cudaEventSynchronize` on an event recorded on the default stream
+/// makes the host wait for the kernel before it: Ok.
+#[test]
+fn events_order_streams_and_the_host() {
+    let two_streams = |wait: &str| {
+        format!(
+            r#"__global__ void produce(int *d) {{ *d = 42; }}
+__global__ void consume(int *d, int *out) {{ *out = *d; }}
+int main() {{
+    int *d, *out;
+    cudaMalloc(&d, sizeof(int));
+    cudaMalloc(&out, sizeof(int));
+    cudaStream_t s1, s2;
+    cudaStreamCreate(&s1);
+    cudaStreamCreate(&s2);
+    cudaEvent_t ready;
+    cudaEventCreate(&ready);
+    produce<<<1, 1, 0, s1>>>(d);
+    cudaEventRecord(ready, s1);
+    {wait}
+    consume<<<1, 1, 0, s2>>>(d, out);
+    cudaStreamSynchronize(s2);
+    int h = 0;
+    cudaMemcpy(&h, out, sizeof(int), cudaMemcpyDeviceToHost);
+    if (h != 42) return 1;
+    return 0;
+}}
+"#
+        )
+    };
+    let verdict = |name: &str, source: &str| {
+        let (code, json, stderr) = check(name, source);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        (
+            v["result"].as_str().unwrap_or("?").to_string(),
+            v["racy"] == true,
+        )
+    };
+    assert_eq!(
+        verdict(
+            "wait.cu",
+            &two_streams("cudaStreamWaitEvent(s2, ready, 0);")
+        ),
+        ("Ok".to_string(), false)
+    );
+    assert_eq!(
+        verdict("nowait.cu", &two_streams("")),
+        ("No".to_string(), true)
+    );
+    let host_waits = r#"__global__ void k(int *a) { atomicAdd(a, 1); }
+int main() {
+    int *d;
+    cudaMalloc(&d, sizeof(int));
+    cudaMemset(d, 0, sizeof(int));
+    cudaEvent_t e;
+    cudaEventCreate(&e);
+    k<<<1, 1>>>(d);
+    cudaEventRecord(e);
+    cudaEventSynchronize(e);
+    int h;
+    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    if (h != 1) return 1;
+    return 0;
+}
+"#;
+    assert_eq!(verdict("record.cu", host_waits), ("Ok".to_string(), false));
+    // An event used before it is created is an error at its line.
+    let (code, json, _) = check(
+        "uncreated.cu",
+        "__global__ void k() {}\nint main() {\n cudaEvent_t e;\n cudaEventRecord(e);\n return 0;\n}\n",
+    );
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["line"], 4, "{v}");
+}

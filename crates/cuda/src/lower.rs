@@ -111,6 +111,8 @@ struct Ty {
     int: IntType,
     dim3: bool,
     stream: bool,
+    /// `cudaEvent_t`.
+    event: bool,
     /// `cuda::atomic_ref<T, S>` (binds to an object).
     atomic_ref: bool,
     /// `const` / `constexpr` scalar (its value is folded on the host).
@@ -131,6 +133,7 @@ impl Ty {
             size: 4,
             int: IntType::S32,
             dim3: false,
+            event: false,
             stream: false,
             atomic_ref: false,
             constant: false,
@@ -200,6 +203,8 @@ enum Binding {
     Obj(Ptr),
     Dim3([Value; 3]),
     Stream(Option<u32>),
+    /// A `cudaEvent_t`: `None` before cudaEventCreate; then its index in `Ctx::events`.
+    Event(Option<usize>),
     /// A `__shared__` variable declared inside a kernel (its key in `Ctx::shared_decls`).
     Shared(usize),
     /// An OpenCL `__local` pointer argument: the start of this block's copy of a shared
@@ -275,6 +280,9 @@ struct Ctx<'s, 't> {
     device_threads: usize,
     next_cta: u32,
     next_stream: u32,
+    /// Per created event, the launches its last cudaEventRecord covers (none before any
+    /// record: waiting for it returns at once).
+    events: Vec<Vec<ThreadId>>,
 }
 
 pub(crate) fn lower<'s, 't>(
@@ -304,6 +312,7 @@ pub(crate) fn lower<'s, 't>(
         device_threads: 0,
         next_cta: 0,
         next_stream: 1,
+        events: Vec::new(),
     };
     let mut main = None;
     // `int main()` is the harness when there is no `scopecheck_main`.
@@ -707,6 +716,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 match text.as_str() {
                     "dim3" => ty.dim3 = true,
                     "cudaStream_t" => ty.stream = true,
+                    "cudaEvent_t" => ty.event = true,
                     // OpenCL host types.
                     "cl_mem" => ty.pointer = true,
                     "cl_kernel" => ty.cl_kernel = true,
@@ -1193,6 +1203,9 @@ type Stream = Option<u32>;
 struct Launches {
     /// Each launch: its stream and threads.
     done: Vec<(Stream, Vec<ThreadId>)>,
+    /// What later launches on a stream wait for besides the stream's order
+    /// (`cudaStreamWaitEvent`).
+    stream_waits: Vec<(Stream, Vec<ThreadId>)>,
     /// Finished host segments.
     host_done: Vec<ThreadId>,
     /// What the current host segment starts after.
@@ -2194,6 +2207,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     None => Binding::Stream(None),
                 };
                 self.bind(&name, b);
+                continue;
+            }
+            if ty.event {
+                if !self.host() {
+                    return err(decl, "a `cudaEvent_t` belongs in host code");
+                }
+                if let Some(i) = init {
+                    return err(i, "create an event with cudaEventCreate(&e)");
+                }
+                self.bind(&name, Binding::Event(None));
                 continue;
             }
             if ty.dim3 {

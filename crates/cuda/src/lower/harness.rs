@@ -664,6 +664,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
+    /// An event argument: its index in `Ctx::events`.
+    fn event_index(&mut self, a: Node<'t>) -> R<usize> {
+        let a = strip(a);
+        let name = self.text(a).to_string();
+        match self.lookup(&name) {
+            Some(Binding::Event(Some(k))) => Ok(k),
+            Some(Binding::Event(None)) => err(
+                a,
+                format!("the event `{name}` is used before cudaEventCreate(&{name})"),
+            ),
+            _ => err(a, format!("`{name}` is not a `cudaEvent_t`")),
+        }
+    }
+
     /// `&name` (possibly cast): the name of the variable an out-parameter writes.
     fn out_name(&self, a: Node<'t>) -> R<Node<'t>> {
         let a = strip(a);
@@ -769,6 +783,53 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let s = self.cx.next_stream;
                 self.cx.next_stream += 1;
                 self.rebind(&vname, Binding::Stream(Some(s)));
+            }
+            "cudaEventCreate" | "cudaEventCreateWithFlags" => {
+                self.arity(name, args, (1, 2), "`&event[, flags]`", e)?;
+                let v = self.out_name(args[0])?;
+                let vname = self.text(v).to_string();
+                if !matches!(self.lookup(&vname), Some(Binding::Event(_))) {
+                    return err(v, format!("`{vname}` is not a `cudaEvent_t`"));
+                }
+                self.cx.events.push(Vec::new());
+                let k = self.cx.events.len() - 1;
+                self.rebind(&vname, Binding::Event(Some(k)));
+            }
+            "cudaEventRecord" => {
+                // The event covers what was launched on its stream so far (on the legacy
+                // default stream: everything), and what that waited for.
+                self.arity(name, args, (1, 2), "`event[, stream]`", e)?;
+                let k = self.event_index(args[0])?;
+                let stream = match args.get(1) {
+                    Some(s) => self.stream_arg(*s)?,
+                    None => None,
+                };
+                let ids: Vec<ThreadId> = self
+                    .launches
+                    .done
+                    .iter()
+                    .filter(|(s, _)| stream.is_none() || *s == stream || s.is_none())
+                    .flat_map(|(_, t)| t.iter().copied())
+                    .collect();
+                self.cx.events[k] = self.closure(ids);
+            }
+            "cudaEventSynchronize" => {
+                self.arity(name, args, (1, 1), "an event", e)?;
+                let k = self.event_index(args[0])?;
+                self.synchronize(self.cx.events[k].clone(), e)?;
+            }
+            "cudaStreamWaitEvent" => {
+                self.arity(name, args, (2, 3), "`stream, event[, flags]`", e)?;
+                let stream = self.stream_arg(args[0])?;
+                let k = self.event_index(args[1])?;
+                let ids = self.cx.events[k].clone();
+                self.launches.stream_waits.push((stream, ids));
+            }
+            "cudaEventQuery" | "cudaEventElapsedTime" => {
+                return err(
+                    e,
+                    format!("not supported: `{name}` (its result depends on timing; synchronize with cudaEventSynchronize)"),
+                );
             }
             "cudaDeviceSynchronize" | "cudaThreadSynchronize" => {
                 self.arity(name, args, (0, 0), "no arguments", e)?;
@@ -964,6 +1025,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         self.flush_host();
         let mut before: Vec<ThreadId> = self.launches.host_after.clone();
         before.extend(self.launches.host_done.iter().copied());
+        for (s, ids) in &self.launches.stream_waits {
+            if *s == stream {
+                before.extend(ids.iter().copied());
+            }
+        }
         for (s, ids) in &self.launches.done {
             // Legacy default stream: it waits for everything, and everything waits for it.
             if *s == stream || s.is_none() || stream.is_none() {
