@@ -279,3 +279,49 @@ int main() {
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(v["line"], 4, "{v}");
 }
+
+/// `cudaMemcpyAsync` is ordered on its stream like a launch and does not block the host. The
+/// host array `h` goes to the device, `twice` doubles it, and it comes back, all on stream
+/// `s`; after `cudaStreamSynchronize(s)` the host reads 2 and 4: Ok. Without the
+/// synchronization the host's reads of `h` are concurrent with the copy back: a data race on
+/// `h[0]` and `h[1]`, and the old values may be read: No.
+#[test]
+fn async_copies_are_ordered_on_their_stream() {
+    let src = |sync: &str| {
+        format!(
+            r#"__global__ void twice(int *d) {{ d[threadIdx.x] = 2 * d[threadIdx.x]; }}
+int main() {{
+    int h[2] = {{1, 2}};
+    int *d;
+    cudaMalloc(&d, 2 * sizeof(int));
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaMemcpyAsync(d, h, 2 * sizeof(int), cudaMemcpyHostToDevice, s);
+    twice<<<1, 2, 0, s>>>(d);
+    cudaMemcpyAsync(h, d, 2 * sizeof(int), cudaMemcpyDeviceToHost, s);
+    {sync}
+    if (h[0] != 2 || h[1] != 4) return 1;
+    return 0;
+}}
+"#
+        )
+    };
+    for (sync, result, racy) in [("cudaStreamSynchronize(s);", "Ok", false), ("", "No", true)] {
+        let (code, json, stderr) = check(&format!("async-{racy}.cu"), &src(sync));
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(
+            (&v["result"], v["racy"] == true),
+            (&result.into(), racy),
+            "{v}"
+        );
+    }
+    // A host local cannot take an asynchronous copy (its value would live in another thread).
+    let (code, json, _) = check(
+        "async-local.cu",
+        "int main() {\n int *d; cudaMalloc(&d, 4);\n int h;\n cudaMemcpyAsync(&h, d, 4, cudaMemcpyDeviceToHost, 0);\n return 0;\n}\n",
+    );
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["line"], 4, "{v}");
+}

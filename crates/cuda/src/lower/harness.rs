@@ -340,7 +340,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let kind = kind.rsplit("::").next().unwrap_or("").to_string();
         let dst = self.copy_side(args[0])?;
         let src = self.copy_side(args[1])?;
-        self.copy(dst, src, [args[0], args[1], args[2], args[3]], &kind, e)
+        self.copy(
+            dst,
+            src,
+            [args[0], args[1], args[2], args[3]],
+            &kind,
+            None,
+            e,
+        )
     }
 
     /// `cudaMemcpyToSymbol(symbol, src, bytes[, offset[, kind]])` and
@@ -380,19 +387,31 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         } else {
             [other, sym, args[2], kind_node]
         };
-        self.copy(dst, src, nodes, &kind, e)
+        self.copy(dst, src, nodes, &kind, None, e)
     }
 
     /// A copy from `src` to `dst` of the bytes `nodes[2]` says, of `kind`; `nodes` are the
     /// destination, source, byte count and kind as written, for messages.
+    /// `on`: the stream of a cudaMemcpyAsync, which runs as a host thread `memcpy` ordered
+    /// on that stream like a launch, without blocking the host.
+    #[allow(clippy::too_many_arguments)]
     fn copy(
         &mut self,
         dst: Side<'t>,
         src: Side<'t>,
         nodes: [Node<'t>; 4],
         kind: &str,
+        on: Option<Stream>,
         e: Node<'t>,
     ) -> R<()> {
+        if on.is_some() {
+            if let Side::Local(v, _) = dst {
+                return err(v, "not supported yet: cudaMemcpyAsync to a host local (copy to a host array or pinned memory)");
+            }
+            if let Side::Local(v, _) = src {
+                return err(v, "not supported yet: cudaMemcpyAsync from a host local (copy from a host array or pinned memory)");
+            }
+        }
         let args = nodes;
         let (src_ok, dst_ok, what) = match kind {
             "cudaMemcpyHostToDevice" => (self.host_ok(src), self.device_ok(dst), "host to device"),
@@ -472,15 +491,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             Ok(())
         };
-        if !self.pending() {
+        if on.is_none() && !self.pending() {
             return copy(self);
         }
-        if host_side {
+        if on.is_none() && host_side {
             let all = self.all_launched();
             self.synchronize(all, e)?;
             return copy(self);
         }
-        self.stream_op("memcpy", e, copy)
+        self.stream_op("memcpy", on.unwrap_or(None), e, copy)
     }
 
     /// `cudaMemset(p, byte, bytes)`: plain stores of `byte` replicated over each element.
@@ -511,7 +530,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Ok(())
         };
         if self.pending() {
-            self.stream_op("memset", e, set)
+            self.stream_op("memset", None, e, set)
         } else {
             set(self)
         }
@@ -521,7 +540,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// thread of its own that starts after every launch and all host code so far; later
     /// launches and synchronizations wait for it (it is recorded as a default-stream launch),
     /// host code that follows does not.
-    fn stream_op(&mut self, name: &str, e: Node<'t>, f: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
+    fn stream_op(
+        &mut self,
+        name: &str,
+        stream: Stream,
+        e: Node<'t>,
+        f: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()> {
         if self.nesting > 0 {
             return err(
                 e,
@@ -545,9 +570,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let op_init = std::mem::replace(&mut self.init_regs, init_regs);
         self.temps = temps;
         r?;
+        // After the host code so far and the earlier work of its stream, as a launch there.
         let mut before = self.launches.host_after.clone();
         before.extend(self.launches.host_done.iter().copied());
-        before.extend(self.all_launched());
+        for (s, ids) in self.launches.done.iter().chain(&self.launches.stream_waits) {
+            if *s == stream || s.is_none() || stream.is_none() {
+                before.extend(ids.iter().copied());
+            }
+        }
         let after = self.closure(before);
         let id = ThreadId(self.cx.threads.len() as u32);
         let earlier = self
@@ -570,7 +600,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             code: op_code,
             after,
         });
-        self.launches.done.push((None, vec![id]));
+        self.launches.done.push((stream, vec![id]));
         Ok(())
     }
 
@@ -871,7 +901,32 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 )?;
                 self.memcpy_symbol(name == "cudaMemcpyToSymbol", args, e)?;
             }
-            "cudaMemcpyAsync" | "cudaMemsetAsync" | "cudaMemcpy2D" | "cudaMemcpyPeer" => {
+            "cudaMemcpyAsync" => {
+                self.arity(
+                    name,
+                    args,
+                    (4, 5),
+                    "`destination, source, bytes, kind[, stream]`",
+                    e,
+                )?;
+                let stream = match args.get(4) {
+                    Some(s) => self.stream_arg(*s)?,
+                    None => None,
+                };
+                let kind = self.word(args[3]);
+                let kind = kind.rsplit("::").next().unwrap_or("").to_string();
+                let dst = self.copy_side(args[0])?;
+                let src = self.copy_side(args[1])?;
+                self.copy(
+                    dst,
+                    src,
+                    [args[0], args[1], args[2], args[3]],
+                    &kind,
+                    Some(stream),
+                    e,
+                )?;
+            }
+            "cudaMemsetAsync" | "cudaMemcpy2D" | "cudaMemcpyPeer" => {
                 return err(
                     e,
                     format!("not supported yet: `{name}` (use cudaMemcpy / cudaMemset on an allocation)"),
