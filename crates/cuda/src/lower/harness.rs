@@ -335,19 +335,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// of this host segment). A copy between device memories is ordered on the default stream
     /// without blocking the host: while kernels may still run it is its own host thread
     /// `memcpy` (later launches and synchronizations wait for it), otherwise host code.
-    fn memcpy(&mut self, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+    /// `on`: the stream of a cudaMemcpyAsync (see `copy`).
+    fn memcpy(&mut self, args: &[Node<'t>], on: Option<Stream>, e: Node<'t>) -> R<()> {
         let kind = self.word(args[3]);
         let kind = kind.rsplit("::").next().unwrap_or("").to_string();
         let dst = self.copy_side(args[0])?;
         let src = self.copy_side(args[1])?;
-        self.copy(
-            dst,
-            src,
-            [args[0], args[1], args[2], args[3]],
-            &kind,
-            None,
-            e,
-        )
+        self.copy(dst, src, [args[0], args[1], args[2], args[3]], &kind, on, e)
     }
 
     /// `cudaMemcpyToSymbol(symbol, src, bytes[, offset[, kind]])` and
@@ -889,7 +883,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "cudaMemcpy" => {
                 self.arity(name, args, (4, 4), "`destination, source, bytes, kind`", e)?;
-                self.memcpy(args, e)?;
+                self.memcpy(args, None, e)?;
             }
             "cudaMemcpyToSymbol" | "cudaMemcpyFromSymbol" => {
                 self.arity(
@@ -913,18 +907,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(s) => self.stream_arg(*s)?,
                     None => None,
                 };
-                let kind = self.word(args[3]);
-                let kind = kind.rsplit("::").next().unwrap_or("").to_string();
-                let dst = self.copy_side(args[0])?;
-                let src = self.copy_side(args[1])?;
-                self.copy(
-                    dst,
-                    src,
-                    [args[0], args[1], args[2], args[3]],
-                    &kind,
-                    Some(stream),
-                    e,
-                )?;
+                self.memcpy(args, Some(stream), e)?;
             }
             "cudaMemsetAsync" | "cudaMemcpy2D" | "cudaMemcpyPeer" => {
                 return err(
