@@ -381,83 +381,27 @@ fn launch_order_orders_memory_and_can_hang() {
     );
 }
 
-/// The graph explorer against the candidate enumerator it replaces, on every test of both
-/// corpora and the shipped examples, with each test's own options: the same states, verdict,
-/// condition counts, executions, races and hangs. Where the enumerator was cut short (an
-/// unrolled loop), the graph explorer, which cuts pure iterations by behaviour, must find at
-/// least the states it found; those are the verdicts allowed to change from Unknown.
-fn differential(dir: &str) {
-    let mut failures = Vec::new();
-    for path in corpus_files(dir) {
-        let source = std::fs::read_to_string(&path).expect("readable test");
-        let Ok(program) = scopecheck_litmus::parse(&source) else {
-            continue;
-        };
-        let opts = options(&path, comment_field(&source, "options:"));
-        let run = |engine| {
-            check(
-                &program,
-                &CheckOptions {
-                    engine,
-                    ..opts.clone()
-                },
-            )
-        };
-        let (new, old) = match (run(Engine::Auto), run(Engine::Candidates)) {
-            (Ok(n), Ok(o)) => (n, o),
-            (Err(n), Err(o)) if n == o => continue,
-            (n, o) => {
-                failures.push(format!(
-                    "{}: {:?} vs {:?}",
-                    path.display(),
-                    n.err(),
-                    o.err()
-                ));
-                continue;
-            }
-        };
-        let name = path.display();
-        if !old.is_complete() {
-            for s in &old.states {
-                if !new.states.contains(s) {
-                    failures.push(format!("{name}: the graph explorer misses {:?}", s.values));
-                }
-            }
-            continue;
-        }
-        let same = new.states == old.states
-            && new.outcome == old.outcome
-            && (new.positive, new.negative, new.executions)
-                == (old.positive, old.negative, old.executions)
-            && new.races == old.races
-            && new.hangs == old.hangs
-            && new.is_complete() == old.is_complete();
-        if !same {
-            failures.push(format!(
-                "{name}: graphs {:?} {} states, {}+{} in {} executions, {} races, {} hangs; candidates {:?} {} states, {}+{} in {} executions, {} races, {} hangs",
-                new.outcome, new.states.len(), new.positive, new.negative, new.executions, new.races.len(), new.hangs.len(),
-                old.outcome, old.states.len(), old.positive, old.negative, old.executions, old.races.len(), old.hangs.len(),
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+/// Two explorers of one model on every test of `dir` that `only` accepts (by file stem), each
+/// test with its own options: `new` must give the same states, verdict, condition counts,
+/// executions, races, hangs and completeness as `old`. When `old_may_cut`, a test the old one
+/// could not finish only requires the new one to find at least the states it found.
+struct Comparison {
+    new: (Engine, &'static str),
+    old: (Engine, &'static str),
+    /// `Some` overrides the test's symmetry option.
+    symmetry: Option<bool>,
+    old_may_cut: bool,
 }
 
-/// The revisiting search (scoped C11: writes placed in modification order, earlier reads
-/// revisited) against the hole search it replaces there, with symmetry off so that the
-/// revisiting search runs on every test (it does not run where threads are interchangeable):
-/// the same states, verdict, condition counts, executions, races, hangs and completeness, on
-/// every C test of the corpus, the C examples and the benchmark programs small enough for a
-/// test, each with its own options.
-fn revisits_match_holes(dir: &str, only: &dyn Fn(&str) -> bool) {
+fn engines_agree(dir: &str, only: &dyn Fn(&str) -> bool, c: &Comparison) {
     let mut failures = Vec::new();
     let mut compared = 0;
     for path in corpus_files(dir) {
-        let name = path
+        let stem = path
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or_default();
-        if !only(name) {
+        if !only(stem) {
             continue;
         }
         let source = std::fs::read_to_string(&path).expect("readable test");
@@ -470,12 +414,12 @@ fn revisits_match_holes(dir: &str, only: &dyn Fn(&str) -> bool) {
                 &program,
                 &CheckOptions {
                     engine,
-                    symmetry: false,
+                    symmetry: c.symmetry.unwrap_or(opts.symmetry),
                     ..opts.clone()
                 },
             )
         };
-        let (new, old) = match (run(Engine::Graphs), run(Engine::Holes)) {
+        let (new, old) = match (run(c.new.0), run(c.old.0)) {
             (Ok(n), Ok(o)) => (n, o),
             (Err(n), Err(o)) if n == o => continue,
             (n, o) => {
@@ -489,6 +433,15 @@ fn revisits_match_holes(dir: &str, only: &dyn Fn(&str) -> bool) {
             }
         };
         compared += 1;
+        let name = path.display();
+        if c.old_may_cut && !old.is_complete() {
+            for s in &old.states {
+                if !new.states.contains(s) {
+                    failures.push(format!("{name}: {} misses {:?}", c.new.1, s.values));
+                }
+            }
+            continue;
+        }
         let same = new.states == old.states
             && new.outcome == old.outcome
             && (new.positive, new.negative, new.executions)
@@ -498,15 +451,47 @@ fn revisits_match_holes(dir: &str, only: &dyn Fn(&str) -> bool) {
             && new.is_complete() == old.is_complete();
         if !same {
             failures.push(format!(
-                "{}: revisits {:?} {} states, {}+{} in {} executions, {} races, {} hangs; holes {:?} {} states, {}+{} in {} executions, {} races, {} hangs",
-                path.display(),
-                new.outcome, new.states.len(), new.positive, new.negative, new.executions, new.races.len(), new.hangs.len(),
-                old.outcome, old.states.len(), old.positive, old.negative, old.executions, old.races.len(), old.hangs.len(),
+                "{name}: {} {:?} {} states, {}+{} in {} executions, {} races, {} hangs; {} {:?} {} states, {}+{} in {} executions, {} races, {} hangs",
+                c.new.1, new.outcome, new.states.len(), new.positive, new.negative, new.executions, new.races.len(), new.hangs.len(),
+                c.old.1, old.outcome, old.states.len(), old.positive, old.negative, old.executions, old.races.len(), old.hangs.len(),
             ));
         }
     }
     assert!(compared > 0, "{dir}: nothing compared");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The graph explorer against the candidate enumerator it replaces, on every test of both
+/// corpora and the shipped examples. Where the enumerator was cut short (an unrolled loop),
+/// the graph explorer, which cuts pure iterations by behaviour, must find at least the states
+/// it found; those are the verdicts allowed to change from Unknown.
+fn differential(dir: &str) {
+    engines_agree(
+        dir,
+        &|_| true,
+        &Comparison {
+            new: (Engine::Auto, "graphs"),
+            old: (Engine::Candidates, "candidates"),
+            symmetry: None,
+            old_may_cut: true,
+        },
+    );
+}
+
+/// The revisiting search (scoped C11: writes placed in modification order, earlier reads
+/// revisited) against the hole search it replaces there, with symmetry off so that the
+/// revisiting search runs on every test (it does not run where threads are interchangeable).
+fn revisits_match_holes(dir: &str, only: &dyn Fn(&str) -> bool) {
+    engines_agree(
+        dir,
+        only,
+        &Comparison {
+            new: (Engine::Graphs, "revisits"),
+            old: (Engine::Holes, "holes"),
+            symmetry: Some(false),
+            old_may_cut: false,
+        },
+    );
 }
 
 #[test]
