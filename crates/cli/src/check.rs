@@ -45,6 +45,9 @@ pub struct CheckArgs {
 /// how long checking took.
 pub struct Checked {
     pub program: Program,
+    /// A `.cu` file's PTX view (its kernels as NVRTC compiled them), which the PTX verdict
+    /// checked; `None` when there is none.
+    pub ptx_view: Option<Program>,
     /// The file's text, for diagnostics with code snippets.
     pub source: String,
     /// What the front-end changed or doubts (e.g. a device scope narrowed on shared memory).
@@ -54,6 +57,17 @@ pub struct Checked {
     /// With `--suggest`: the cheapest ways found to make the test right (first model).
     pub suggestions: Vec<Suggestion>,
     pub time: Duration,
+}
+
+impl Checked {
+    /// The program verdict `v` is about: the PTX view for a `.cu` file's PTX verdict when
+    /// there is one (its thread code is NVRTC's), the program as read otherwise.
+    pub fn program_of(&self, v: &Verdict) -> &Program {
+        match &self.ptx_view {
+            Some(view) if v.model == "ptx" => view,
+            _ => &self.program,
+        }
+    }
 }
 
 /// Runs `check`; returns whether every file was checked.
@@ -117,15 +131,29 @@ pub fn check_file(
     cuda: &CudaOptions,
     costs: Option<&CostTable>,
 ) -> Result<Checked, Box<Failure>> {
-    let (source, program, warnings) = read_parse_warn(input, cuda)?;
+    let (source, program, mut warnings) = read_parse_warn(input, cuda)?;
     let start = Instant::now();
+    let ptx_view = if input
+        .path
+        .extension()
+        .is_some_and(|e| e == inputs::CUDA_EXTENSION)
+        && models.contains(&Some(ModelKind::Ptx))
+    {
+        nvrtc_view(input, &source, &program, cuda, &mut warnings)
+    } else {
+        None
+    };
     let mut verdicts = Vec::with_capacity(models.len());
     for m in models {
         let opts = CheckOptions {
             model: *m,
             ..opts.clone()
         };
-        verdicts.push(check_guarded(&input.file, &source, &program, &opts)?);
+        let checked = match (&ptx_view, m) {
+            (Some(view), Some(ModelKind::Ptx)) => view,
+            _ => &program,
+        };
+        verdicts.push(check_guarded(&input.file, &source, checked, &opts)?);
     }
     let disagreements = match verdicts.as_slice() {
         [language, hardware] => scopecheck_model::compare::compare(&program, language, hardware),
@@ -143,6 +171,7 @@ pub fn check_file(
     };
     Ok(Checked {
         program,
+        ptx_view,
         source,
         warnings,
         verdicts,
@@ -150,6 +179,69 @@ pub fn check_file(
         suggestions,
         time: start.elapsed(),
     })
+}
+
+/// NVRTC, loaded once per process.
+static NVRTC: std::sync::OnceLock<Result<scopecheck_nvrtc::Nvrtc, scopecheck_nvrtc::NvrtcError>> =
+    std::sync::OnceLock::new();
+
+/// The PTX view of a `.cu` file: its kernels compiled by NVRTC, lowered from that PTX. When it
+/// cannot be built (no NVRTC, PTX beyond the PTX front-end), a warning says why and that the
+/// PTX verdict is then scopecheck's own mapping of the C++ operations to PTX.
+fn nvrtc_view(
+    input: &Input,
+    source: &str,
+    program: &Program,
+    cuda: &CudaOptions,
+    warnings: &mut Vec<Warning>,
+) -> Option<Program> {
+    let fallback = "the PTX verdict below is scopecheck's own mapping of the C++ operations to PTX, not NVRTC's code";
+    let nvrtc = match NVRTC.get_or_init(scopecheck_nvrtc::Nvrtc::find) {
+        Ok(n) => n,
+        Err(e) => {
+            warnings.push(Warning {
+                span: scopecheck_ir::Span::default(),
+                message: format!("{e}; {fallback}"),
+            });
+            return None;
+        }
+    };
+    let name = input
+        .path
+        .file_name()
+        .map_or_else(|| input.file.clone(), |n| n.to_string_lossy().into_owned());
+    match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, "compute_90") {
+        Ok(view) => {
+            for w in view.warnings {
+                let w = Warning {
+                    span: w.span,
+                    message: w.message,
+                };
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+            let mut p = view.program;
+            p.name = program.name.clone();
+            Some(p)
+        }
+        Err(e) => {
+            let span = match &e {
+                scopecheck_cuda::PtxViewError::Harness(h) => h.span,
+                scopecheck_cuda::PtxViewError::Ptx { line: Some(l), .. } => scopecheck_ir::Span {
+                    line: *l,
+                    column: 1,
+                    ..Default::default()
+                },
+                _ => scopecheck_ir::Span::default(),
+            };
+            warnings.push(Warning {
+                span,
+                message: format!("no PTX view from NVRTC: {e}; {fallback}"),
+            });
+            None
+        }
+    }
 }
 
 /// Reads and parses one file, with the front-end's warnings.
@@ -229,7 +321,11 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                 if both {
                     let _ = writeln!(out, "Model {}", v.model);
                 }
-                let _ = writeln!(out, "{}", scopecheck_report::text(&c.program, v, c.time));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    scopecheck_report::text(c.program_of(v), v, c.time)
+                );
             }
             if both {
                 let _ = write!(
@@ -243,7 +339,7 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
             // their findings against their own lines.
             if input.file.ends_with(".cu") || input.file.ends_with(".cl") {
                 let _ = out.flush();
-                for f in scopecheck_report::findings(&c.program, &c.verdicts[0]) {
+                for f in scopecheck_report::findings(c.program_of(&c.verdicts[0]), &c.verdicts[0]) {
                     crate::render::print_finding(&input.file, &c.source, &f);
                 }
             }
@@ -265,7 +361,12 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     c.time,
                 )
             } else {
-                scopecheck_report::json(&input.file, &c.program, &c.verdicts[0], c.time)
+                scopecheck_report::json(
+                    &input.file,
+                    c.program_of(&c.verdicts[0]),
+                    &c.verdicts[0],
+                    c.time,
+                )
             };
             if let serde_json::Value::Object(m) = &mut line {
                 let warnings: Vec<serde_json::Value> = c
@@ -280,7 +381,8 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     })
                     .collect();
                 m.insert("warnings".into(), warnings.into());
-                let findings = scopecheck_report::findings(&c.program, &c.verdicts[0]);
+                let findings =
+                    scopecheck_report::findings(c.program_of(&c.verdicts[0]), &c.verdicts[0]);
                 m.insert(
                     "diagnostics".into(),
                     scopecheck_report::diagnostics_json(&input.file, &findings),

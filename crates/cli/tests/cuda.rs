@@ -33,6 +33,15 @@ fn expect(file: &str, model: Option<&str>, result: &str, racy: bool) {
     assert_eq!(v["racy"], racy, "{file} ({model:?}): races {}", v["races"]);
     assert_eq!(v["terminates"], true, "{file} ({model:?}): {}", v["hangs"]);
     assert_eq!(v["complete"], true, "{file} ({model:?})");
+    // Under PTX a `.cu` file is checked as the PTX NVRTC compiles its kernels to: no fallback
+    // to scopecheck's own mapping (the test command installs NVRTC).
+    if model == Some("ptx") {
+        let warnings = v["warnings"].to_string();
+        assert!(
+            !warnings.contains("own mapping"),
+            "{file}: no PTX view: {warnings}"
+        );
+    }
 }
 
 /// The first seed: `produce` writes `payload`, fences at device scope and sets `flag` with a

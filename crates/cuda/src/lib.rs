@@ -33,12 +33,16 @@
 //! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 
+mod device_source;
 mod lower;
 mod preprocess;
+mod ptx_view;
 #[cfg(test)]
 mod tests;
 
+pub use device_source::device_source;
 pub use preprocess::{preprocess, PreprocessError, Preprocessed};
+pub use ptx_view::{ptx_view, PtxView, PtxViewError};
 use scopecheck_ir::{Program, Span};
 
 /// The number of device threads all launches together may make unless
@@ -113,16 +117,48 @@ const OPENCL_PREDEFINED: &[(&str, &str)] = &[
     ("CL_VERSION_2_0", "200"),
 ];
 
+/// One kernel launch of a harness, as the PTX view needs it: the kernel, its grid and block,
+/// its arguments, and the IR threads the launch made (block-major, `x` fastest), whose code
+/// the PTX view replaces with the kernel's PTX.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelLaunch {
+    /// The kernel's name as the source writes it (unmangled).
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub args: Vec<LaunchArg>,
+    pub threads: Vec<scopecheck_ir::ThreadId>,
+    /// The launch statement.
+    pub span: Span,
+}
+
+/// A kernel argument: a value, or a pointer to a location (the element it points at).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchArg {
+    Value(scopecheck_ir::Value),
+    Pointer(scopecheck_ir::LocId),
+}
+
+/// Lowers a CUDA file as [`parse_cuda_with`] does, and also returns its kernel launches.
+pub fn parse_cuda_launches(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+    preprocessed(source, CUDA_PREDEFINED, |text| {
+        parse_cuda_text(text, options)
+    })
+}
+
 /// Runs the preprocessor, then `then` on its output, and maps every span back to the file as
 /// written.
-fn preprocessed(
+fn preprocessed<T>(
     source: &str,
     predefined: &[(&str, &str)],
-    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>), CudaError>,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
+) -> Result<(Program, Vec<Warning>, T), CudaError> {
     let pre = preprocess(source, predefined).map_err(|e| CudaError::new(e.span, e.message))?;
     let map = LineMap::new(source, &pre.text);
-    let (mut program, mut warnings) = then(&pre.text).map_err(|e| CudaError {
+    let (mut program, mut warnings, extra) = then(&pre.text).map_err(|e| CudaError {
         span: map.span(e.span),
         ..e
     })?;
@@ -136,7 +172,7 @@ fn preprocessed(
         .map(|(span, message)| Warning { span, message })
         .collect();
     all.append(&mut warnings);
-    Ok((program, all))
+    Ok((program, all, extra))
 }
 
 /// Spans in the preprocessor's output, mapped back to the file as written. The preprocessor
@@ -202,15 +238,13 @@ pub fn parse_cuda_with(
     source: &str,
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>), CudaError> {
-    preprocessed(source, CUDA_PREDEFINED, |text| {
-        parse_cuda_text(text, options)
-    })
+    parse_cuda_launches(source, options).map(|(p, w, _)| (p, w))
 }
 
 fn parse_cuda_text(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -237,12 +271,13 @@ pub fn parse_opencl_with(
     preprocessed(source, OPENCL_PREDEFINED, |text| {
         parse_opencl_text(text, options)
     })
+    .map(|(p, w, _)| (p, w))
 }
 
 fn parse_opencl_text(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
     let quals = opencl_qualifiers(source);
     let mut masked = source.as_bytes().to_vec();
     for q in &quals {

@@ -278,6 +278,8 @@ struct Ctx<'s, 't> {
     asserts: Vec<(Observable, Span)>,
     warnings: Vec<Warning>,
     device_threads: usize,
+    /// Every kernel launch, for the PTX view (`crate::KernelLaunch`).
+    launches: Vec<crate::KernelLaunch>,
     next_cta: u32,
     next_stream: u32,
     /// Per created event, the launches its last cudaEventRecord covers (none before any
@@ -290,7 +292,7 @@ pub(crate) fn lower<'s, 't>(
     root: Node<'t>,
     options: &'s CudaOptions,
     opencl: Option<Vec<crate::ClQualifier>>,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
     let mut cx = Ctx {
         opencl: opencl.is_some(),
         cl_quals: opencl.unwrap_or_default(),
@@ -310,6 +312,7 @@ pub(crate) fn lower<'s, 't>(
         asserts: Vec::new(),
         warnings: Vec::new(),
         device_threads: 0,
+        launches: Vec::new(),
         next_cta: 0,
         next_stream: 1,
         events: Vec::new(),
@@ -1140,7 +1143,7 @@ impl<'s, 't> Ctx<'s, 't> {
         )
     }
 
-    fn finish(self) -> Result<(Program, Vec<Warning>), CudaError> {
+    fn finish(self) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
         let mut prop: Option<Prop> = None;
         for (o, _) in &self.asserts {
             let atom = Prop::Cmp(Term::Observable(*o), CmpOp::Ne, Term::Const(0));
@@ -1180,7 +1183,7 @@ impl<'s, 't> Ctx<'s, 't> {
             },
             extra_observables: extra,
         };
-        Ok((program, self.warnings))
+        Ok((program, self.warnings, self.launches))
     }
 }
 

@@ -1135,6 +1135,32 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 ids.push(id);
             }
         }
+        let args = frame
+            .iter()
+            .map(|(_, b)| match b {
+                Binding::Ptr(p) => {
+                    let arr = &self.cx.arrays[p.arr];
+                    match arr.elems.get(p.idx as usize) {
+                        Some(&loc) => Ok(crate::LaunchArg::Pointer(loc)),
+                        None => err(e, "internal: a pointer argument past its allocation"),
+                    }
+                }
+                Binding::Const(v, _) => Ok(crate::LaunchArg::Value(*v)),
+                _ => err(
+                    e,
+                    "internal: a kernel argument that is neither a pointer nor a value",
+                ),
+            })
+            .collect::<R<Vec<_>>>()?;
+        let dims = |d: [i64; 3]| d.map(|v| v as u32);
+        self.cx.launches.push(crate::KernelLaunch {
+            kernel: kname.to_string(),
+            grid: dims(grid),
+            block: dims(block),
+            args,
+            threads: ids.clone(),
+            span: span_of(e),
+        });
         self.launches.done.push((stream, ids));
         Ok(Operand::Imm(0))
     }

@@ -1,0 +1,219 @@
+//! The PTX view of a `.cu` file: its harness as the language-level front-end interprets it
+//! (locations, host threads, launch order, the checked condition), and every kernel thread's
+//! code replaced by the PTX NVRTC compiles the kernel to, lowered for that launch. What is then
+//! checked under the PTX model is what the compiler actually produced for the user's code.
+
+use scopecheck_ir::{Arch, Observable, Program, Span};
+
+use crate::{CudaError, CudaOptions, KernelLaunch, LaunchArg, Warning};
+
+/// Why the PTX view could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PtxViewError {
+    /// The language-level front-end could not read the harness.
+    #[error(transparent)]
+    Harness(#[from] CudaError),
+    /// NVRTC is missing or rejected the device code.
+    #[error(transparent)]
+    Nvrtc(#[from] scopecheck_nvrtc::NvrtcError),
+    /// The PTX NVRTC produced is beyond the PTX front-end (its message names the construct,
+    /// the span is in the PTX, `line` the `.cu` line its `.loc` gives).
+    #[error("{message}")]
+    Ptx {
+        message: String,
+        line: Option<u32>,
+        span: Span,
+        ptx: String,
+    },
+}
+
+/// The program of the PTX view, with the front-end's warnings and the PTX itself.
+pub struct PtxView {
+    pub program: Program,
+    pub warnings: Vec<Warning>,
+    pub ptx: String,
+}
+
+/// Builds the PTX view of `source` (file `name`), compiling its device part with `nvrtc` for
+/// `arch` (`compute_90`).
+pub fn ptx_view(
+    source: &str,
+    name: &str,
+    options: &CudaOptions,
+    nvrtc: &scopecheck_nvrtc::Nvrtc,
+    arch: &str,
+) -> Result<PtxView, PtxViewError> {
+    let (mut program, warnings, launches) = crate::parse_cuda_launches(source, options)?;
+    let device = crate::device_source(source)
+        .ok_or_else(|| CudaError::new(Span::default(), "the grammar cannot read this file"))?;
+    // The language-level front-end knows libcu++ without its header; nvcc does not. A file
+    // that uses `cuda::` without including it gets the header pre-included (lines unchanged),
+    // and is told.
+    let mut warnings = warnings;
+    let mut extra = Vec::new();
+    if source.contains("cuda::")
+        && !source.contains("<cuda/atomic>")
+        && !source.contains("<cuda/std/atomic>")
+    {
+        extra.push("--pre-include=cuda/atomic".to_string());
+        warnings.push(Warning {
+            span: Span { line: 1, column: 1, offset: 0, len: 0 },
+            message: "this file uses `cuda::` without `#include <cuda/atomic>`: NVRTC was given the header (nvcc would reject the file)".into(),
+        });
+    }
+    let compiled = nvrtc.compile(&device, name, arch, &extra)?;
+    let ptx = compiled.ptx;
+    let module = scopecheck_ptx::parse(&ptx).map_err(|e| PtxViewError::Ptx {
+        message: format!("the PTX NVRTC produced does not parse: {e}"),
+        line: None,
+        span: e.span,
+        ptx: ptx.clone(),
+    })?;
+    // A device-side `assert` is a call to `__assertfail` in the PTX, which the PTX front-end
+    // does not model yet: refuse rather than drop the check.
+    let device_observed = program.observables().into_iter().any(|o| match o {
+        Observable::Reg(t, _) => launches.iter().any(|l| l.threads.contains(&t)),
+        Observable::Loc(_) => false,
+    });
+    if device_observed {
+        return Err(CudaError::new(
+            program.condition.span.unwrap_or_default(),
+            "not supported in the PTX view yet: an `assert` inside a kernel (check the result in the harness instead)",
+        )
+        .into());
+    }
+    let lines = loc_lines(&module, name);
+    let starts = line_starts(source);
+    for launch in &launches {
+        replace_code(&mut program, &module, launch, &ptx)?;
+        scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
+        // Each PTX instruction answers for the `.cu` line its `.loc` names.
+        for t in &launch.threads {
+            for i in &mut program.threads[t.0 as usize].code {
+                if let Some(&(line, column)) = lines.get(&i.span.line) {
+                    if let Some(&start) = starts.get(line as usize - 1) {
+                        i.span = Span {
+                            offset: start + column.saturating_sub(1) as usize,
+                            len: 1,
+                            line,
+                            column: column.max(1),
+                        };
+                    }
+                }
+            }
+        }
+    }
+    program.arch = Arch::Ptx;
+    Ok(PtxView {
+        program,
+        warnings,
+        ptx,
+    })
+}
+
+/// Lowers `launch`'s kernel from the PTX module and gives each of the launch's threads the code
+/// of its PTX thread (same position in the launch), keeping the thread's name, placement and
+/// launch order.
+fn replace_code(
+    program: &mut Program,
+    module: &scopecheck_ptx::ast::Module,
+    launch: &KernelLaunch,
+    ptx: &str,
+) -> Result<(), PtxViewError> {
+    let first = program.threads.len();
+    let l = scopecheck_ptx::lower::Launch {
+        kernel: launch.kernel.clone(),
+        grid: launch.grid,
+        block: launch.block,
+        cluster: [1, 1, 1],
+        gpu: 0,
+        args: launch
+            .args
+            .iter()
+            .map(|a| match *a {
+                LaunchArg::Value(v) => scopecheck_ptx::lower::Arg::Value(v),
+                LaunchArg::Pointer(loc) => scopecheck_ptx::lower::Arg::Pointer(loc),
+            })
+            .collect(),
+        first_thread: launch.threads.first().map_or(0, |t| t.0),
+    };
+    let ids = scopecheck_ptx::lower::lower(module, &l, program).map_err(|e| PtxViewError::Ptx {
+        line: e.loc.map(|(_, line, _)| line),
+        message: format!("kernel `{}`: {}", launch.kernel, e.message),
+        span: e.span,
+        ptx: ptx.to_string(),
+    })?;
+    if ids.len() != launch.threads.len() {
+        return Err(CudaError::new(
+            launch.span,
+            format!(
+                "internal: the PTX launch of `{}` made {} threads, the harness {}",
+                launch.kernel,
+                ids.len(),
+                launch.threads.len()
+            ),
+        )
+        .into());
+    }
+    let made: Vec<_> = program.threads.drain(first..).collect();
+    for (old, new) in launch.threads.iter().zip(made) {
+        let t = &mut program.threads[old.0 as usize];
+        t.registers = new.registers;
+        t.init_regs = new.init_regs;
+        t.code = new.code;
+    }
+    Ok(())
+}
+
+/// For each PTX line holding an instruction, the `.cu` line and column it answers for: its
+/// `.loc` when that names the compiled file, otherwise (code inlined from a header, or with no
+/// `.loc`) the last `.loc` in the file before it in its function, or the function's first.
+fn loc_lines(
+    module: &scopecheck_ptx::ast::Module,
+    name: &str,
+) -> std::collections::HashMap<u32, (u32, u32)> {
+    use scopecheck_ptx::ast::{Body, Statement};
+    let main: Vec<u32> = module
+        .files
+        .iter()
+        .filter(|(_, f)| f == name || f.ends_with(&format!("/{name}")))
+        .map(|(k, _)| *k)
+        .collect();
+    fn instructions<'a>(body: &'a Body, out: &mut Vec<&'a scopecheck_ptx::ast::Instruction>) {
+        for s in &body.statements {
+            match s {
+                Statement::Instruction(i) => out.push(i),
+                Statement::Block(b) => instructions(b, out),
+                Statement::Label(..) => {}
+            }
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for f in &module.functions {
+        let Some(b) = &f.body else { continue };
+        let mut all = Vec::new();
+        instructions(b, &mut all);
+        let in_file = |i: &scopecheck_ptx::ast::Instruction| {
+            i.loc
+                .filter(|(file, line, _)| main.contains(file) && *line > 0)
+                .map(|(_, line, col)| (line, col))
+        };
+        let mut current = all.iter().find_map(|i| in_file(i));
+        for i in all {
+            if let Some(l) = in_file(i) {
+                current = Some(l);
+            }
+            if let Some(l) = current {
+                out.insert(i.span.line, l);
+            }
+        }
+    }
+    out
+}
+
+/// The byte offset of each line's start.
+fn line_starts(source: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(k, _)| k + 1))
+        .collect()
+}

@@ -1,0 +1,390 @@
+//! NVRTC, NVIDIA's runtime compiler, found and loaded at run time (`dlopen`): it compiles CUDA
+//! C++ device code to PTX as a library call, with no GPU, no driver and no `nvcc`. It is the
+//! front-end `nvcc` uses, so templates, classes, libcu++, CUB and cooperative groups compile
+//! as in the user's build (../shared/docs/NVRTC.md).
+//!
+//! The library is looked for in `SCOPECHECK_NVRTC` (the library or its folder), `CUDA_HOME`,
+//! `/usr/local/cuda`, the pip target folder the README's test command installs into
+//! (`$XDG_CACHE_HOME/scopecheck/nvrtc` or `~/.cache/scopecheck/nvrtc`) and Python's usual
+//! site-packages folders. When it is absent, [`NotFound`] says where it looked and which pip
+//! command installs it.
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::path::{Path, PathBuf};
+
+/// The pip command that installs NVRTC and the headers device code includes.
+pub const PIP_INSTALL: &str = "pip install --target ~/.cache/scopecheck/nvrtc 'nvidia-cuda-nvrtc-cu12==12.9.*' 'nvidia-cuda-cccl-cu12==12.9.*' 'nvidia-cuda-runtime-cu12==12.9.*'";
+
+/// NVRTC was not found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("NVRTC (libnvrtc.so.12) was not found; looked in {}. Install it with: {PIP_INSTALL} (or set SCOPECHECK_NVRTC to the library)", .searched.join(", "))]
+pub struct NotFound {
+    pub searched: Vec<String>,
+}
+
+/// What went wrong loading or calling NVRTC.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NvrtcError {
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    #[error("{path}: cannot load NVRTC: {reason}")]
+    Load { path: String, reason: String },
+    #[error("NVRTC call {call} failed: {reason}")]
+    Call { call: &'static str, reason: String },
+    /// The source does not compile: NVRTC's log, and its diagnostics by line.
+    #[error("NVRTC could not compile the device code:\n{log}")]
+    Compile {
+        log: String,
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+/// One error or warning of NVRTC's log: `name.cu(12): error: ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub line: u32,
+    pub error: bool,
+    pub message: String,
+}
+
+/// The PTX NVRTC produced, and its log (warnings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    pub ptx: String,
+    pub log: String,
+}
+
+type Program = *mut std::ffi::c_void;
+type CreateProgram = unsafe extern "C" fn(
+    *mut Program,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
+type CompileProgram = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int;
+type GetSize = unsafe extern "C" fn(Program, *mut usize) -> c_int;
+type GetText = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
+type DestroyProgram = unsafe extern "C" fn(*mut Program) -> c_int;
+type GetErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
+
+/// A loaded NVRTC library, with the include folders found beside it.
+pub struct Nvrtc {
+    lib: libloading::Library,
+    /// The library file.
+    pub path: PathBuf,
+    /// Folders with libcu++/CUB (`cuda/atomic`) and the CUDA runtime headers, passed as `-I`.
+    pub include_dirs: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for Nvrtc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nvrtc")
+            .field("path", &self.path)
+            .field("include_dirs", &self.include_dirs)
+            .finish()
+    }
+}
+
+/// The folders that may hold NVRTC, most specific first, with the include folders that go
+/// with each.
+fn candidates() -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let mut out = Vec::new();
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = env("SCOPECHECK_NVRTC") {
+        let dir = if p.is_file() {
+            p.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            p.clone()
+        };
+        out.push((p, pip_includes(&dir.join("../.."))));
+    }
+    for root in [
+        env("CUDA_HOME"),
+        env("CUDA_PATH"),
+        Some("/usr/local/cuda".into()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        out.push((root.join("lib64"), vec![root.join("include")]));
+    }
+    let mut pip_roots: Vec<PathBuf> = Vec::new();
+    if let Some(c) = env("XDG_CACHE_HOME") {
+        pip_roots.push(c.join("scopecheck/nvrtc"));
+    }
+    if let Some(h) = env("HOME") {
+        pip_roots.push(h.join(".cache/scopecheck/nvrtc"));
+        pip_roots.extend(site_packages(&h.join(".local/lib")));
+    }
+    for prefix in ["/usr/local/lib", "/usr/lib"] {
+        pip_roots.extend(site_packages(Path::new(prefix)));
+    }
+    for root in pip_roots {
+        let nvidia = root.join("nvidia");
+        out.push((nvidia.join("cuda_nvrtc/lib"), pip_includes(&nvidia)));
+    }
+    out
+}
+
+/// `python3.*/site-packages` and `dist-packages` folders under `lib`.
+fn site_packages(lib: &Path) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir(lib) else {
+        return vec![];
+    };
+    let mut out: Vec<PathBuf> = dir
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("python3"))
+        })
+        .flat_map(|p| [p.join("site-packages"), p.join("dist-packages")])
+        .collect();
+    out.sort();
+    out
+}
+
+/// The header folders of the pip packages under `nvidia`.
+fn pip_includes(nvidia: &Path) -> Vec<PathBuf> {
+    ["cuda_cccl/include", "cuda_runtime/include"]
+        .iter()
+        .map(|d| nvidia.join(d))
+        .filter(|d| d.is_dir())
+        .collect()
+}
+
+impl Nvrtc {
+    /// Finds and loads NVRTC (see the crate documentation for where it looks).
+    pub fn find() -> Result<Nvrtc, NvrtcError> {
+        let mut searched = Vec::new();
+        for (place, includes) in candidates() {
+            let file = if place.is_file() {
+                place.clone()
+            } else {
+                place.join("libnvrtc.so.12")
+            };
+            searched.push(place.display().to_string());
+            if file.is_file() {
+                let mut n = Nvrtc::load(&file)?;
+                n.include_dirs = includes.into_iter().filter(|d| d.is_dir()).collect();
+                return Ok(n);
+            }
+        }
+        Err(NotFound { searched }.into())
+    }
+
+    /// Loads the NVRTC library at `path`.
+    pub fn load(path: &Path) -> Result<Nvrtc, NvrtcError> {
+        // SAFETY: loading NVRTC runs its initializers, which have no preconditions.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| NvrtcError::Load {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let n = Nvrtc {
+            lib,
+            path: path.to_path_buf(),
+            include_dirs: vec![],
+        };
+        // Every entry point is looked up now, so that a wrong library fails here, named.
+        for name in SYMBOLS {
+            n.symbol::<GetErrorString>(name)?;
+        }
+        Ok(n)
+    }
+
+    fn symbol<T: Copy>(&self, name: &'static str) -> Result<T, NvrtcError> {
+        // SAFETY: each caller names the C signature NVRTC's header gives for `name`.
+        unsafe { self.lib.get::<T>(name.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| NvrtcError::Load {
+                path: self.path.display().to_string(),
+                reason: format!("no symbol {name}: {e}"),
+            })
+    }
+
+    fn check(&self, call: &'static str, code: c_int) -> Result<(), NvrtcError> {
+        if code == 0 {
+            return Ok(());
+        }
+        let describe: GetErrorString = self.symbol("nvrtcGetErrorString")?;
+        // SAFETY: nvrtcGetErrorString returns a static NUL-terminated string for any code.
+        let reason = unsafe { CStr::from_ptr(describe(code)) }
+            .to_string_lossy()
+            .into_owned();
+        Err(NvrtcError::Call { call, reason })
+    }
+
+    /// Compiles `source` (named `name` in diagnostics) for `arch` (`compute_90`), with the
+    /// include folders found and `extra` options; returns the PTX.
+    pub fn compile(
+        &self,
+        source: &str,
+        name: &str,
+        arch: &str,
+        extra: &[String],
+    ) -> Result<Compiled, NvrtcError> {
+        let nul = |s: &str| {
+            CString::new(s).map_err(|_| NvrtcError::Call {
+                call: "nvrtcCreateProgram",
+                reason: "the source holds a NUL byte".into(),
+            })
+        };
+        let (src, file) = (nul(source)?, nul(name)?);
+        let mut options: Vec<String> = vec![
+            format!("--gpu-architecture={arch}"),
+            "-std=c++17".into(),
+            "-lineinfo".into(),
+        ];
+        options.extend(
+            self.include_dirs
+                .iter()
+                .map(|d| format!("-I{}", d.display())),
+        );
+        options.extend(extra.iter().cloned());
+        let options: Vec<CString> = options.iter().map(|o| nul(o)).collect::<Result<_, _>>()?;
+        let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+
+        let create: CreateProgram = self.symbol("nvrtcCreateProgram")?;
+        let compile: CompileProgram = self.symbol("nvrtcCompileProgram")?;
+        let log_size: GetSize = self.symbol("nvrtcGetProgramLogSize")?;
+        let get_log: GetText = self.symbol("nvrtcGetProgramLog")?;
+        let ptx_size: GetSize = self.symbol("nvrtcGetPTXSize")?;
+        let get_ptx: GetText = self.symbol("nvrtcGetPTX")?;
+        let destroy: DestroyProgram = self.symbol("nvrtcDestroyProgram")?;
+
+        let mut prog: Program = std::ptr::null_mut();
+        // SAFETY: the strings outlive the calls; NVRTC copies what it keeps. `prog` is
+        // destroyed on every path below.
+        unsafe {
+            self.check(
+                "nvrtcCreateProgram",
+                create(
+                    &mut prog,
+                    src.as_ptr(),
+                    file.as_ptr(),
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null(),
+                ),
+            )?;
+            let compiled = compile(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr());
+            let log = read_text(prog, log_size, get_log);
+            let result = if compiled != 0 {
+                let log = log.unwrap_or_default();
+                let diagnostics = diagnostics(&log, name);
+                Err(NvrtcError::Compile { log, diagnostics })
+            } else {
+                match read_text(prog, ptx_size, get_ptx) {
+                    Some(ptx) => Ok(Compiled {
+                        ptx,
+                        log: log.unwrap_or_default(),
+                    }),
+                    None => Err(NvrtcError::Call {
+                        call: "nvrtcGetPTX",
+                        reason: "no PTX".into(),
+                    }),
+                }
+            };
+            destroy(&mut prog);
+            result
+        }
+    }
+}
+
+const SYMBOLS: [&str; 8] = [
+    "nvrtcCreateProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcDestroyProgram",
+    "nvrtcGetErrorString",
+];
+
+/// A text NVRTC hands out through a size call and a copy call (the log, the PTX).
+///
+/// # Safety
+/// `prog` is a live NVRTC program and the two functions are NVRTC's pair for one text.
+unsafe fn read_text(prog: Program, size: GetSize, get: GetText) -> Option<String> {
+    let mut n = 0usize;
+    if size(prog, &mut n) != 0 || n == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; n];
+    if get(prog, buf.as_mut_ptr().cast()) != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// The `name(LINE): error: message` lines of an NVRTC log.
+pub fn diagnostics(log: &str, name: &str) -> Vec<Diagnostic> {
+    log.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix('(')?;
+            let (line, rest) = rest.split_once(')')?;
+            let rest = rest.trim_start_matches(':').trim_start();
+            let (error, message) = if let Some(m) = rest.strip_prefix("error:") {
+                (true, m)
+            } else if let Some(m) = rest.strip_prefix("warning:") {
+                (false, m)
+            } else {
+                return None;
+            };
+            Some(Diagnostic {
+                line: line.trim().parse().ok()?,
+                error,
+                message: message.trim().to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_become_diagnostics() {
+        let log = "k.cu(3): error: identifier \"y\" is undefined\n\nk.cu(7): warning: variable \"z\" was declared but never referenced\n1 error detected in the compilation of \"k.cu\".\n";
+        let d = diagnostics(log, "k.cu");
+        assert_eq!(
+            d,
+            vec![
+                Diagnostic {
+                    line: 3,
+                    error: true,
+                    message: "identifier \"y\" is undefined".into()
+                },
+                Diagnostic {
+                    line: 7,
+                    error: false,
+                    message: "variable \"z\" was declared but never referenced".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_library_says_how_to_install_it() {
+        let e = Nvrtc::load(Path::new("/nonexistent/libnvrtc.so.12")).unwrap_err();
+        assert!(matches!(e, NvrtcError::Load { .. }), "{e}");
+        let nf = NvrtcError::from(NotFound {
+            searched: vec!["/a".into(), "/b".into()],
+        });
+        let text = nf.to_string();
+        assert!(
+            text.contains("/a, /b") && text.contains("pip install"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! Addresses the PTX computes from constants, named as the locations they are.
+//!
+//! Compiled code reaches even a global variable through a register (`mov.u64 %rd3, flag;
+//! atom.global.add.u32 %r1, [%rd3], 0;`), and every parameter, special register and address
+//! computation from them is a constant of the thread once lowered. An access through a pointer
+//! register may touch any location as far as the static analyses can tell (which writes may
+//! reach a spinning RMW, `Program::possible_locations`), so loops over such accesses would not
+//! be recognised as awaits. Where the register is written exactly once, in the straight-line
+//! code every execution of the thread runs first, by a computation of constants, the access
+//! names the location instead: the same access in every execution, now visible to the
+//! analyses.
+
+use std::collections::HashMap;
+
+use scopecheck_ir::{Address, InstrKind, Operand, Program, RegId, ThreadId, Value};
+
+/// Folds the constant pointer accesses of `threads` (see the module documentation).
+pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
+    let rules = program.arithmetic();
+    for &t in threads {
+        let thread = &program.threads[t.0 as usize];
+        let code = &thread.code;
+        let mut writers: HashMap<RegId, usize> = HashMap::new();
+        for i in code {
+            if let Some(r) = written(&i.kind) {
+                *writers.entry(r).or_default() += 1;
+            }
+        }
+        // The straight-line start: before the first branch and the first branch target.
+        let start = code
+            .iter()
+            .enumerate()
+            .filter_map(|(k, i)| match i.kind {
+                InstrKind::Branch { target, .. } => Some(k.min(target)),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(code.len());
+        // Registers never written hold their initial value throughout.
+        let mut known: HashMap<RegId, (Value, usize)> = HashMap::new();
+        for r in 0..thread.registers.len() as u32 {
+            let r = RegId(r);
+            if !writers.contains_key(&r) {
+                let v = thread
+                    .init_regs
+                    .iter()
+                    .find(|(x, _)| *x == r)
+                    .map_or(0, |(_, v)| *v);
+                known.insert(r, (v, 0));
+            }
+        }
+        let value = |o: &Operand, known: &HashMap<RegId, (Value, usize)>| match o {
+            Operand::Imm(v) => Some(*v),
+            Operand::Reg(r) => known.get(r).map(|(v, _)| *v),
+        };
+        for (k, i) in code[..start].iter().enumerate() {
+            let (dst, v) = match &i.kind {
+                InstrKind::Mov { dst, src } => (*dst, value(src, &known)),
+                InstrKind::Binary { dst, op, ty, a, b } => {
+                    let v = match (value(a, &known), value(b, &known)) {
+                        (Some(a), Some(b)) => op.eval(*ty, rules, a, b).ok(),
+                        _ => None,
+                    };
+                    (*dst, v)
+                }
+                _ => continue,
+            };
+            if let (Some(v), Some(1)) = (v, writers.get(&dst)) {
+                known.insert(dst, (v, k + 1));
+            }
+        }
+        let folded: Vec<Option<Address>> = code
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let (Some(Address::Ptr { reg, disp }), Some(ty)) =
+                    (i.kind.address(), access_type(&i.kind))
+                else {
+                    return None;
+                };
+                let &(base, from) = known.get(reg)?;
+                // Only where the one write has certainly happened.
+                if k < from {
+                    return None;
+                }
+                let loc = program.resolve(base.wrapping_add(*disp), ty).ok()?;
+                Some(Address::loc(loc))
+            })
+            .collect();
+        let thread = &mut program.threads[t.0 as usize];
+        for (i, f) in thread.code.iter_mut().zip(folded) {
+            if let Some(a) = f {
+                set_address(&mut i.kind, a);
+            }
+        }
+    }
+}
+
+fn written(kind: &InstrKind) -> Option<RegId> {
+    match kind {
+        InstrKind::Load { dst, .. }
+        | InstrKind::Mov { dst, .. }
+        | InstrKind::Binary { dst, .. } => Some(*dst),
+        InstrKind::Rmw { dst, .. } => *dst,
+        InstrKind::Barrier {
+            kind: scopecheck_ir::BarrierKind::Red { dst, .. },
+            ..
+        } => Some(*dst),
+        InstrKind::Store { .. }
+        | InstrKind::Fence { .. }
+        | InstrKind::Barrier { .. }
+        | InstrKind::Branch { .. } => None,
+    }
+}
+
+fn access_type(kind: &InstrKind) -> Option<scopecheck_ir::IntType> {
+    match kind {
+        InstrKind::Load { ty, .. } | InstrKind::Store { ty, .. } | InstrKind::Rmw { ty, .. } => {
+            Some(*ty)
+        }
+        _ => None,
+    }
+}
+
+fn set_address(kind: &mut InstrKind, a: Address) {
+    match kind {
+        InstrKind::Load { addr, .. }
+        | InstrKind::Store { addr, .. }
+        | InstrKind::Rmw { addr, .. } => *addr = a,
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopecheck_ir::{
+        Arch, BinOp, BranchCond, Condition, Instr, IntType, Location, MemorySpace, Order,
+        Placement, Prop, Quantifier, RmwKind, RmwOp, Scope, Span, Thread,
+    };
+
+    fn instr(kind: InstrKind) -> Instr {
+        Instr {
+            kind,
+            span: Span::default(),
+            text: String::new(),
+        }
+    }
+
+    fn program(code: Vec<InstrKind>, regs: usize) -> Program {
+        let loc = |name: &str| Location {
+            name: name.into(),
+            space: MemorySpace::Global,
+            init: 0,
+            ty: IntType::U32,
+            span: None,
+        };
+        Program {
+            arch: Arch::Ptx,
+            name: "t".into(),
+            description: None,
+            locations: vec![loc("a"), loc("flag")],
+            arrays: vec![],
+            threads: vec![Thread {
+                name: "k".into(),
+                placement: Placement::Host,
+                span: None,
+                registers: (0..regs).map(|r| format!("%r{r}")).collect(),
+                init_regs: vec![],
+                code: code.into_iter().map(instr).collect(),
+                after: vec![],
+            }],
+            condition: Condition {
+                quantifier: Quantifier::Forall,
+                prop: Prop::True,
+                span: None,
+            },
+            extra_observables: vec![],
+        }
+    }
+
+    /// `mov %rd3, flag` then an await RMW through `%rd3` inside a loop: the RMW names `flag`.
+    /// A register written twice, or an access before its one write, stays a pointer access.
+    #[test]
+    fn constant_pointers_become_locations() {
+        let p0 = program(vec![], 0);
+        let flag = p0.address_of(scopecheck_ir::LocId(1));
+        let rmw = |reg| InstrKind::Rmw {
+            dst: Some(RegId(1)),
+            addr: Address::Ptr { reg, disp: 0 },
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(0)),
+            ty: IntType::U32,
+            order: Order::Relaxed,
+            scope: Scope::Gpu,
+        };
+        let mut p = program(
+            vec![
+                rmw(RegId(0)), // before the write: stays
+                InstrKind::Mov {
+                    dst: RegId(0),
+                    src: Operand::Imm(flag - 4),
+                },
+                InstrKind::Binary {
+                    dst: RegId(2),
+                    op: BinOp::Add,
+                    ty: IntType::U64,
+                    a: Operand::Reg(RegId(0)),
+                    b: Operand::Imm(4),
+                },
+                rmw(RegId(2)), // the loop head
+                InstrKind::Branch {
+                    cond: BranchCond::Eq(Operand::Reg(RegId(1)), Operand::Imm(0)),
+                    target: 3,
+                },
+                InstrKind::Mov {
+                    dst: RegId(3),
+                    src: Operand::Imm(flag),
+                },
+                InstrKind::Mov {
+                    dst: RegId(3),
+                    src: Operand::Imm(flag),
+                },
+                rmw(RegId(3)), // written twice: stays
+            ],
+            4,
+        );
+        fold_addresses(&mut p, &[ThreadId(0)]);
+        let addrs: Vec<Option<Address>> = p.threads[0]
+            .code
+            .iter()
+            .map(|i| i.kind.address().copied())
+            .collect();
+        assert_eq!(
+            addrs[0],
+            Some(Address::Ptr {
+                reg: RegId(0),
+                disp: 0
+            })
+        );
+        assert_eq!(addrs[3], Some(Address::loc(scopecheck_ir::LocId(1))));
+        assert_eq!(
+            addrs[7],
+            Some(Address::Ptr {
+                reg: RegId(3),
+                disp: 0
+            })
+        );
+    }
+}
