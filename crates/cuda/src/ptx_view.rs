@@ -166,8 +166,9 @@ fn replace_code(
 }
 
 /// For each PTX line holding an instruction, the `.cu` line and column it answers for: its
-/// `.loc` when that names the compiled file, otherwise (code inlined from a header, or with no
-/// `.loc`) the last `.loc` in the file before it in its function, or the function's first.
+/// `.loc` when that names the compiled file, else the call site in the file that code was
+/// inlined at (libcu++ from a header), else (no `.loc`) the last such line before it in its
+/// function, or the function's first.
 fn loc_lines(
     module: &scopecheck_ptx::ast::Module,
     name: &str,
@@ -193,9 +194,12 @@ fn loc_lines(
         let Some(b) = &f.body else { continue };
         let mut all = Vec::new();
         instructions(b, &mut all);
+        // Its own `.loc` when in the file, else the call site in the file it was inlined at.
         let in_file = |i: &scopecheck_ptx::ast::Instruction| {
-            i.loc
-                .filter(|(file, line, _)| main.contains(file) && *line > 0)
+            [i.loc, i.call_site]
+                .into_iter()
+                .flatten()
+                .find(|(file, line, _)| main.contains(file) && *line > 0)
                 .map(|(_, line, col)| (line, col))
         };
         let mut current = all.iter().find_map(|i| in_file(i));

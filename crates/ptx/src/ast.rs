@@ -162,6 +162,10 @@ pub struct Instruction {
     pub span: Span,
     /// The source position the last `.loc` before it gave: (file number, line, column).
     pub loc: Option<(u32, u32, u32)>,
+    /// Where the code `loc` names was inlined into the function being compiled: the `.loc`'s
+    /// `inlined_at` followed to its outermost call (file number, line, column); `None` for code
+    /// not inlined.
+    pub call_site: Option<(u32, u32, u32)>,
 }
 
 /// An operand as written.

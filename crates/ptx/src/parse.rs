@@ -57,6 +57,8 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
             functions: Vec::new(),
         },
         loc: None,
+        call_site: None,
+        inlined: std::collections::HashMap::new(),
         reg_scopes: Vec::new(),
         depth: 0,
     };
@@ -105,6 +107,11 @@ struct Parser<'a> {
     module: Module,
     /// The position the last `.loc` gave, for the instructions after it.
     loc: Option<(u32, u32, u32)>,
+    /// Its outermost call site, when the code it names was inlined.
+    call_site: Option<(u32, u32, u32)>,
+    /// For each position a `.loc` with `inlined_at` named, that call site's own outermost
+    /// call site: inlining nests, each `.loc` naming its immediate caller.
+    inlined: std::collections::HashMap<(u32, u32, u32), (u32, u32, u32)>,
     /// Per enclosing body, the registers declared without a `%` (`.reg .pred p, q;`), so that
     /// `p` reads as a register and not as a symbol.
     reg_scopes: Vec<Vec<(String, Option<u32>)>>,
@@ -419,16 +426,37 @@ impl Parser<'_> {
         let line = self.unsigned32("a line number after `.loc N`")?;
         let column = self.unsigned32("a column after `.loc N N`")?;
         self.loc = Some((file, line, column));
-        // The inlining context: the three numbers already name the line this code came from.
-        // `.loc` has no `;`, so its end is the end of its line.
+        self.call_site = None;
+        // The inlining context: `, function_name $L__info_string0, inlined_at F L C`. `.loc`
+        // has no `;`, so its end is the end of its line.
         if self.peek().tok == Tok::Comma {
+            let mut words: Vec<Tok> = Vec::new();
             while self.peek().span.line == loc_line
                 && !matches!(
                     self.peek().tok,
                     Tok::Eof | Tok::Semi | Tok::LBrace | Tok::RBrace
                 )
             {
-                self.next();
+                words.push(self.next().tok.clone());
+            }
+            let at = words
+                .iter()
+                .position(|w| matches!(w, Tok::Word(s) if s == "inlined_at"));
+            let num = |w: Option<&Tok>| match w {
+                Some(Tok::Int(v)) => u32::try_from(*v).ok(),
+                _ => None,
+            };
+            if let Some(k) = at {
+                if let (Some(f), Some(l), Some(c)) = (
+                    num(words.get(k + 1)),
+                    num(words.get(k + 2)),
+                    num(words.get(k + 3)),
+                ) {
+                    let caller = (f, l, c);
+                    let outermost = self.inlined.get(&caller).copied().unwrap_or(caller);
+                    self.inlined.insert((file, line, column), outermost);
+                    self.call_site = Some(outermost);
+                }
             }
         }
         Ok(())
@@ -717,6 +745,7 @@ impl Parser<'_> {
                 let open = self.next().span;
                 // A `.loc` of the previous function does not describe this one.
                 self.loc = None;
+                self.call_site = None;
                 Some(self.body(open)?)
             }
             Tok::Semi => {
@@ -1044,6 +1073,7 @@ impl Parser<'_> {
             operands,
             span: self.span_from(start),
             loc: self.loc,
+            call_site: self.call_site,
         })
     }
 
@@ -1502,6 +1532,7 @@ $L__BB0_2:
                 operands: vec![sym("$L__BB0_2")],
                 span: span_of(EXAMPLE, "@%p1 bra \t$L__BB0_2;"),
                 loc: Some((1, 12, 0)),
+                call_site: None,
             }
         );
         assert_eq!((all[10].span.line, all[10].span.column), (43, 2));
@@ -1757,7 +1788,8 @@ $L__BB0_2:
             .address_size 64\n.file 1 \"a.cu\", 1700000000, 1234\n.file 2 \"b.h\"\n\
             .weak .func f()\n.noreturn\n{\n.pragma \"nounroll\";\n\
             .loc 2 5 3, function_name $L__info_string0, inlined_at 1 12 7\n\
-            exit;\n.loc 1 9 1\nret;\n}\n\
+            exit;\n.loc 2 40 1, function_name $L__info_string1, inlined_at 2 5 3\ntrap;\n\
+            .loc 1 9 1\nret;\n}\n\
             .section .debug_info\n{\n.b32 $L__end-$L__start\n.b8 1, 2 // c\n{ .b8 3 }\n}\n\
             .section .debug_abbrev { }\n.pragma \"x\", \"y\";\n\
             .visible .global .attribute(.managed) .align 8 .u64 g = 5, h[2] = {-1, 0x10};";
@@ -1771,10 +1803,19 @@ $L__BB0_2:
         let f = &m.functions[0];
         assert_eq!(f.directives, vec![("noreturn".to_string(), vec![])]);
         let all = instructions(&f.body.as_ref().unwrap().statements);
-        let locs: Vec<_> = all.iter().map(|i| (i.opcode.as_str(), i.loc)).collect();
+        let locs: Vec<_> = all
+            .iter()
+            .map(|i| (i.opcode.as_str(), i.loc, i.call_site))
+            .collect();
+        // Inlining nests: the second `.loc` was inlined at the first, itself inlined at
+        // a.cu line 12, the call site both answer for.
         assert_eq!(
             locs,
-            vec![("exit", Some((2, 5, 3))), ("ret", Some((1, 9, 1)))]
+            vec![
+                ("exit", Some((2, 5, 3)), Some((1, 12, 7))),
+                ("trap", Some((2, 40, 1)), Some((1, 12, 7))),
+                ("ret", Some((1, 9, 1)), None)
+            ]
         );
         let vars: Vec<_> = m
             .variables
