@@ -131,14 +131,24 @@ pub fn check_file(
     cuda: &CudaOptions,
     costs: Option<&CostTable>,
 ) -> Result<Checked, Box<Failure>> {
-    let (source, program, mut warnings) = read_parse_warn(input, cuda)?;
-    let start = Instant::now();
-    let ptx_view = if input
+    let is_cu = input
         .path
         .extension()
-        .is_some_and(|e| e == inputs::CUDA_EXTENSION)
-        && models.contains(&Some(ModelKind::Ptx))
-    {
+        .is_some_and(|e| e == inputs::CUDA_EXTENSION);
+    let (source, program, mut warnings, ptx_only) = match read_parse_warn(input, cuda) {
+        Ok((s, p, w)) => (s, p, w, false),
+        // Kernels beyond the language-level front-end (templates, classes, ...): the file is
+        // checked as NVRTC compiles it, when its harness can be read.
+        Err(f) if is_cu => match ptx_only(input, cuda) {
+            Some((s, p, w)) => (s, p, w, true),
+            None => return Err(f),
+        },
+        Err(f) => return Err(f),
+    };
+    let ptx_models = [Some(ModelKind::Ptx)];
+    let models: &[Option<ModelKind>] = if ptx_only { &ptx_models } else { models };
+    let start = Instant::now();
+    let ptx_view = if is_cu && !ptx_only && models.contains(&Some(ModelKind::Ptx)) {
         nvrtc_view(input, &source, &program, cuda, &mut warnings)
     } else {
         None
@@ -179,6 +189,35 @@ pub fn check_file(
         suggestions,
         time: start.elapsed(),
     })
+}
+
+/// A `.cu` file the language-level front-end cannot read, as its PTX view alone: `None` when
+/// that cannot be built either (the caller then reports the front-end's error).
+fn ptx_only(input: &Input, cuda: &CudaOptions) -> Option<(String, Program, Vec<Warning>)> {
+    let source = std::fs::read_to_string(&input.path).ok()?;
+    let why = scopecheck_cuda::parse_cuda_with(&source, cuda).err()?;
+    let nvrtc = NVRTC
+        .get_or_init(scopecheck_nvrtc::Nvrtc::find)
+        .as_ref()
+        .ok()?;
+    let name = input.path.file_name()?.to_string_lossy().into_owned();
+    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, "compute_90").ok()?;
+    let mut warnings = vec![Warning {
+        span: why.span,
+        message: format!(
+            "the language-level front-end cannot read this file ({}); it is checked as the PTX NVRTC compiles its kernels to, under the PTX model only",
+            why.message
+        ),
+    }];
+    warnings.extend(view.warnings.into_iter().map(|w| Warning {
+        span: w.span,
+        message: w.message,
+    }));
+    let mut program = view.program;
+    if let Some(stem) = input.path.file_stem() {
+        program.name = stem.to_string_lossy().into_owned();
+    }
+    Some((source, program, warnings))
 }
 
 /// NVRTC, loaded once per process.

@@ -187,6 +187,7 @@ impl CheckFlags {
     pub fn cuda_options(&self) -> scopecheck_cuda::CudaOptions {
         scopecheck_cuda::CudaOptions {
             max_threads: self.max_threads,
+            ..Default::default()
         }
     }
 

@@ -390,3 +390,32 @@ fn revisiting_search_matches_the_hole_search_on_the_cuda_and_opencl_examples() {
         assert_eq!(report(f, false), report(f, true), "{}", f.display());
     }
 }
+
+/// Kernels templated on the buffer size and a device helper template: beyond the
+/// language-level front-end, so the file is checked as NVRTC compiles it (the PTX view, under
+/// PTX only), said in a warning. `fill` stores 1..4 (weak), `membar.gl` (fence.sc.gpu), then an
+/// exchange of the flag; `sum` spins on `atom.add 0` of the flag, `membar.gl`, then loads the
+/// four elements. The fences with the RMW chain on the flag (exchange, then the RMW that reads
+/// it) order the stores before the loads in causality order, so every load reads its element:
+/// `out` is 10 in every execution, and no load races with a store.
+#[test]
+fn template_kernels_are_checked_as_nvrtc_compiles_them() {
+    let v = check("template-flag.cu", None);
+    assert_eq!(v["model"], "ptx", "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("checked as the PTX NVRTC compiles"),
+        "{}",
+        v["warnings"]
+    );
+    expect("template-flag.cu", None, "Ok", false);
+}
+
+/// Without the fence after the await nothing orders `sum`'s loads after the RMW that saw the
+/// flag: each load may read the element or the initial 0 (the harness starts cudaMalloc memory
+/// at 0), so `out` may be any sum of a subset of 1..4, and the loads race with `fill`'s stores.
+#[test]
+fn template_kernels_without_the_fence_can_fail() {
+    expect("template-flag-nofence.cu", None, "No", true);
+}

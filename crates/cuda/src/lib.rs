@@ -61,12 +61,28 @@ pub const MAX_ARRAY_ELEMENTS: usize = 64;
 pub struct CudaOptions {
     /// The most device threads all launches of the harness may make together.
     pub max_threads: usize,
+    /// Whether kernels are lowered from the source (the language-level view) or left to the
+    /// PTX view, which gives their threads NVRTC's code: then only the harness is read, and
+    /// device code the language-level front-end cannot lower (templates, classes, ...) is
+    /// passed over.
+    pub kernels: KernelSource,
+}
+
+/// Where kernel threads get their code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelSource {
+    /// Lowered from the CUDA source (scoped C11 semantics of each operation).
+    #[default]
+    Source,
+    /// Left empty for the PTX view to fill ([`ptx_view`]).
+    Ptx,
 }
 
 impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
             max_threads: DEFAULT_MAX_THREADS,
+            kernels: KernelSource::Source,
         }
     }
 }
@@ -124,6 +140,9 @@ const OPENCL_PREDEFINED: &[(&str, &str)] = &[
 pub struct KernelLaunch {
     /// The kernel's name as the source writes it (unmangled).
     pub kernel: String,
+    /// The kernel as the launch names it, template arguments included (`sum<4>`): the name
+    /// expression NVRTC instantiates and reports the mangled name of.
+    pub expression: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub args: Vec<LaunchArg>,
@@ -137,6 +156,8 @@ pub struct KernelLaunch {
 pub enum LaunchArg {
     Value(scopecheck_ir::Value),
     Pointer(scopecheck_ir::LocId),
+    /// An argument the PTX view cannot pass (a pointer to shared memory).
+    Other,
 }
 
 /// Lowers a CUDA file as [`parse_cuda_with`] does, and also returns its kernel launches.

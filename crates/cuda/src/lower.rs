@@ -321,9 +321,33 @@ pub(crate) fn lower<'s, 't>(
     // `int main()` is the harness when there is no `scopecheck_main`.
     let mut c_main = None;
     let mut c = root.walk();
+    // Reading only the harness (the PTX view gives the kernels their code), device code
+    // beyond this front-end is passed over: a template kernel is known by its name.
+    let harness_only = options.kernels == crate::KernelSource::Ptx;
     for item in root.named_children(&mut c) {
+        let item = match item.kind() {
+            "template_declaration" if harness_only => {
+                let mut c = item.walk();
+                let inner = item
+                    .named_children(&mut c)
+                    .find(|n| n.kind() == "function_definition");
+                match inner {
+                    Some(f) if qualifiers(f).contains(&"__global__") => f,
+                    _ => continue,
+                }
+            }
+            _ => item,
+        };
         match item.kind() {
             "comment" | "preproc_include" => {}
+            "struct_specifier" | "type_definition" if harness_only => {
+                // A type the harness does not use may be beyond this front-end.
+                let _ = if item.kind() == "struct_specifier" {
+                    cx.struct_def(item, None)
+                } else {
+                    cx.typedef(item)
+                };
+            }
             "struct_specifier" => cx.struct_def(item, None)?,
             "type_definition" => cx.typedef(item)?,
             "declaration" => cx.global_decl(item)?,
@@ -333,6 +357,9 @@ pub(crate) fn lower<'s, 't>(
                     .child_by_field_name("declarator")
                     .filter(|d| d.kind() == "function_declarator");
                 let Some(name_node) = decl.and_then(|d| d.child_by_field_name("declarator")) else {
+                    if harness_only {
+                        continue;
+                    }
                     return err(item, "not supported: this kind of function definition");
                 };
                 let name = cx.text(name_node).to_string();
@@ -352,10 +379,14 @@ pub(crate) fn lower<'s, 't>(
                     continue;
                 }
                 if cx.funcs.contains_key(&name) {
+                    if harness_only && kind != FnKind::Global {
+                        continue;
+                    }
                     return err(name_node, format!("not supported: a second definition of `{name}` (overloads)"));
                 }
                 cx.funcs.insert(name, Func { kind, node: item });
             }
+            _ if harness_only => {}
             k => {
                 return err(
                     item,
@@ -1242,6 +1273,8 @@ struct Lw<'c, 's, 't> {
     launches: Launches,
     /// The harness's last statement when it is a `return` (its normal end).
     final_return: Option<usize>,
+    /// The kernel as the launch being made names it (`sum<4>`).
+    launch_expression: String,
 }
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
@@ -1266,6 +1299,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             nesting: 0,
             launches: Launches::default(),
             final_return: None,
+            launch_expression: String::new(),
         }
     }
 

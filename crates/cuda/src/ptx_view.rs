@@ -43,7 +43,12 @@ pub fn ptx_view(
     nvrtc: &scopecheck_nvrtc::Nvrtc,
     arch: &str,
 ) -> Result<PtxView, PtxViewError> {
-    let (mut program, warnings, launches) = crate::parse_cuda_launches(source, options)?;
+    // Only the harness is read from the source: the kernels' code is NVRTC's.
+    let harness = CudaOptions {
+        kernels: crate::KernelSource::Ptx,
+        ..options.clone()
+    };
+    let (mut program, warnings, launches) = crate::parse_cuda_launches(source, &harness)?;
     let device = crate::device_source(source)
         .ok_or_else(|| CudaError::new(Span::default(), "the grammar cannot read this file"))?;
     // The language-level front-end knows libcu++ without its header; nvcc does not. A file
@@ -61,16 +66,20 @@ pub fn ptx_view(
             message: "this file uses `cuda::` without `#include <cuda/atomic>`: NVRTC was given the header (nvcc would reject the file)".into(),
         });
     }
-    let compiled = nvrtc.compile(&device, name, arch, &extra)?;
+    let mut names: Vec<String> = launches.iter().map(|l| l.expression.clone()).collect();
+    names.sort();
+    names.dedup();
+    let compiled = nvrtc.compile_names(&device, name, arch, &extra, &names)?;
     let ptx = compiled.ptx;
+    let lowered = compiled.lowered;
     let module = scopecheck_ptx::parse(&ptx).map_err(|e| PtxViewError::Ptx {
         message: format!("the PTX NVRTC produced does not parse: {e}"),
         line: None,
         span: e.span,
         ptx: ptx.clone(),
     })?;
-    // A device-side `assert` is a call to `__assertfail` in the PTX, which the PTX front-end
-    // does not model yet: refuse rather than drop the check.
+    // A device-side `assert` is a call to `__assertfail` in the PTX, which the PTX lowering
+    // refuses (an external function); the condition names no kernel register either.
     let device_observed = program.observables().into_iter().any(|o| match o {
         Observable::Reg(t, _) => launches.iter().any(|l| l.threads.contains(&t)),
         Observable::Loc(_) => false,
@@ -85,7 +94,12 @@ pub fn ptx_view(
     let lines = loc_lines(&module, name);
     let starts = line_starts(source);
     for launch in &launches {
-        replace_code(&mut program, &module, launch, &ptx)?;
+        // The `.entry` NVRTC made of the launch's name expression, when it says.
+        let entry = lowered
+            .iter()
+            .find(|(e, _)| *e == launch.expression)
+            .map_or_else(|| launch.kernel.clone(), |(_, m)| m.clone());
+        replace_code(&mut program, &module, launch, &entry, &ptx)?;
         scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
         // Each PTX instruction answers for the `.cu` line its `.loc` names.
         for t in &launch.threads {
@@ -118,11 +132,19 @@ fn replace_code(
     program: &mut Program,
     module: &scopecheck_ptx::ast::Module,
     launch: &KernelLaunch,
+    entry: &str,
     ptx: &str,
 ) -> Result<(), PtxViewError> {
+    if launch.args.contains(&LaunchArg::Other) {
+        return Err(CudaError::new(
+            launch.span,
+            "not supported in the PTX view yet: a kernel argument that points to shared memory",
+        )
+        .into());
+    }
     let first = program.threads.len();
     let l = scopecheck_ptx::lower::Launch {
-        kernel: launch.kernel.clone(),
+        kernel: entry.to_string(),
         grid: launch.grid,
         block: launch.block,
         cluster: [1, 1, 1],
@@ -133,6 +155,7 @@ fn replace_code(
             .map(|a| match *a {
                 LaunchArg::Value(v) => scopecheck_ptx::lower::Arg::Value(v),
                 LaunchArg::Pointer(loc) => scopecheck_ptx::lower::Arg::Pointer(loc),
+                LaunchArg::Other => unreachable!("refused above"),
             })
             .collect(),
         first_thread: launch.threads.first().map_or(0, |t| t.0),

@@ -300,7 +300,10 @@ fn the_thread_limit_says_how_to_raise_it() {
         e.message
     );
     assert!(e.message.contains("--max-threads"), "{}", e.message);
-    let opts = CudaOptions { max_threads: 9 };
+    let opts = CudaOptions {
+        max_threads: 9,
+        ..CudaOptions::default()
+    };
     assert_eq!(parse_cuda_with(src, &opts).unwrap().0.threads.len(), 9);
 }
 

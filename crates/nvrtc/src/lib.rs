@@ -52,6 +52,9 @@ pub struct Diagnostic {
 pub struct Compiled {
     pub ptx: String,
     pub log: String,
+    /// Each name expression asked for (`sum<4>`, `fill`) with the mangled name of the
+    /// `.entry` it became (`_Z3sumILi4EEvPKiPiS2_`).
+    pub lowered: Vec<(String, String)>,
 }
 
 type Program = *mut std::ffi::c_void;
@@ -68,6 +71,8 @@ type GetSize = unsafe extern "C" fn(Program, *mut usize) -> c_int;
 type GetText = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
 type DestroyProgram = unsafe extern "C" fn(*mut Program) -> c_int;
 type GetErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
+type AddNameExpression = unsafe extern "C" fn(Program, *const c_char) -> c_int;
+type GetLoweredName = unsafe extern "C" fn(Program, *const c_char, *mut *const c_char) -> c_int;
 
 /// A loaded NVRTC library, with the include folders found beside it.
 pub struct Nvrtc {
@@ -230,6 +235,20 @@ impl Nvrtc {
         arch: &str,
         extra: &[String],
     ) -> Result<Compiled, NvrtcError> {
+        self.compile_names(source, name, arch, extra, &[])
+    }
+
+    /// As [`Nvrtc::compile`], and instantiates each kernel name expression of `names` (a
+    /// template kernel is compiled only when something instantiates it, and the host code
+    /// that does is not given to NVRTC), reporting the mangled name each became.
+    pub fn compile_names(
+        &self,
+        source: &str,
+        name: &str,
+        arch: &str,
+        extra: &[String],
+        names: &[String],
+    ) -> Result<Compiled, NvrtcError> {
         let nul = |s: &str| {
             CString::new(s).map_err(|_| NvrtcError::Call {
                 call: "nvrtcCreateProgram",
@@ -258,6 +277,9 @@ impl Nvrtc {
         let ptx_size: GetSize = self.symbol("nvrtcGetPTXSize")?;
         let get_ptx: GetText = self.symbol("nvrtcGetPTX")?;
         let destroy: DestroyProgram = self.symbol("nvrtcDestroyProgram")?;
+        let add_name: AddNameExpression = self.symbol("nvrtcAddNameExpression")?;
+        let lowered_name: GetLoweredName = self.symbol("nvrtcGetLoweredName")?;
+        let names: Vec<CString> = names.iter().map(|n| nul(n)).collect::<Result<_, _>>()?;
 
         let mut prog: Program = std::ptr::null_mut();
         // SAFETY: the strings outlive the calls; NVRTC copies what it keeps. `prog` is
@@ -274,6 +296,12 @@ impl Nvrtc {
                     std::ptr::null(),
                 ),
             )?;
+            for n in &names {
+                if let Err(e) = self.check("nvrtcAddNameExpression", add_name(prog, n.as_ptr())) {
+                    destroy(&mut prog);
+                    return Err(e);
+                }
+            }
             let compiled = compile(prog, option_ptrs.len() as c_int, option_ptrs.as_ptr());
             let log = read_text(prog, log_size, get_log);
             let result = if compiled != 0 {
@@ -281,10 +309,26 @@ impl Nvrtc {
                 let diagnostics = diagnostics(&log, name);
                 Err(NvrtcError::Compile { log, diagnostics })
             } else {
+                // The lowered names live as long as the program: copied out now.
+                let lowered = names
+                    .iter()
+                    .filter_map(|n| {
+                        let mut out: *const c_char = std::ptr::null();
+                        (lowered_name(prog, n.as_ptr(), &mut out) == 0 && !out.is_null()).then(
+                            || {
+                                (
+                                    n.to_string_lossy().into_owned(),
+                                    CStr::from_ptr(out).to_string_lossy().into_owned(),
+                                )
+                            },
+                        )
+                    })
+                    .collect();
                 match read_text(prog, ptx_size, get_ptx) {
                     Some(ptx) => Ok(Compiled {
                         ptx,
                         log: log.unwrap_or_default(),
+                        lowered,
                     }),
                     None => Err(NvrtcError::Call {
                         call: "nvrtcGetPTX",
@@ -298,7 +342,9 @@ impl Nvrtc {
     }
 }
 
-const SYMBOLS: [&str; 8] = [
+const SYMBOLS: [&str; 10] = [
+    "nvrtcAddNameExpression",
+    "nvrtcGetLoweredName",
     "nvrtcCreateProgram",
     "nvrtcCompileProgram",
     "nvrtcGetProgramLogSize",

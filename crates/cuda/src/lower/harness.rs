@@ -939,7 +939,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return err(e, "not supported: a launch inside a loop or `if` of scopecheck_main (write each launch out)");
         }
         let f = field(e, "function")?;
-        let kname = self.text(f).to_string();
+        let expression = self.text(f).trim().to_string();
+        let mut kname = expression.clone();
+        let harness_only = self.cx.options.kernels == crate::KernelSource::Ptx;
+        if harness_only {
+            // `k<int>`: the PTX view finds the instantiation by the kernel's name.
+            if let Some(k) = kname.find('<') {
+                kname.truncate(k);
+                kname = kname.trim().to_string();
+            }
+        }
         let Some(func) = self.cx.funcs.get(&kname) else {
             return err(f, format!("unknown kernel `{kname}`"));
         };
@@ -1000,7 +1009,25 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let mut frame = Vec::new();
         for (p, a) in params.iter().zip(&args) {
-            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
+            let ty = match self.cx.ty(*p, p.child_by_field_name("declarator")) {
+                Ok(ty) => ty,
+                // A parameter type beyond this front-end (a template parameter, a class):
+                // the PTX view only needs the argument's value, a pointer or a number.
+                Err(_) if harness_only => {
+                    let b = match self.fixed_pointer(*a) {
+                        Ok(ptr) => Binding::Ptr(ptr),
+                        Err(_) => match self.value(*a, None)? {
+                            Operand::Imm(v) => Binding::Const(v, scopecheck_ir::IntType::S64),
+                            Operand::Reg(_) => {
+                                return err(*a, "not supported: a kernel argument computed at run time by the host (pass a constant or a pointer)")
+                            }
+                        },
+                    };
+                    frame.push((String::new(), b));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let pname = match p.child_by_field_name("declarator") {
                 Some(d) => self.text(self.cx.declarator_shape(d)?.0).to_string(),
                 None => continue,
@@ -1022,6 +1049,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             };
             frame.push((pname, b));
         }
+        self.launch_expression = expression;
         self.spawn(&kname, kernel, grid, block, stream, frame, e)
     }
 
@@ -1109,7 +1137,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let cta = first_cta + b as u32;
                 let mut k = Lw::new(&mut *self.cx, Some(cta), dims, 0);
                 k.scopes = vec![frame.clone()];
-                k.stmt(body)?;
+                if k.cx.options.kernels == crate::KernelSource::Source {
+                    k.stmt(body)?;
+                }
                 k.resolve();
                 let id = ThreadId(k.cx.threads.len() as u32);
                 let asserts = std::mem::take(&mut k.asserts);
@@ -1146,15 +1176,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     }
                 }
                 Binding::Const(v, _) => Ok(crate::LaunchArg::Value(*v)),
-                _ => err(
-                    e,
-                    "internal: a kernel argument that is neither a pointer nor a value",
-                ),
+                // A shared-memory pointer (OpenCL `__local`), ...: the language-level view
+                // passes it, the PTX view cannot yet.
+                _ => Ok(crate::LaunchArg::Other),
             })
             .collect::<R<Vec<_>>>()?;
         let dims = |d: [i64; 3]| d.map(|v| v as u32);
         self.cx.launches.push(crate::KernelLaunch {
             kernel: kname.to_string(),
+            expression: std::mem::take(&mut self.launch_expression),
             grid: dims(grid),
             block: dims(block),
             args,

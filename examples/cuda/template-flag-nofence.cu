@@ -1,0 +1,40 @@
+// template-flag.cu without the fence after the await: `sum`'s RMW that sees the flag is
+// relaxed and nothing orders its loads of `data` after it, so they may read the zeros
+// cudaMalloc left (PTX: no causality order from the fence-RMW pair to the loads).
+#include <cuda/atomic>
+
+template <typename T>
+__device__ T total(const T* data, int n) {
+    T s = 0;
+    for (int i = 0; i < n; ++i) s += data[i];
+    return s;
+}
+
+template <int N>
+__global__ void fill(int* data, int* flag) {
+    for (int i = 0; i < N; ++i) data[i] = i + 1;
+    __threadfence();
+    atomicExch(flag, 1);
+}
+
+template <int N>
+__global__ void sum(const int* data, int* flag, int* out) {
+    while (atomicAdd(flag, 0) == 0) { }
+    *out = total(data, N);
+}
+
+int main() {
+    int *data, *flag, *out;
+    cudaMalloc(&data, 4 * sizeof(int));
+    cudaMalloc(&flag, sizeof(int));
+    cudaMallocManaged(&out, sizeof(int));
+    cudaMemset(flag, 0, sizeof(int));
+    cudaStream_t a, b;
+    cudaStreamCreate(&a);
+    cudaStreamCreate(&b);
+    sum<4><<<1, 1, 0, b>>>(data, flag, out);
+    fill<4><<<1, 1, 0, a>>>(data, flag);
+    cudaDeviceSynchronize();
+    if (*out != 10) return 1;
+    return 0;
+}
