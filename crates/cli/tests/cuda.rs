@@ -419,3 +419,15 @@ fn template_kernels_are_checked_as_nvrtc_compiles_them() {
 fn template_kernels_without_the_fence_can_fail() {
     expect("template-flag-nofence.cu", None, "No", true);
 }
+
+/// A grid barrier written as a struct with a `__device__` method: beyond the language-level
+/// front-end, checked in the PTX view. The block whose `fetch_add(acq_rel)` returns
+/// `blocks - 1` arrived last: its RMW reads the other block's, which released its data store,
+/// and its release store of the new generation is what the other block's acquire spin reads.
+/// So each block's read of its neighbour's element comes after that element's store in
+/// causality order: out = {2, 1} always, no race, and both spins exit.
+#[test]
+fn a_class_based_grid_barrier_is_checked_as_nvrtc_compiles_it() {
+    expect("class-gridbarrier.cu", None, "Ok", false);
+    assert_eq!(check("class-gridbarrier.cu", None)["model"], "ptx");
+}

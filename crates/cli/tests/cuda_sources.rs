@@ -325,3 +325,34 @@ int main() {{
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(v["line"], 4, "{v}");
 }
+
+/// Namespace-scope compile-time constants are values in host and device code: `N` sizes the
+/// launch and the host's check, `START` is negative and folds with `N`. Each of the `N` = 2
+/// blocks adds `START + N + 1` = 2 with a device-scope atomic, so the total is 4 = `2 * N` in
+/// every execution, without a race.
+#[test]
+fn constexpr_constants_are_values_everywhere() {
+    let src = r#"
+constexpr int N = 2;
+const int START = -1;
+__global__ void add(int *total) {
+    atomicAdd(total, START + N + 1);
+}
+int main() {
+    int *total;
+    cudaMallocManaged(&total, sizeof(int));
+    add<<<N, 1>>>(total);
+    cudaDeviceSynchronize();
+    if (*total != 2 * N) return 1;
+    return 0;
+}
+"#;
+    let (code, json, stderr) = check("constexpr.cu", src);
+    assert_eq!(code, 0, "{stderr}\n{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(
+        (&v["result"], &v["racy"]),
+        (&"Ok".into(), &false.into()),
+        "{v}"
+    );
+}

@@ -280,6 +280,8 @@ struct Ctx<'s, 't> {
     device_threads: usize,
     /// Every kernel launch, for the PTX view (`crate::KernelLaunch`).
     launches: Vec<crate::KernelLaunch>,
+    /// Namespace-scope compile-time constants (`constexpr int N = 4;`), seen by all code.
+    constants: Vec<(String, Binding)>,
     next_cta: u32,
     next_stream: u32,
     /// Per created event, the launches its last cudaEventRecord covers (none before any
@@ -312,6 +314,7 @@ pub(crate) fn lower<'s, 't>(
         asserts: Vec::new(),
         warnings: Vec::new(),
         device_threads: 0,
+        constants: Vec::new(),
         launches: Vec::new(),
         next_cta: 0,
         next_stream: 1,
@@ -868,6 +871,12 @@ impl<'s, 't> Ctx<'s, 't> {
             if fd.kind() == "comment" {
                 continue;
             }
+            // Reading only the harness, a method is the PTX view's business.
+            if self.options.kernels == crate::KernelSource::Ptx
+                && matches!(fd.kind(), "function_definition" | "template_declaration")
+            {
+                continue;
+            }
             if fd.kind() != "field_declaration" {
                 return err(
                     fd,
@@ -950,6 +959,26 @@ impl<'s, 't> Ctx<'s, 't> {
             MemorySpace::Global
         } else if self.cl_has(d, "local") {
             MemorySpace::Shared
+        } else if quals.contains(&"constexpr") || quals.contains(&"const") {
+            // A compile-time constant (`constexpr int N = 4;`): host and device code use it
+            // as its value.
+            let mut c = d.walk();
+            let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
+            for decl in decls {
+                let ty = self.ty(d, Some(decl))?;
+                let (name_node, len, init) = self.declarator_shape(decl)?;
+                let (Some(init), 1, false) = (init, len, ty.pointer) else {
+                    return err(
+                        decl,
+                        "not supported: a constant that is not one initialised integer",
+                    );
+                };
+                let v = self.const_value(init)?;
+                let name = self.text(name_node).to_string();
+                self.constants
+                    .push((name, Binding::Const(ty.int.wrap(v), ty.int)));
+            }
+            return Ok(());
         } else {
             return err(
                 d,
@@ -1107,6 +1136,10 @@ impl<'s, 't> Ctx<'s, 't> {
             // `bool` promotes to `int`.
             "true" => Ok((1, IntType::S32)),
             "false" | "null" | "nullptr" => Ok((0, IntType::S32)),
+            "identifier" => match self.constants.iter().rev().find(|(k, _)| k == self.text(n)) {
+                Some((_, Binding::Const(v, ty))) => Ok((*v, *ty)),
+                _ => err(n, format!("`{}` is not a constant", self.text(n))),
+            },
             "parenthesized_expression" => self.const_typed(only_child(n)?),
             "unary_expression" | "binary_expression" => {
                 let op = n
@@ -1279,6 +1312,7 @@ struct Lw<'c, 's, 't> {
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
     fn new(cx: &'c mut Ctx<'s, 't>, cta: Option<u32>, dims: Dims, seg: u32) -> Self {
+        let constants = cx.constants.clone();
         Lw {
             cx,
             cta,
@@ -1288,7 +1322,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             reg_types: Vec::new(),
             init_regs: Vec::new(),
             code: Vec::new(),
-            scopes: vec![Vec::new()],
+            scopes: vec![constants],
             labels: vec![None],
             fixups: Vec::new(),
             loops: Vec::new(),

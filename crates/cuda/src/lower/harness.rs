@@ -1136,7 +1136,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 };
                 let cta = first_cta + b as u32;
                 let mut k = Lw::new(&mut *self.cx, Some(cta), dims, 0);
-                k.scopes = vec![frame.clone()];
+                let mut scope = k.cx.constants.clone();
+                scope.extend(frame.iter().cloned());
+                k.scopes = vec![scope];
                 if k.cx.options.kernels == crate::KernelSource::Source {
                     k.stmt(body)?;
                 }
