@@ -431,3 +431,22 @@ fn a_class_based_grid_barrier_is_checked_as_nvrtc_compiles_it() {
     expect("class-gridbarrier.cu", None, "Ok", false);
     assert_eq!(check("class-gridbarrier.cu", None)["model"], "ptx");
 }
+
+/// Open-addressing insert with `atomicCAS` on `table[hash(k) % N]` and linear probing; the
+/// harness fills the table with a loop over `N` = 4 (unrolled when lowered: its bounds are
+/// constants) and counts the keys found with another. Both keys hash to slot 3
+/// ((7 * 2654435761) mod 2^32 = 1401181143 and (11 * 2654435761) mod 2^32 = 3428989595, both
+/// 3 mod 4): the first CAS there claims it, the other fails, reads the winner's key and takes
+/// slot 0. Two final tables (which key won), both keys found: Ok in both views, no race (every
+/// table access of the kernels is a device-scope atomic; the host reads after the sync).
+#[test]
+fn hash_table_insert_with_probing() {
+    expect("hash-insert.cu", None, "Ok", false);
+    expect("hash-insert.cu", Some("ptx"), "Ok", false);
+    assert_eq!(
+        check("hash-insert.cu", None)["states"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+}

@@ -2519,7 +2519,147 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         r
     }
 
+    /// A constant expression over literals and constant bindings, without emitting anything;
+    /// `None` when it is not one.
+    fn folded(&self, e: Node<'t>) -> Option<(Value, IntType)> {
+        match e.kind() {
+            "identifier" => match self.lookup(self.text(e))? {
+                Binding::Const(v, ty) => Some((v, ty)),
+                _ => None,
+            },
+            "parenthesized_expression" => self.folded(e.named_child(0)?),
+            "binary_expression" => {
+                let op = self.text(e.child_by_field_name("operator")?);
+                let (a, ta) = self.folded(e.child_by_field_name("left")?)?;
+                let (b, tb) = self.folded(e.child_by_field_name("right")?)?;
+                fold_binary(op, a, ta, b, tb)?.ok()
+            }
+            _ => self.cx.const_typed(e).ok(),
+        }
+    }
+
+    /// `for (int i = A; i < B; ++i) body` with constant bounds and a body that never changes
+    /// `i`: the body lowered once per value of `i`, a constant in each copy, so that a harness
+    /// loop over an array costs no unroll bound. `Ok(false)` when the loop is not of that shape.
+    fn unrolled_for(&mut self, s: Node<'t>) -> R<bool> {
+        const MAX_TRIPS: i64 = crate::MAX_ARRAY_ELEMENTS as i64;
+        let (Some(init), Some(cond), Some(step), Some(body)) = (
+            s.child_by_field_name("initializer"),
+            s.child_by_field_name("condition"),
+            s.child_by_field_name("update"),
+            s.child_by_field_name("body"),
+        ) else {
+            return Ok(false);
+        };
+        let mut c = init.walk();
+        let decls: Vec<Node> = init.children_by_field_name("declarator", &mut c).collect();
+        let ([d], "declaration") = (decls.as_slice(), init.kind()) else {
+            return Ok(false);
+        };
+        let (Some(name), Some(value)) = (
+            d.child_by_field_name("declarator"),
+            d.child_by_field_name("value"),
+        ) else {
+            return Ok(false);
+        };
+        let var = self.text(name);
+        let Ok(ty) = self.cx.ty(init, Some(*d)) else {
+            return Ok(false);
+        };
+        if ty.pointer || ty.strukt.is_some() {
+            return Ok(false);
+        }
+        let Some((start, _)) = self.folded(value) else {
+            return Ok(false);
+        };
+        // `i < B`, `i <= B`, `i != B`, `i > B`, `i >= B`.
+        let bound = (cond.kind() == "binary_expression")
+            .then(|| {
+                let l = cond.child_by_field_name("left")?;
+                let op = self.text(cond.child_by_field_name("operator")?);
+                (self.text(l) == var).then_some(())?;
+                let (b, _) = self.folded(cond.child_by_field_name("right")?)?;
+                Some((op, b))
+            })
+            .flatten();
+        let Some((op, end)) = bound else {
+            return Ok(false);
+        };
+        // `++i`, `i++`, `--i`, `i--`, `i += C`, `i -= C`.
+        let stride = match step.kind() {
+            "update_expression" => {
+                let arg = step.child_by_field_name("argument");
+                if arg.map(|a| self.text(a)) != Some(var) {
+                    return Ok(false);
+                }
+                if self.text(step).contains("++") {
+                    1
+                } else {
+                    -1
+                }
+            }
+            "assignment_expression" => {
+                let (Some(l), Some(op), Some(r)) = (
+                    step.child_by_field_name("left"),
+                    step.child_by_field_name("operator"),
+                    step.child_by_field_name("right"),
+                ) else {
+                    return Ok(false);
+                };
+                let Some((v, _)) = self.folded(r) else {
+                    return Ok(false);
+                };
+                match (self.text(l) == var, self.text(op)) {
+                    (true, "+=") => v,
+                    (true, "-=") => -v,
+                    _ => return Ok(false),
+                }
+            }
+            _ => return Ok(false),
+        };
+        if stride == 0 || writes_name(body, var, self.cx.src) {
+            return Ok(false);
+        }
+        let mut values = Vec::new();
+        let mut i = start;
+        loop {
+            let go = match op {
+                "<" => i < end,
+                "<=" => i <= end,
+                ">" => i > end,
+                ">=" => i >= end,
+                "!=" => i != end,
+                _ => return Ok(false),
+            };
+            if !go {
+                break;
+            }
+            if values.len() as i64 >= MAX_TRIPS {
+                return Ok(false);
+            }
+            values.push(ty.int.wrap(i));
+            i += stride;
+        }
+        let end_label = self.new_label();
+        for v in values {
+            let next = self.new_label();
+            self.scopes
+                .push(vec![(var.to_string(), Binding::Const(v, ty.int))]);
+            self.loops.push((next, end_label));
+            let r = self.scoped(body);
+            self.loops.pop();
+            self.scopes.pop();
+            r?;
+            self.set_label(next);
+        }
+        self.set_label(end_label);
+        Ok(true)
+    }
+
     fn for_stmt(&mut self, s: Node<'t>) -> R<()> {
+        if self.unrolled_for(s)? {
+            return Ok(());
+        }
         self.scopes.push(Vec::new());
         let r = (|| {
             if let Some(i) = s.child_by_field_name("initializer") {
@@ -3654,3 +3794,25 @@ fn is_empty_stmt(s: Node) -> bool {
 
 mod harness;
 mod opencl;
+
+/// Whether `body` assigns, increments or takes the address of the name `var`.
+fn writes_name(body: Node, var: &str, src: &str) -> bool {
+    let text = |n: Node| n.utf8_text(src.as_bytes()).unwrap_or("");
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let target = match n.kind() {
+            "assignment_expression" => n.child_by_field_name("left"),
+            "update_expression" => n.child_by_field_name("argument"),
+            "pointer_expression" if n.child(0).is_some_and(|o| text(o) == "&") => {
+                n.child_by_field_name("argument")
+            }
+            _ => None,
+        };
+        if target.is_some_and(|t| text(t) == var) {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    false
+}
