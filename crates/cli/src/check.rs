@@ -220,6 +220,57 @@ fn ptx_only(input: &Input, cuda: &CudaOptions) -> Option<(String, Program, Vec<W
     Some((source, program, warnings))
 }
 
+/// A `.ptx` module with the harness `--harness` names (`scopecheck_cuda::ptx_file_view`).
+fn read_ptx(
+    input: &Input,
+    source: String,
+    cuda: &CudaOptions,
+) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
+    let Some(harness) = &cuda.harness else {
+        return Err(Failure::io(
+            &input.file,
+            "a .ptx file needs --harness FILE.cu: the .cu file whose main() launches its kernels (declared there: `__global__ void k(int *p);`) and checks the results".into(),
+        ));
+    };
+    let harness_file = harness.display().to_string();
+    let harness_source = std::fs::read_to_string(harness)
+        .map_err(|e| Failure::io(&harness_file, format!("cannot read the harness: {e}")))?;
+    match scopecheck_cuda::ptx_file_view(&source, &harness_source, cuda) {
+        Ok(view) => {
+            let mut program = view.program;
+            if let Some(stem) = input.path.file_stem() {
+                program.name = stem.to_string_lossy().into_owned();
+            }
+            let warnings = view
+                .warnings
+                .into_iter()
+                .map(|w| Warning {
+                    span: w.span,
+                    message: format!("{harness_file}: {}", w.message),
+                })
+                .collect();
+            Ok((source, program, warnings))
+        }
+        Err(scopecheck_cuda::PtxViewError::Harness(e)) => {
+            let e = scopecheck_litmus::ParseError {
+                message: e.message,
+                span: e.span,
+                expected: Vec::new(),
+            };
+            Err(Failure::parse(&harness_file, harness_source, &e))
+        }
+        Err(scopecheck_cuda::PtxViewError::Ptx { message, span, .. }) => {
+            let e = scopecheck_litmus::ParseError {
+                message,
+                span,
+                expected: Vec::new(),
+            };
+            Err(Failure::parse(&input.file, source, &e))
+        }
+        Err(e) => Err(Failure::io(&input.file, e.to_string())),
+    }
+}
+
 /// NVRTC, loaded once per process.
 static NVRTC: std::sync::OnceLock<Result<scopecheck_nvrtc::Nvrtc, scopecheck_nvrtc::NvrtcError>> =
     std::sync::OnceLock::new();
@@ -294,6 +345,9 @@ pub fn read_parse_warn(
     let source = std::fs::read_to_string(&input.path)
         .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
     let ext = input.path.extension();
+    if ext.is_some_and(|e| e == inputs::PTX_EXTENSION) {
+        return read_ptx(input, source, cuda);
+    }
     if ext.is_some_and(|e| e == inputs::CUDA_EXTENSION || e == inputs::OPENCL_EXTENSION) {
         let parsed = if ext.is_some_and(|e| e == inputs::OPENCL_EXTENSION) {
             scopecheck_cuda::parse_opencl_with(&source, cuda)

@@ -8,6 +8,8 @@ pub const LITMUS_EXTENSION: &str = "litmus";
 pub const CUDA_EXTENSION: &str = "cu";
 /// The extension of OpenCL C sources (read by scopecheck-cuda), also searched for.
 pub const OPENCL_EXTENSION: &str = "cl";
+/// A PTX module (`nvcc -ptx`), checked with the harness `--harness` names; only when named.
+pub const PTX_EXTENSION: &str = "ptx";
 
 /// One test file to check, or a path that yielded none.
 pub struct Input {

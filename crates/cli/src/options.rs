@@ -66,6 +66,11 @@ pub struct CheckFlags {
     /// (every execution of every thread is explored: the cost grows exponentially).
     #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS)]
     max_threads: usize,
+    /// For `.ptx` inputs (from `nvcc -ptx`, NVRTC or `cuobjdump`): the `.cu` file whose
+    /// `main()` launches their kernels and checks the results (kernels declared there, e.g.
+    /// `__global__ void k(int *data);`).
+    #[arg(long, value_name = "FILE.cu")]
+    harness: Option<std::path::PathBuf>,
     /// Stop the search of a test after N consistent executions (1e7 and 10000000 both read);
     /// the verdict is then Unknown unless the executions found settle it.
     #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -187,6 +192,7 @@ impl CheckFlags {
     pub fn cuda_options(&self) -> scopecheck_cuda::CudaOptions {
         scopecheck_cuda::CudaOptions {
             max_threads: self.max_threads,
+            harness: self.harness.clone(),
             ..Default::default()
         }
     }

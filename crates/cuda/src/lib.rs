@@ -42,7 +42,7 @@ mod tests;
 
 pub use device_source::device_source;
 pub use preprocess::{preprocess, PreprocessError, Preprocessed};
-pub use ptx_view::{ptx_view, PtxView, PtxViewError};
+pub use ptx_view::{ptx_file_view, ptx_view, PtxView, PtxViewError};
 use scopecheck_ir::{Program, Span};
 
 /// The number of device threads all launches together may make unless
@@ -66,6 +66,8 @@ pub struct CudaOptions {
     /// device code the language-level front-end cannot lower (templates, classes, ...) is
     /// passed over.
     pub kernels: KernelSource,
+    /// For a `.ptx` input: the `.cu` file whose harness launches its kernels ([`ptx_file_view`]).
+    pub harness: Option<std::path::PathBuf>,
 }
 
 /// Where kernel threads get their code.
@@ -83,6 +85,7 @@ impl Default for CudaOptions {
         CudaOptions {
             max_threads: DEFAULT_MAX_THREADS,
             kernels: KernelSource::Source,
+            harness: None,
         }
     }
 }

@@ -353,6 +353,27 @@ pub(crate) fn lower<'s, 't>(
             }
             "struct_specifier" => cx.struct_def(item, None)?,
             "type_definition" => cx.typedef(item)?,
+            // A kernel declared, not defined (`__global__ void k(int *p);`): the harness of a
+            // `.ptx` input launches it.
+            "declaration"
+                if harness_only
+                    && qualifiers(item).contains(&"__global__")
+                    && item
+                        .child_by_field_name("declarator")
+                        .is_some_and(|d| d.kind() == "function_declarator") =>
+            {
+                let Some(name) = item
+                    .child_by_field_name("declarator")
+                    .and_then(|d| d.child_by_field_name("declarator"))
+                else {
+                    continue;
+                };
+                let name = cx.text(name).to_string();
+                cx.funcs.entry(name).or_insert(Func {
+                    kind: FnKind::Global,
+                    node: item,
+                });
+            }
             "declaration" => cx.global_decl(item)?,
             "function_definition" => {
                 let quals = qualifiers(item);

@@ -244,3 +244,35 @@ fn line_starts(source: &str) -> Vec<usize> {
         .chain(source.match_indices('\n').map(|(k, _)| k + 1))
         .collect()
 }
+
+/// The PTX view of a `.ptx` module (as `nvcc -ptx`, NVRTC or `cuobjdump` wrote it) with the
+/// harness of a `.cu` file (`--harness`): the harness gives memory, host threads, launches and
+/// the condition; each launch's kernel is the module's `.entry` of that name (mangled or not),
+/// lowered for the launch. Instructions keep their PTX lines.
+pub fn ptx_file_view(
+    ptx: &str,
+    harness_source: &str,
+    options: &CudaOptions,
+) -> Result<PtxView, PtxViewError> {
+    let harness = CudaOptions {
+        kernels: crate::KernelSource::Ptx,
+        ..options.clone()
+    };
+    let (mut program, warnings, launches) = crate::parse_cuda_launches(harness_source, &harness)?;
+    let module = scopecheck_ptx::parse(ptx).map_err(|e| PtxViewError::Ptx {
+        message: format!("the PTX does not parse: {e}"),
+        line: Some(e.span.line),
+        span: e.span,
+        ptx: ptx.to_string(),
+    })?;
+    for launch in &launches {
+        replace_code(&mut program, &module, launch, &launch.kernel, ptx)?;
+        scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
+    }
+    program.arch = Arch::Ptx;
+    Ok(PtxView {
+        program,
+        warnings,
+        ptx: ptx.to_string(),
+    })
+}

@@ -1117,7 +1117,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let n = self.launches.done.len() + 1;
             format!("{kname}#{n}")
         };
-        let body = field(kernel, "body")?;
+        // Reading only the harness, a kernel may be a declaration: its body is not needed.
+        let body = match kernel.child_by_field_name("body") {
+            Some(b) => Some(b),
+            None if self.cx.options.kernels == crate::KernelSource::Ptx => None,
+            None => Some(field(kernel, "body")?),
+        };
         let first_cta = self.cx.next_cta;
         self.cx.next_cta += blocks as u32;
         self.cx.device_threads += total;
@@ -1139,7 +1144,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let mut scope = k.cx.constants.clone();
                 scope.extend(frame.iter().cloned());
                 k.scopes = vec![scope];
-                if k.cx.options.kernels == crate::KernelSource::Source {
+                if let (crate::KernelSource::Source, Some(body)) = (k.cx.options.kernels, body) {
                     k.stmt(body)?;
                 }
                 k.resolve();
