@@ -356,3 +356,45 @@ int main() {
         "{v}"
     );
 }
+
+/// A struct of an `int` and a `long long` has 4 bytes of padding in C, which the IR's layout
+/// lacks: the PTX view refuses it (and says so) rather than let the PTX's byte offsets reach
+/// the wrong field; the PTX verdict is then scopecheck's own mapping, which does not use byte
+/// offsets, and holds (the host reads the 5 the kernel wrote before the synchronization).
+#[test]
+fn the_ptx_view_refuses_a_struct_with_padding() {
+    let src = r#"
+struct Rec { int tag; long long value; };
+__global__ void put(Rec* r) { r->value = 5; r->tag = 1; }
+int main() {
+    Rec* r;
+    cudaMallocManaged(&r, sizeof(Rec));
+    put<<<1, 1>>>(r);
+    cudaDeviceSynchronize();
+    if (r->value != 5) return 1;
+    return 0;
+}
+"#;
+    let dir = std::env::temp_dir().join(format!("scopecheck-pad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join("padding.cu");
+    std::fs::write(&path, src).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--model", "ptx"])
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let v: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default(),
+    )
+    .expect("JSON");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("fields of different widths"),
+        "{warnings}"
+    );
+    assert_eq!(v["result"], "Ok", "{v}");
+}

@@ -91,6 +91,10 @@ pub fn ptx_view(
         )
         .into());
     }
+    check_layouts(
+        &program,
+        launches.first().map_or_else(Span::default, |l| l.span),
+    )?;
     let lines = loc_lines(&module, name);
     let starts = line_starts(source);
     for launch in &launches {
@@ -265,6 +269,10 @@ pub fn ptx_file_view(
         span: e.span,
         ptx: ptx.to_string(),
     })?;
+    check_layouts(
+        &program,
+        launches.first().map_or_else(Span::default, |l| l.span),
+    )?;
     for launch in &launches {
         replace_code(&mut program, &module, launch, &launch.kernel, ptx)?;
         scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
@@ -275,4 +283,26 @@ pub fn ptx_file_view(
         warnings,
         ptx: ptx.to_string(),
     })
+}
+
+/// Refuses an allocation whose elements differ in width (a struct of an `int` and a `long
+/// long`): the IR lays such fields out one after the other without the padding C puts
+/// between them, so the PTX's byte offsets would reach other fields.
+fn check_layouts(program: &Program, span: Span) -> Result<(), PtxViewError> {
+    for a in &program.arrays {
+        let widths: Vec<u8> = (a.first.0..a.first.0 + a.len)
+            .map(|l| program.locations[l as usize].ty.bits)
+            .collect();
+        if widths.windows(2).any(|w| w[0] != w[1]) {
+            return Err(CudaError::new(
+                span,
+                format!(
+                    "not supported in the PTX view yet: `{}` has fields of different widths, whose C layout (with padding) the PTX view does not model",
+                    a.name
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
