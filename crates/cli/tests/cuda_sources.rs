@@ -398,3 +398,41 @@ int main() {
     );
     assert_eq!(v["result"], "Ok", "{v}");
 }
+
+/// `cudaMemsetAsync` runs in its stream's order: on stream `s` it clears the flag after `set`
+/// (earlier on `s`) and before `get` (later on `s`), so `get` reads 0 in every execution. On
+/// another stream `t` it is ordered with neither kernel, so `get` may read the 1 `set` wrote
+/// (or the 0 of either memset) and the check can fail.
+#[test]
+fn memset_async_follows_its_stream() {
+    let program = |stream: &str| {
+        format!(
+            r#"
+__global__ void set(int *flag) {{ atomicExch(flag, 1); }}
+__global__ void get(int *flag, int *out) {{ *out = atomicAdd(flag, 0); }}
+int main() {{
+    int *flag, *out;
+    cudaMalloc(&flag, sizeof(int));
+    cudaMallocManaged(&out, sizeof(int));
+    cudaStream_t s, t;
+    cudaStreamCreate(&s);
+    cudaStreamCreate(&t);
+    set<<<1, 1, 0, s>>>(flag);
+    cudaMemsetAsync(flag, 0, sizeof(int), {stream});
+    get<<<1, 1, 0, s>>>(flag, out);
+    cudaDeviceSynchronize();
+    if (*out != 0) return 1;
+    return 0;
+}}
+"#
+        )
+    };
+    let result = |name: &str, stream: &str| {
+        let (code, json, stderr) = check(name, &program(stream));
+        assert_eq!(code, 0, "{stderr}\n{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        v["result"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(result("memset-same.cu", "s"), "Ok");
+    assert_eq!(result("memset-other.cu", "t"), "No");
+}

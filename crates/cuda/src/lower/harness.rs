@@ -499,8 +499,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// `cudaMemset(p, byte, bytes)`: plain stores of `byte` replicated over each element.
     /// Ordered on the default stream: while kernels may still run it is its own host thread
     /// `memset` that starts after them (later launches and synchronizations wait for it);
-    /// otherwise host code.
-    fn memset(&mut self, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+    /// otherwise host code. `cudaMemsetAsync(p, byte, bytes, stream)` (`on` given) is always
+    /// such a thread, ordered on its stream as a launch there is.
+    fn memset(&mut self, args: &[Node<'t>], on: Option<Stream>, e: Node<'t>) -> R<()> {
         let side = self.copy_side(args[0])?;
         let Side::Mem(p) = side else {
             return err(args[0], "cudaMemset needs device memory, not a local");
@@ -523,10 +524,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             Ok(())
         };
-        if self.pending() {
-            self.stream_op("memset", None, e, set)
-        } else {
-            set(self)
+        match on {
+            Some(stream) => self.stream_op("memset", stream, e, set),
+            None if self.pending() => self.stream_op("memset", None, e, set),
+            None => set(self),
         }
     }
 
@@ -879,7 +880,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "cudaMemset" => {
                 self.arity(name, args, (3, 3), "`pointer, byte, bytes`", e)?;
-                self.memset(args, e)?;
+                self.memset(args, None, e)?;
+            }
+            "cudaMemsetAsync" => {
+                self.arity(name, args, (3, 4), "`pointer, byte, bytes[, stream]`", e)?;
+                let stream = match args.get(3) {
+                    Some(s) => self.stream_arg(*s)?,
+                    None => None,
+                };
+                self.memset(args, Some(stream), e)?;
             }
             "cudaMemcpy" => {
                 self.arity(name, args, (4, 4), "`destination, source, bytes, kind`", e)?;
@@ -909,7 +918,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 };
                 self.memcpy(args, Some(stream), e)?;
             }
-            "cudaMemsetAsync" | "cudaMemcpy2D" | "cudaMemcpyPeer" => {
+            "cudaMemcpy2D" | "cudaMemcpyPeer" => {
                 return err(
                     e,
                     format!("not supported yet: `{name}` (use cudaMemcpy / cudaMemset on an allocation)"),
