@@ -461,3 +461,57 @@ fn hash_table_insert_with_probing() {
         Some(2)
     );
 }
+
+/// A grid-stride loop over 8 elements with 2 blocks of 2 threads: thread g (0..3) handles g
+/// and g + 4, so every output is written once, by the thread that read its input: out[i] =
+/// 2 * in[i] for all i, no race, in both views (the kernel's loop runs twice per thread, the
+/// harness's loops are unrolled when lowered).
+#[test]
+fn grid_stride_loop() {
+    expect("grid-stride.cu", None, "Ok", false);
+    expect("grid-stride.cu", Some("ptx"), "Ok", false);
+}
+
+/// With the stride of one block (2) instead of the grid (4), block 0's threads cover 0..7 and
+/// block 1's 2..7: elements 2..7 are written by a thread of each block. Both write the same
+/// value, so every check passes, but each pair of plain writes races: 6 races. The language
+/// view lowers the kernel loop once per index (constant bounds); in the PTX view the compiled
+/// loop runs 4 times in block 0, past the default `--unroll 2`, so the check says Unknown
+/// there unless given `--unroll 4` or more, and then agrees.
+#[test]
+fn grid_stride_with_the_block_stride_races() {
+    expect("grid-stride-overlap.cu", None, "Ok", true);
+    assert_eq!(
+        check("grid-stride-overlap.cu", None)["races"]
+            .as_array()
+            .map(Vec::len),
+        Some(6)
+    );
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/grid-stride-overlap.cu");
+    let run = |unroll: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+            .args(["check", "--json", "--model", "ptx", "--unroll", unroll])
+            .arg(&path)
+            .output()
+            .expect("run scopecheck");
+        let line = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        serde_json::from_str::<serde_json::Value>(&line).expect("JSON")
+    };
+    let cut = run("2");
+    assert_eq!(
+        (&cut["result"], &cut["complete"]),
+        (&"Unknown".into(), &false.into()),
+        "{cut}"
+    );
+    let full = run("4");
+    assert_eq!(
+        (&full["result"], &full["racy"]),
+        (&"Ok".into(), &true.into()),
+        "{full}"
+    );
+}

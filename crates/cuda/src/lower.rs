@@ -2549,6 +2549,25 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 _ => None,
             },
             "parenthesized_expression" => self.folded(e.named_child(0)?),
+            // `blockIdx.x` and friends: constants of a device thread, `unsigned int`.
+            "field_expression" if !self.host() => {
+                let on = self.text(e.child_by_field_name("argument")?);
+                let k = match self.text(e.child_by_field_name("field")?) {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => return None,
+                };
+                let d = self.dims;
+                let v = match on {
+                    "threadIdx" => d.thread[k],
+                    "blockIdx" => d.block[k],
+                    "blockDim" => d.block_dim[k],
+                    "gridDim" => d.grid_dim[k],
+                    _ => return None,
+                };
+                Some((v, IntType::U32))
+            }
             "binary_expression" => {
                 let op = self.text(e.child_by_field_name("operator")?);
                 let (a, ta) = self.folded(e.child_by_field_name("left")?)?;
