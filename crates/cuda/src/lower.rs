@@ -254,6 +254,19 @@ struct Dims {
     grid_dim: [Value; 3],
 }
 
+impl Dims {
+    /// `threadIdx`, `blockIdx`, `blockDim` or `gridDim` (named `on`), member `k` (x, y, z).
+    fn member(&self, on: &str, k: usize) -> Option<Value> {
+        Some(match on {
+            "threadIdx" => self.thread[k],
+            "blockIdx" => self.block[k],
+            "blockDim" => self.block_dim[k],
+            "gridDim" => self.grid_dim[k],
+            _ => return None,
+        })
+    }
+}
+
 struct Ctx<'s, 't> {
     /// An OpenCL C source (`.cl`).
     opencl: bool,
@@ -2558,15 +2571,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "z" => 2,
                     _ => return None,
                 };
-                let d = self.dims;
-                let v = match on {
-                    "threadIdx" => d.thread[k],
-                    "blockIdx" => d.block[k],
-                    "blockDim" => d.block_dim[k],
-                    "gridDim" => d.grid_dim[k],
-                    _ => return None,
-                };
-                Some((v, IntType::U32))
+                Some((self.dims.member(on, k)?, IntType::U32))
             }
             "binary_expression" => {
                 let op = self.text(e.child_by_field_name("operator")?);
@@ -3035,13 +3040,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if self.host() && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
                     return err(e, format!("`{on}` exists only in device code"));
                 }
-                let d = self.dims;
-                let v = match on {
-                    "threadIdx" => d.thread[k],
-                    "blockIdx" => d.block[k],
-                    "blockDim" => d.block_dim[k],
-                    "gridDim" => d.grid_dim[k],
-                    _ => return err(e, format!("not supported: the member `{}`", self.text(e))),
+                let Some(v) = self.dims.member(on, k) else {
+                    return err(e, format!("not supported: the member `{}`", self.text(e)));
                 };
                 Ok(Val::imm(v, IntType::U32))
             }

@@ -43,12 +43,7 @@ pub fn ptx_view(
     nvrtc: &scopecheck_nvrtc::Nvrtc,
     arch: &str,
 ) -> Result<PtxView, PtxViewError> {
-    // Only the harness is read from the source: the kernels' code is NVRTC's.
-    let harness = CudaOptions {
-        kernels: crate::KernelSource::Ptx,
-        ..options.clone()
-    };
-    let (mut program, warnings, launches) = crate::parse_cuda_launches(source, &harness)?;
+    let (mut program, warnings, launches) = read_harness(source, options)?;
     let device = crate::device_source(source)
         .ok_or_else(|| CudaError::new(Span::default(), "the grammar cannot read this file"))?;
     // The language-level front-end knows libcu++ without its header; nvcc does not. A file
@@ -104,7 +99,6 @@ pub fn ptx_view(
             .find(|(e, _)| *e == launch.expression)
             .map_or_else(|| launch.kernel.clone(), |(_, m)| m.clone());
         replace_code(&mut program, &module, launch, &entry, &ptx)?;
-        scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
         // Each PTX instruction answers for the `.cu` line its `.loc` names.
         for t in &launch.threads {
             for i in &mut program.threads[t.0 as usize].code {
@@ -131,7 +125,7 @@ pub fn ptx_view(
 
 /// Lowers `launch`'s kernel from the PTX module and gives each of the launch's threads the code
 /// of its PTX thread (same position in the launch), keeping the thread's name, placement and
-/// launch order.
+/// launch order; then names the locations its constant pointers reach (`fold_addresses`).
 fn replace_code(
     program: &mut Program,
     module: &scopecheck_ptx::ast::Module,
@@ -189,7 +183,20 @@ fn replace_code(
         t.init_regs = new.init_regs;
         t.code = new.code;
     }
+    scopecheck_ptx::fold::fold_addresses(program, &launch.threads);
     Ok(())
+}
+
+/// The harness of `source`, read alone: the kernels' code comes from PTX.
+fn read_harness(
+    source: &str,
+    options: &CudaOptions,
+) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+    let harness = CudaOptions {
+        kernels: crate::KernelSource::Ptx,
+        ..options.clone()
+    };
+    crate::parse_cuda_launches(source, &harness)
 }
 
 /// For each PTX line holding an instruction, the `.cu` line and column it answers for: its
@@ -258,11 +265,7 @@ pub fn ptx_file_view(
     harness_source: &str,
     options: &CudaOptions,
 ) -> Result<PtxView, PtxViewError> {
-    let harness = CudaOptions {
-        kernels: crate::KernelSource::Ptx,
-        ..options.clone()
-    };
-    let (mut program, warnings, launches) = crate::parse_cuda_launches(harness_source, &harness)?;
+    let (mut program, warnings, launches) = read_harness(harness_source, options)?;
     let module = scopecheck_ptx::parse(ptx).map_err(|e| PtxViewError::Ptx {
         message: format!("the PTX does not parse: {e}"),
         line: Some(e.span.line),
@@ -275,7 +278,6 @@ pub fn ptx_file_view(
     )?;
     for launch in &launches {
         replace_code(&mut program, &module, launch, &launch.kernel, ptx)?;
-        scopecheck_ptx::fold::fold_addresses(&mut program, &launch.threads);
     }
     program.arch = Arch::Ptx;
     Ok(PtxView {

@@ -404,6 +404,28 @@ pub enum RmwOp {
 }
 
 impl RmwOp {
+    /// Every operation with its PTX mnemonic (`atom.add`, `red.exch`, ...).
+    pub const PTX_NAMES: [(&'static str, RmwOp); 10] = [
+        ("add", RmwOp::Add),
+        ("sub", RmwOp::Sub),
+        ("inc", RmwOp::Inc),
+        ("dec", RmwOp::Dec),
+        ("exch", RmwOp::Exch),
+        ("and", RmwOp::And),
+        ("or", RmwOp::Or),
+        ("xor", RmwOp::Xor),
+        ("min", RmwOp::Min),
+        ("max", RmwOp::Max),
+    ];
+
+    /// The operation a PTX mnemonic names.
+    pub fn from_ptx(name: &str) -> Option<RmwOp> {
+        Self::PTX_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, op)| *op)
+    }
+
     /// The value an RMW of type `ty` writes, given the value it read and its operand: computed
     /// in `ty` and wrapped to it, as the hardware's atomics do (an atomic add never overflows
     /// into undefined behaviour, in C++ either). `min`/`max` compare as `ty` is signed or not;

@@ -130,19 +130,6 @@ fn int_type(name: &str) -> Option<IntType> {
 /// the initial state.
 const SPACE: &str = "global";
 
-const RMW_OPS: [(&str, RmwOp); 10] = [
-    ("add", RmwOp::Add),
-    ("sub", RmwOp::Sub),
-    ("inc", RmwOp::Inc),
-    ("dec", RmwOp::Dec),
-    ("exch", RmwOp::Exch),
-    ("and", RmwOp::And),
-    ("or", RmwOp::Or),
-    ("xor", RmwOp::Xor),
-    ("min", RmwOp::Min),
-    ("max", RmwOp::Max),
-];
-
 #[derive(Clone, Copy)]
 enum RmwSel {
     Op(RmwOp),
@@ -153,10 +140,7 @@ fn parse_rmw(s: &str) -> Option<RmwSel> {
     if s == "cas" {
         return Some(RmwSel::Cas);
     }
-    RMW_OPS
-        .iter()
-        .find(|(n, _)| *n == s)
-        .map(|(_, op)| RmwSel::Op(*op))
+    RmwOp::from_ptx(s).map(RmwSel::Op)
 }
 
 /// What qualifiers an opcode accepts (besides types and `.global`, always accepted).
@@ -185,7 +169,7 @@ impl Accepts {
             out.extend(scope_expected());
         }
         if self.ops {
-            out.extend(RMW_OPS.iter().map(|(n, _)| format!(".{n}")));
+            out.extend(RmwOp::PTX_NAMES.iter().map(|(n, _)| format!(".{n}")));
         }
         if self.cas {
             out.push(".cas".to_string());
@@ -310,7 +294,10 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
                     .and_then(|p| parse_sem(&p.name))
                     .is_some_and(|s| !matches!(s, Sem::Weak | Sem::Volatile));
             if acc.ops && out.rmw.is_none() && !later_op {
-                let mut ops: Vec<String> = RMW_OPS.iter().map(|(n, _)| format!(".{n}")).collect();
+                let mut ops: Vec<String> = RmwOp::PTX_NAMES
+                    .iter()
+                    .map(|(n, _)| format!(".{n}"))
+                    .collect();
                 if acc.cas {
                     ops.push(".cas".to_string());
                 }
@@ -509,7 +496,10 @@ impl Parser<'_> {
         let order = q.sem.map_or(Order::Relaxed, |(s, _)| s.order());
         let scope = q.scope.map_or(Scope::Gpu, |(s, _)| s);
         let Some((sel, _)) = q.rmw else {
-            let mut ops: Vec<String> = RMW_OPS.iter().map(|(n, _)| format!(".{n}")).collect();
+            let mut ops: Vec<String> = RmwOp::PTX_NAMES
+                .iter()
+                .map(|(n, _)| format!(".{n}"))
+                .collect();
             if is_atom {
                 ops.push(".cas".to_string());
             }

@@ -2700,19 +2700,11 @@ impl<'a, 'm> Lower<'a, 'm> {
         if q.other.contains(&"noftz") {
             return Err(float_error(ins));
         }
-        const OPS: [(&str, RmwOp); 10] = [
-            ("add", RmwOp::Add),
-            ("sub", RmwOp::Sub),
-            ("inc", RmwOp::Inc),
-            ("dec", RmwOp::Dec),
-            ("exch", RmwOp::Exch),
-            ("and", RmwOp::And),
-            ("or", RmwOp::Or),
-            ("xor", RmwOp::Xor),
-            ("min", RmwOp::Min),
-            ("max", RmwOp::Max),
-        ];
-        let op_names: Vec<&str> = OPS.iter().map(|(n, _)| *n).chain(["cas"]).collect();
+        let op_names: Vec<&str> = RmwOp::PTX_NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(["cas"])
+            .collect();
         self.memory_quals(ins, &q, &op_names)?;
         let sel: Vec<&str> = q.other.clone();
         let [sel] = sel.as_slice() else {
@@ -2778,7 +2770,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 new: self.src(f, ins, &ops[2], ty)?,
             }
         } else {
-            let op = OPS.iter().find(|(n, _)| n == sel).expect("checked above").1;
+            let op = RmwOp::from_ptx(sel).expect("checked above");
             RmwKind::Op(op, self.src(f, ins, &ops[1], ty)?)
         };
         let dst = if is_atom {
