@@ -60,6 +60,15 @@ const HOST_PARAMS: [&str; 2] = [".u64 p_host", ".u64 p_managed"];
 /// address of the pacing word and the launch number, which hardware thread 0 of block 0 stores
 /// there when the launch starts, so that the host threads start their instances with the kernel.
 const PACING_PARAMS: [&str; 2] = [".u64 p_go", ".u32 p_launch"];
+/// Parameters the test kernel takes last when some thread of the test waits for another
+/// (launch order): the device address of the completion flags and this launch's epoch (the
+/// launch number plus one, the value a role's flag takes when it has finished its instance).
+const ORDER_PARAMS: [&str; 2] = [".u64 p_flags", ".u32 p_epoch"];
+/// How long a role waits for a launch-order predecessor of its instance before it gives up
+/// and the instance counts as cut (nanoseconds of `%globaltimer`). Every block of a launch is
+/// resident, so a predecessor is only ever late, never unscheduled; the bound keeps a lost
+/// flag from hanging the launch.
+pub const ORDER_WAIT_NS: u64 = 200_000_000;
 
 /// A generated module and the layout it assumes.
 #[derive(Clone, Debug)]
@@ -346,6 +355,9 @@ impl Gen<'_> {
         if !l.host_roles.is_empty() {
             params.extend(PACING_PARAMS);
         }
+        if l.has_order() {
+            params.extend(ORDER_PARAMS);
+        }
         self.entry_head(
             &params,
             "%t_id, %b_id, %lb, %g, %set, %sub, %slot, %inst, %loops, %status, %n_iter",
@@ -353,6 +365,10 @@ impl Gen<'_> {
             l.uses_host(),
         );
         e!(self, "\t.reg .b32 \t%zero;");
+        if l.has_order() {
+            e!(self, "\t.reg .b64 \t%fbase, %owait;");
+            e!(self, "\t.reg .b32 \t%epoch;");
+        }
         for (ti, t) in self.p.threads.iter().enumerate() {
             if !t.registers.is_empty() {
                 let names: Vec<String> = (0..t.registers.len())
@@ -461,6 +477,9 @@ impl Gen<'_> {
         }
         e!(self, "\t@!%p6 bra \tSTRESS;");
         self.instance_base();
+        if l.has_order() {
+            self.flag_base();
+        }
         e!(self, "\tld.param.u32 \t%n_iter, [p_pre_iters];");
         self.stress_loop("PRE");
         for (gi, grp) in l.groups.iter().enumerate() {
@@ -564,6 +583,7 @@ impl Gen<'_> {
         }
         e!(self, "\tmov.u32 \t%loops, 0;");
         e!(self, "\tmov.u32 \t%status, {STATUS_DONE};");
+        self.await_predecessors(t);
         let mut used: Vec<LocId> = th.code.iter().filter_map(|i| i.kind.named_loc()).collect();
         used.sort();
         used.dedup();
@@ -605,11 +625,75 @@ impl Gen<'_> {
             "\tst.global.u32 \t[%recp+{}], %status;",
             self.l.record.status_word(t) * 4
         );
+        if let Some(k) = self.l.flag_word(0, t) {
+            // Finished (or cut): the roles launched after this one may start on this instance.
+            e!(
+                self,
+                "\t// launch order: {} has finished this instance",
+                th.name
+            );
+            e!(
+                self,
+                "\tst.release.sys.global.u32 \t[%fbase+{}], %epoch;",
+                k * 4
+            );
+        }
         e!(self, "\tbra.uni \tFINAL;");
         e!(self, "R{}_CUT:", t.0);
         e!(self, "\tmov.u32 \t%status, {STATUS_CUT};");
         e!(self, "\tbra.uni \tR{}_END;", t.0);
         Ok(())
+    }
+
+    /// Emits `%fbase` (this instance's completion flags) and `%epoch`, mirroring
+    /// [`Layout::flag_word`].
+    fn flag_base(&mut self) {
+        e!(self, "\tld.param.u64 \t%fbase, [p_flags];");
+        e!(self, "\tcvta.to.global.u64 \t%fbase, %fbase;");
+        e!(
+            self,
+            "\tmul.wide.u32 \t%d0, %inst, {};",
+            self.l.flags_per_instance() * 4
+        );
+        e!(self, "\tadd.s64 \t%fbase, %fbase, %d0;");
+        e!(self, "\tld.param.u32 \t%epoch, [p_epoch];");
+    }
+
+    /// Launch order: before its first instruction, role `t` waits until every thread it is
+    /// launched after has finished this instance (acquire at system scope pairs with the
+    /// predecessor's release of its flag, so all it did is visible), at most
+    /// [`ORDER_WAIT_NS`]; past that the role is cut.
+    fn await_predecessors(&mut self, t: ThreadId) {
+        let waits = self.l.waits[t.0 as usize].clone();
+        if waits.is_empty() {
+            return;
+        }
+        e!(self, "\tmov.u64 \t%owait, %globaltimer;");
+        for a in waits {
+            let Some(k) = self.l.flag_word(0, a) else {
+                continue;
+            };
+            let name = &self.p.threads[a.0 as usize].name;
+            e!(
+                self,
+                "\t// launch order: wait for {name} to finish this instance"
+            );
+            e!(self, "R{}_WAIT_{}:", t.0, a.0);
+            e!(
+                self,
+                "\tld.acquire.sys.global.u32 \t%x0, [%fbase+{}];",
+                k * 4
+            );
+            e!(self, "\tsetp.eq.u32 \t%p0, %x0, %epoch;");
+            e!(self, "\t@%p0 bra \tR{}_GO_{};", t.0, a.0);
+            e!(self, "\tmov.u64 \t%d0, %globaltimer;");
+            e!(self, "\tsub.s64 \t%d0, %d0, %owait;");
+            e!(self, "\tsetp.gt.u64 \t%p0, %d0, {ORDER_WAIT_NS};");
+            e!(self, "\t@%p0 bra \tR{}_CUT;", t.0);
+            e!(self, "\tnanosleep.u32 \t64;");
+            e!(self, "\tbra \tR{}_WAIT_{};", t.0, a.0);
+            e!(self, "R{}_GO_{}:", t.0, a.0);
+        }
     }
 
     fn label(t: ThreadId, target: usize, n: usize) -> String {
@@ -1251,6 +1335,91 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
             Err(GenError::Unsupported(m)) => m,
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    /// Two kernels in the CUDA front-end's shape: P1 is launched after P0 on its stream, so the
+    /// model orders all of P0 before P1 (`Thread::after`).
+    const ORDERED: &str = "PTX ordered\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n \
+        st.relaxed.gpu.s32 x, 1 | ld.relaxed.gpu.s32 r0, x ;\nexists (P1:r0 == 0)\n";
+
+    /// The text of `ROLE_t` up to the next role (or the end of the kernel).
+    fn role_text(ptx: &str, t: u32) -> &str {
+        let start = ptx
+            .find(&format!("ROLE_{t}:"))
+            .expect("the role is emitted");
+        let rest = &ptx[start..];
+        let end = rest[1..]
+            .find("ROLE_")
+            .map_or_else(|| rest.find("FINAL:").unwrap_or(rest.len()), |e| e + 1);
+        &rest[..end]
+    }
+
+    #[test]
+    fn a_launch_order_edge_becomes_a_flag_wait_before_the_role_and_a_release_after_its_predecessor()
+    {
+        let mut p = parse(ORDERED);
+        p.threads[1].after = vec![ThreadId(0)];
+        let k = generate(&p, &GenOptions::default()).unwrap();
+        assert_eq!(k.layout.signals, vec![ThreadId(0)]);
+        assert!(k.ptx.contains(".param .u64 p_flags"), "{}", k.ptx);
+        assert!(k.ptx.contains(".param .u32 p_epoch"));
+        // The waiter spins on P0's flag with acquire at system scope before its load of x.
+        let waiter = role_text(&k.ptx, 1);
+        let wait = waiter
+            .find("ld.acquire.sys.global.u32 \t%x0, [%fbase+0];")
+            .expect("P1 waits for P0's flag");
+        let load = waiter.find("ld.relaxed.gpu").expect("P1's load");
+        assert!(
+            wait < load,
+            "the wait comes before the role's code:\n{waiter}"
+        );
+        assert!(waiter.contains("setp.eq.u32 \t%p0, %x0, %epoch;"));
+        assert!(waiter.contains("%globaltimer"), "the wait is bounded");
+        assert!(!waiter.contains("st.release.sys.global.u32 \t[%fbase"));
+        // The predecessor releases its flag after its code and its record.
+        let producer = role_text(&k.ptx, 0);
+        let store = producer.find("st.relaxed.gpu").expect("P0's store");
+        let release = producer
+            .find("st.release.sys.global.u32 \t[%fbase+0], %epoch;")
+            .expect("P0 releases its flag");
+        assert!(store < release);
+        assert!(!producer.contains("ld.acquire.sys.global.u32 \t%x0, [%fbase"));
+    }
+
+    #[test]
+    fn without_launch_order_no_role_waits_and_the_kernel_takes_no_flags() {
+        let k = generate(&parse(ORDERED), &GenOptions::default()).unwrap();
+        assert!(k.layout.signals.is_empty());
+        assert!(!k.ptx.contains("p_flags"));
+        assert!(!k.ptx.contains("%fbase"));
+    }
+
+    #[test]
+    fn each_predecessor_has_its_own_flag_word_per_instance() {
+        let mut p = parse(
+            "PTX three\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 | P2@cta 2,gpu 0 ;\n \
+             st.relaxed.gpu.s32 x, 1 | st.relaxed.gpu.s32 x, 2 | ld.relaxed.gpu.s32 r0, x ;\n\
+             exists (P2:r0 == 0)\n",
+        );
+        p.threads[2].after = vec![ThreadId(0), ThreadId(1)];
+        let k = generate(&p, &GenOptions::default()).unwrap();
+        let l = &k.layout;
+        assert_eq!(l.flags_per_instance(), 2);
+        assert_eq!(l.flag_word(5, ThreadId(0)), Some(10));
+        assert_eq!(l.flag_word(5, ThreadId(1)), Some(11));
+        assert_eq!(l.flag_word(5, ThreadId(2)), None);
+        let waiter = role_text(&k.ptx, 2);
+        assert!(waiter.contains("[%fbase+0]") && waiter.contains("[%fbase+4]"));
+        assert!(role_text(&k.ptx, 1).contains("st.release.sys.global.u32 \t[%fbase+4], %epoch;"));
+    }
+
+    #[test]
+    fn a_launch_order_cycle_is_refused() {
+        let mut p = parse(ORDERED);
+        p.threads[0].after = vec![ThreadId(1)];
+        p.threads[1].after = vec![ThreadId(0)];
+        let e = generate(&p, &GenOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("cycle"), "{e}");
     }
 
     fn parse(src: &str) -> Program {

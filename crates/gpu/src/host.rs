@@ -41,6 +41,10 @@ pub const MAX_HOST_WORKERS: u32 = 64;
 /// Most attempts of the compare-and-swap loop that implements the RMWs `std::sync::atomic` has
 /// no single instruction for (`inc`, `dec`, `min` and `max`); a role past it is cut.
 pub const MAX_CAS_ATTEMPTS: u32 = 1 << 16;
+/// How long a host role waits for a launch-order predecessor of its instance (a kernel thread
+/// it runs after) before the instance counts as cut; the device's bound is
+/// [`crate::codegen::ORDER_WAIT_NS`].
+pub const ORDER_WAIT: Duration = Duration::from_millis(200);
 /// Spins between two looks at the clock while a worker waits for the pacing word.
 const SPINS_PER_CLOCK_READ: u32 = 256;
 /// The pacing word's value before the first launch (launch numbers count from 0).
@@ -381,6 +385,8 @@ pub trait HostWords: Sync {
     fn rec_word(&self, index: usize) -> Option<&AtomicU32>;
     /// The pacing word.
     fn go(&self) -> &AtomicU32;
+    /// Word `index` of the launch-order completion flags ([`Layout::flag_word`]).
+    fn flag_word(&self, index: usize) -> Option<&AtomicU32>;
 }
 
 /// One instance's view of the location words.
@@ -446,13 +452,30 @@ pub fn work<W: HostWords + ?Sized>(
         .map(|(k, (_, r))| (k, r.0 as usize))
         .collect();
     let status_at = layout.record.status_word(role) as usize;
+    // The value a finished role's flag takes in this launch (never 0, the flags' start).
+    let epoch = launch.wrapping_add(1);
+    let waits = &layout.waits[role.0 as usize];
     for instance in range {
         let mem = InstanceMem {
             words,
             layout,
             instance,
         };
-        let status = run_role(thread, &mem, loop_cap, &mut regs);
+        let ready = waits.iter().all(|&a| {
+            let Some(flag) = layout
+                .flag_word(instance, a)
+                .and_then(|k| words.flag_word(k as usize))
+            else {
+                return false;
+            };
+            await_flag(flag, epoch, ORDER_WAIT)
+        });
+        let status = if ready {
+            run_role(thread, &mem, loop_cap, &mut regs)
+        } else {
+            regs.iter_mut().for_each(|r| *r = 0);
+            STATUS_CUT
+        };
         let base = instance as usize * rec_words;
         for &(k, r) in &outputs {
             if let Some(w) = words.rec_word(base + k) {
@@ -462,9 +485,31 @@ pub fn work<W: HostWords + ?Sized>(
         if let Some(w) = words.rec_word(base + status_at) {
             w.store(status, Ordering::Release);
         }
+        // Launch order: the threads launched after this one may start on this instance.
+        if let Some(flag) = layout
+            .flag_word(instance, role)
+            .and_then(|k| words.flag_word(k as usize))
+        {
+            flag.store(epoch, Ordering::Release);
+        }
         out.runs += 1;
     }
     out
+}
+
+/// Waits until `flag` holds `epoch` (acquire: everything its role did is visible then), at most
+/// `bound`; whether it did.
+fn await_flag(flag: &AtomicU32, epoch: u32, bound: Duration) -> bool {
+    let started = Instant::now();
+    let mut spins = 0u32;
+    while flag.load(Ordering::Acquire) != epoch {
+        std::hint::spin_loop();
+        spins += 1;
+        if spins.is_multiple_of(SPINS_PER_CLOCK_READ) && started.elapsed() > bound {
+            return false;
+        }
+    }
+    true
 }
 
 /// The share of `n` instances that worker `w` of `workers` takes.
@@ -700,6 +745,7 @@ mod tests {
         host: Vec<AtomicU32>,
         rec: Vec<AtomicU32>,
         go: AtomicU32,
+        flags: Vec<AtomicU32>,
     }
 
     impl HostWords for Words {
@@ -714,6 +760,9 @@ mod tests {
         fn go(&self) -> &AtomicU32 {
             &self.go
         }
+        fn flag_word(&self, index: usize) -> Option<&AtomicU32> {
+            self.flags.get(index)
+        }
     }
 
     #[test]
@@ -726,6 +775,7 @@ mod tests {
             host: mem((l.bytes(Buffer::Host, 4) / 4) as usize),
             rec: mem(ninst as usize * l.record.words() as usize),
             go: AtomicU32::new(GO_IDLE),
+            flags: Vec::new(),
         };
         // Play the device writer for even instances only, before the host runs.
         let (flag, data) = (p.loc("flag").unwrap(), p.loc("data").unwrap());
@@ -770,6 +820,85 @@ mod tests {
         }
     }
 
+    /// Host code after a kernel (the CUDA front-end's `cudaDeviceSynchronize(); assert(...)`):
+    /// P1 on the host reads `data` after P0 on the device has finished.
+    const AFTER_KERNEL: &str = "CUDA after\n{ host int data = 0; }\n\n\
+        P0@block 0, gpu 0 (host int* data) {\n  *data = 42;\n}\n\n\
+        P1@host (host int* data) {\n  int r0 = *data;\n}\n\n\
+        forall (1:r0=42)\n";
+
+    /// Runs launch `launch` of `AFTER_KERNEL` (P1 after P0) on plain words, with a thread
+    /// playing the device role: for the instances `device_does`, it writes `data` 30 ms after the
+    /// launch starts and then releases P0's flag. Returns the host role's r0 and status per
+    /// instance.
+    fn host_after_device(device_does: fn(u32) -> bool) -> Vec<(u32, u32)> {
+        let mut p = parse(AFTER_KERNEL);
+        p.threads[1].after = vec![ThreadId(0)];
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        let ninst = l.instances(1).min(16);
+        let words = Words {
+            host: mem((l.bytes(Buffer::Host, 1) / 4) as usize),
+            rec: mem(ninst as usize * l.record.words() as usize),
+            go: AtomicU32::new(GO_IDLE),
+            flags: mem((ninst * l.flags_per_instance()) as usize),
+        };
+        let data = p.loc("data").unwrap();
+        let (b, k) = l.place(data).unwrap();
+        let launch = 3u32;
+        let pool = HostPool::new(l.host_roles.len(), 2);
+        let budget = Duration::from_secs(20);
+        std::thread::scope(|s| {
+            let _quit = QuitOnDrop(&pool);
+            for w in 0..pool.workers {
+                let (pool, p, l, words) = (&pool, &p, &l, &words);
+                s.spawn(move || pool.worker(w, p, l, words, ninst, 4, budget));
+            }
+            let (l, words) = (&l, &words);
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                for i in (0..ninst).filter(|&i| device_does(i)) {
+                    words.host[(l.offset(b, i, k) / 4) as usize].store(42, Ordering::Relaxed);
+                    let f = l.flag_word(i, ThreadId(0)).unwrap() as usize;
+                    words.flags[f].store(launch + 1, Ordering::Release);
+                }
+            });
+            words.go.store(launch, Ordering::Release);
+            pool.run_launch(launch, budget).unwrap();
+        });
+        let rw = l.record.words() as usize;
+        let status = l.record.status_word(ThreadId(1)) as usize;
+        (0..ninst as usize)
+            .map(|i| {
+                (
+                    words.rec[i * rw].load(Ordering::Relaxed),
+                    words.rec[i * rw + status].load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_host_role_ordered_after_a_kernel_waits_for_its_flag_in_every_instance() {
+        // The device role writes 30 ms after the launch starts; a host role that did not wait
+        // for P0's flag would read the initial 0 long before.
+        for (i, (r0, st)) in host_after_device(|_| true).into_iter().enumerate() {
+            assert_eq!((r0, st), (42, STATUS_DONE), "instance {i}");
+        }
+    }
+
+    #[test]
+    fn a_predecessor_that_never_finishes_cuts_the_instance_instead_of_hanging() {
+        // Odd instances' device role never finishes: the host role gives up after ORDER_WAIT
+        // and the instance counts as cut, not as a state.
+        for (i, (r0, st)) in host_after_device(|i| i % 2 == 0).into_iter().enumerate() {
+            if i % 2 == 0 {
+                assert_eq!((r0, st), (42, STATUS_DONE), "instance {i}");
+            } else {
+                assert_eq!(st, STATUS_CUT, "instance {i}");
+            }
+        }
+    }
+
     #[test]
     fn a_pool_whose_pacing_word_never_comes_still_finishes() {
         let p = parse(HOST_MP);
@@ -779,6 +908,7 @@ mod tests {
             host: mem((l.bytes(Buffer::Host, 2) / 4) as usize),
             rec: mem(ninst as usize * l.record.words() as usize),
             go: AtomicU32::new(GO_IDLE),
+            flags: Vec::new(),
         };
         let pool = HostPool::new(1, 1);
         let work = std::thread::scope(|s| {

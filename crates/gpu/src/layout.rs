@@ -179,6 +179,13 @@ pub struct Layout {
     /// Shared locations, in the order of their words in a slot.
     pub shared: Vec<LocId>,
     pub record: Record,
+    /// Launch order, per test thread: the threads whose completion it waits for in its own
+    /// instance before it starts (`Thread::after`: a kernel after another on its stream, host
+    /// code after a synchronization, a launch after host code).
+    pub waits: Vec<Vec<ThreadId>>,
+    /// The threads some thread waits for, in thread order: each has one completion flag per
+    /// instance (see [`Layout::flag_word`]).
+    pub signals: Vec<ThreadId>,
 }
 
 fn uses_barrier(p: &Program) -> (bool, bool) {
@@ -363,6 +370,10 @@ impl Layout {
         if let Some(why) = barrier_hazard(program, &groups) {
             return Err(GenError::Unsupported(why));
         }
+        let waits = launch_order(program)?;
+        let mut signals: Vec<ThreadId> = waits.iter().flatten().copied().collect();
+        signals.sort();
+        signals.dedup();
         let mut regs = Vec::new();
         let mut shared_obs = Vec::new();
         for o in program.observables() {
@@ -392,7 +403,33 @@ impl Layout {
                 shared: shared_obs,
                 threads: program.threads.len() as u32,
             },
+            waits,
+            signals,
         })
+    }
+
+    /// Whether some thread waits for another (the kernels then take the flag parameters).
+    pub fn has_order(&self) -> bool {
+        !self.signals.is_empty()
+    }
+
+    /// Whether the completion flags live in pinned host memory (a host thread takes part in
+    /// the test) rather than in device memory.
+    pub fn flags_on_host(&self) -> bool {
+        !self.host_roles.is_empty()
+    }
+
+    /// Words of completion flags one instance has.
+    pub fn flags_per_instance(&self) -> u32 {
+        self.signals.len() as u32
+    }
+
+    /// The word (in the flag buffer) of `t`'s completion flag in `instance`, if some thread
+    /// waits for `t`. A flag holds the number of the last launch (plus one) in which its role
+    /// finished that instance, so flags never need resetting between launches.
+    pub fn flag_word(&self, instance: u32, t: ThreadId) -> Option<u32> {
+        let k = self.signals.iter().position(|&s| s == t)? as u32;
+        Some(instance * self.flags_per_instance() + k)
     }
 
     /// Blocks per instance set: one per group.
@@ -531,6 +568,58 @@ impl Layout {
         }
         out
     }
+}
+
+/// Every thread's launch-order predecessors, checked: an edge names another thread of the test,
+/// and the edges have no cycle (which would leave every thread of it waiting until its bound).
+fn launch_order(program: &Program) -> Result<Vec<Vec<ThreadId>>, GenError> {
+    let n = program.threads.len();
+    let mut waits = Vec::with_capacity(n);
+    for (i, t) in program.threads.iter().enumerate() {
+        let mut w: Vec<ThreadId> = Vec::new();
+        for &a in &t.after {
+            if a.0 as usize >= n || a.0 as usize == i {
+                return Err(GenError::Unsupported(format!(
+                    "{} is ordered after a thread that is not another thread of the test",
+                    t.name
+                )));
+            }
+            if !w.contains(&a) {
+                w.push(a);
+            }
+        }
+        waits.push(w);
+    }
+    // Depth-first search for a cycle: 0 unvisited, 1 on the path, 2 done.
+    fn visit(v: usize, waits: &[Vec<ThreadId>], mark: &mut [u8]) -> Option<usize> {
+        mark[v] = 1;
+        for &u in &waits[v] {
+            let u = u.0 as usize;
+            match mark[u] {
+                1 => return Some(u),
+                0 => {
+                    if let Some(c) = visit(u, waits, mark) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        mark[v] = 2;
+        None
+    }
+    let mut mark = vec![0u8; n];
+    for v in 0..n {
+        if mark[v] == 0 {
+            if let Some(c) = visit(v, &waits, &mut mark) {
+                return Err(GenError::Unsupported(format!(
+                    "the launch order has a cycle through {}",
+                    program.threads[c].name
+                )));
+            }
+        }
+    }
+    Ok(waits)
 }
 
 /// Why host thread `t` cannot run as a CPU thread, if it cannot: a CPU thread reaches pinned host

@@ -155,6 +155,8 @@ struct Words<'a> {
     managed: Option<&'a Managed>,
     rec: Option<&'a Pinned>,
     go: Option<&'a Pinned>,
+    /// The launch-order flags when a host thread takes part (else they are device memory).
+    flags: Option<&'a Pinned>,
     /// Stands for the pacing word should the allocation be too small (it never is).
     idle: std::sync::atomic::AtomicU32,
 }
@@ -172,6 +174,9 @@ impl HostWords for Words<'_> {
     }
     fn go(&self) -> &std::sync::atomic::AtomicU32 {
         self.go.and_then(|g| g.word(0)).unwrap_or(&self.idle)
+    }
+    fn flag_word(&self, index: usize) -> Option<&std::sync::atomic::AtomicU32> {
+        self.flags?.word(index)
     }
 }
 
@@ -324,6 +329,24 @@ pub fn run(
             }
         }
     }
+    // Launch-order flags, zero at the start: epochs count from 1.
+    let flag_words = (ninst * layout.flags_per_instance()).max(1) as usize;
+    let flags_pinned = if layout.has_order() && layout.flags_on_host() {
+        Some(Pinned::new(flag_words)?)
+    } else {
+        None
+    };
+    let flags_dev: CudaSlice<u32> = stream
+        .alloc_zeros(if flags_pinned.is_some() || !layout.has_order() {
+            1
+        } else {
+            flag_words
+        })
+        .map_err(driver_err("allocating GPU memory"))?;
+    let flags_ptr: u64 = match &flags_pinned {
+        Some(p) => p.device_ptr(),
+        None => flags_dev.device_ptr(stream).0,
+    };
     let host_ptr = host_buf.as_ref().map_or(0, |p| p.device_ptr());
     let managed_ptr = managed_buf.as_ref().map_or(0, |m| m.device_ptr());
     let go_ptr = go.as_ref().map_or(0, |g| g.device_ptr());
@@ -380,6 +403,7 @@ pub fn run(
         managed: managed_buf.as_ref(),
         rec: rec_pinned.as_ref(),
         go: go.as_ref(),
+        flags: flags_pinned.as_ref(),
         idle: std::sync::atomic::AtomicU32::new(GO_IDLE),
     };
     let pool = HostPool::new(layout.host_roles.len(), opts.host_workers);
@@ -441,6 +465,10 @@ pub fn run(
                 }
                 if host_roles {
                     b.arg(&go_ptr).arg(&launch_no);
+                }
+                let epoch = launch_no.wrapping_add(1);
+                if layout.has_order() {
+                    b.arg(&flags_ptr).arg(&epoch);
                 }
                 // SAFETY: the arguments match the kernel's parameters one for one (see
                 // codegen), and every buffer is sized for `blocks` blocks of this layout.
