@@ -288,7 +288,9 @@ fn run_one(
 ) -> Result<(RunResult, Comparison), RunError> {
     let table = StateTable::new(program, &verdict.states)?;
     let kernel = generate(program, gen)?;
-    let result = runner::run(device, program, &kernel, &table, opts, stop)?;
+    let result = scopecheck_gpu::driver::guarded("running the test on the GPU", || {
+        runner::run(device, program, &kernel, &table, opts, stop)
+    })?;
     let cmp = compare(
         program,
         &table,

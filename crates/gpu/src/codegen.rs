@@ -668,6 +668,13 @@ impl Gen<'_> {
         if waits.is_empty() {
             return;
         }
+        // A role that meets barriers must arrive at them whatever happens, or its CTA hangs:
+        // past the bound it runs anyway, with its instance marked cut.
+        let th = &self.p.threads[t.0 as usize];
+        let barriers = th
+            .code
+            .iter()
+            .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
         e!(self, "\tmov.u64 \t%owait, %globaltimer;");
         for a in waits {
             let Some(k) = self.l.flag_word(0, a) else {
@@ -689,7 +696,12 @@ impl Gen<'_> {
             e!(self, "\tmov.u64 \t%d0, %globaltimer;");
             e!(self, "\tsub.s64 \t%d0, %d0, %owait;");
             e!(self, "\tsetp.gt.u64 \t%p0, %d0, {ORDER_WAIT_NS};");
-            e!(self, "\t@%p0 bra \tR{}_CUT;", t.0);
+            if barriers {
+                e!(self, "\t@%p0 mov.u32 \t%status, {STATUS_CUT};");
+                e!(self, "\t@%p0 bra \tR{}_GO_{};", t.0, a.0);
+            } else {
+                e!(self, "\t@%p0 bra \tR{}_CUT;", t.0);
+            }
             e!(self, "\tnanosleep.u32 \t64;");
             e!(self, "\tbra \tR{}_WAIT_{};", t.0, a.0);
             e!(self, "R{}_GO_{}:", t.0, a.0);
@@ -998,9 +1010,20 @@ impl Gen<'_> {
                     }
                     e!(self, "\tadd.u32 \t%loops, %loops, 1;");
                     e!(self, "\tsetp.gt.u32 \t%p1, %loops, {};", self.opts.loop_cap);
-                    e!(self, "\t@%p1 bra \tR{}_CUT;", t.0);
+                    let barriers = th
+                        .code
+                        .iter()
+                        .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
+                    if barriers {
+                        // Cut, it leaves the loop here and still meets every barrier after
+                        // it (layout::barrier_sequence), so its CTA cannot hang.
+                        e!(self, "\t@%p1 mov.u32 \t%status, {STATUS_CUT};");
+                        e!(self, "\t@%p1 bra \t{skip};");
+                    } else {
+                        e!(self, "\t@%p1 bra \tR{}_CUT;", t.0);
+                    }
                     e!(self, "\tbra \t{dest};");
-                    if pred.is_some() {
+                    if pred.is_some() || barriers {
                         e!(self, "{skip}:");
                     }
                 } else {

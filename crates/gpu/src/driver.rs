@@ -1,8 +1,10 @@
 //! Finding the CUDA driver and opening a device without ever letting a missing driver panic.
 //!
-//! `cudarc`'s dynamic loader panics when it finds no `libcuda`, so [`probe`] first opens the
-//! library itself, under the names that loader tries, and only then is `cudarc` touched. Any
-//! panic that still escapes `cudarc` while opening the device is caught and reported as an error.
+//! `cudarc`'s dynamic loader panics when it finds no `libcuda`, and again at the first call of a
+//! function the library lacks (`Missing symbol cuInit`). So [`probe`] first opens the library
+//! itself, under the names that loader tries, and checks that it has every driver function the
+//! runner calls ([`REQUIRED_SYMBOLS`]); only then is `cudarc` touched. A panic that still escapes
+//! `cudarc` ([`guarded`]) is caught, kept quiet, and reported as an error with its message.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -15,16 +17,92 @@ use crate::RunError;
 /// among others; any one found means it will find one too).
 pub const LIBCUDA_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
 
-/// Whether the CUDA driver library can be loaded here.
+/// The driver functions `run`, `caps` and `cost` reach through `cudarc`, under the names it
+/// loads them by (every CUDA 12 driver has them all).
+pub const REQUIRED_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxSetCurrent",
+    "cuCtxGetCurrent",
+    "cuCtxSynchronize",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuModuleUnload",
+    "cuLaunchKernel",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemAllocManaged",
+    "cuMemHostAlloc",
+    "cuMemFreeHost",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemsetD8Async",
+    "cuMemGetInfo_v2",
+    "cuStreamSynchronize",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventQuery",
+    "cuEventDestroy_v2",
+    "cuGetErrorName",
+    "cuGetErrorString",
+];
+
+/// Whether the CUDA driver library can be loaded here and has every function the runner calls.
 pub fn probe() -> Result<(), RunError> {
     for name in LIBCUDA_NAMES {
         // SAFETY: loading the driver library runs its initialisers, which is what any CUDA
         // program does; no symbol is called here.
-        if unsafe { libloading::Library::new(name) }.is_ok() {
-            return Ok(());
+        if let Ok(lib) = unsafe { libloading::Library::new(name) } {
+            return check_symbols(&lib, name);
         }
     }
     Err(RunError::NoDriver(LIBCUDA_NAMES.join(", ")))
+}
+
+/// Refuses a driver library that lacks a function of [`REQUIRED_SYMBOLS`] (an old or a stub
+/// `libcuda`), naming the first one missing.
+pub fn check_symbols(lib: &libloading::Library, name: &str) -> Result<(), RunError> {
+    for sym in REQUIRED_SYMBOLS {
+        // SAFETY: only the symbol's address is looked up; it is never called here.
+        let found = unsafe { lib.get::<unsafe extern "C" fn()>(sym.as_bytes()) }.is_ok();
+        if !found {
+            return Err(RunError::Driver {
+                what: "loading the CUDA driver".into(),
+                message: format!(
+                    "{name} has no function {sym}; it is not a CUDA 12 driver (or a stub of \
+                     one): install the NVIDIA driver, 525 or later"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f`, turning a panic inside it (one escaping `cudarc`) into an error that says what was
+/// being done, without the panic's own message on stderr.
+pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunError> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "the driver library could not be used".into());
+        Err(RunError::Driver {
+            what: what.into(),
+            message,
+        })
+    })
 }
 
 /// A driver error as a [`RunError`] saying what was being done.
@@ -49,13 +127,7 @@ impl Device {
     /// Opens GPU `ordinal` after probing for the driver.
     pub fn open(ordinal: usize) -> Result<Device, RunError> {
         probe()?;
-        match catch_unwind(AssertUnwindSafe(|| Self::open_unguarded(ordinal))) {
-            Ok(r) => r,
-            Err(_) => Err(RunError::Driver {
-                what: "loading the CUDA driver".into(),
-                message: "the driver library could not be used".into(),
-            }),
-        }
+        guarded("loading the CUDA driver", || Self::open_unguarded(ordinal))
     }
 
     fn open_unguarded(ordinal: usize) -> Result<Device, RunError> {
@@ -92,6 +164,24 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_library_without_the_driver_functions_is_refused_by_name() {
+        // The C library is no CUDA driver: the first function looked for is missing.
+        let lib = unsafe { libloading::Library::new("libc.so.6") }.expect("libc");
+        let e = check_symbols(&lib, "libc.so.6").unwrap_err().to_string();
+        assert!(e.contains("libc.so.6 has no function cuInit"), "{e}");
+    }
+
+    #[test]
+    fn a_panic_inside_the_guard_is_an_error_with_its_message() {
+        let r: Result<(), RunError> = guarded("opening the GPU", || panic!("Missing symbol cuX"));
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("opening the GPU") && e.contains("Missing symbol cuX"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn opening_without_a_driver_is_an_error_not_a_panic() {

@@ -651,21 +651,11 @@ fn host_role_hazard(program: &Program, t: &scopecheck_ir::Thread) -> Result<(), 
 /// barriers it can show complete: in threads without branches, with every user of a barrier
 /// arriving equally often and the expected count equal to the number of users.
 pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
+    let mut sequences = Vec::with_capacity(program.threads.len());
     for t in &program.threads {
-        let bars = t
-            .code
-            .iter()
-            .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
-        let branches = t
-            .code
-            .iter()
-            .any(|i| matches!(i.kind, InstrKind::Branch { .. }));
-        if bars && branches {
-            return Some(format!(
-                "{} branches and uses a CTA barrier: a barrier a thread skips or repeats would \
-                 hang the GPU, so the runner does not run such tests",
-                t.name
-            ));
+        match barrier_sequence(t) {
+            Ok(seq) => sequences.push(seq),
+            Err(why) => return Some(why),
         }
     }
     for g in groups {
@@ -684,14 +674,10 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
                 .roles
                 .iter()
                 .map(|&r| {
-                    program
-                        .thread(r)
-                        .code
+                    sequences[r.0 as usize]
                         .iter()
-                        .filter_map(|i| match i.kind {
-                            InstrKind::Barrier { id: b, count, .. } if b == id => Some(count),
-                            _ => None,
-                        })
+                        .filter(|&&(b, _)| b == id)
+                        .map(|&(_, count)| count)
                         .collect()
                 })
                 .filter(|u: &Vec<Option<u32>>| !u.is_empty())
@@ -712,6 +698,68 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
         }
     }
     None
+}
+
+/// The barriers (id, count) thread `t` arrives at, in order, when that order is the same on
+/// every path through its code; otherwise why its barriers could hang the GPU. Branches are
+/// fine when both ways meet the same barriers (a tree barrier that branches on the thread's
+/// index); a barrier inside a loop, or on one side of a branch only, is refused. A role that
+/// meets barriers and is cut at the loop cap leaves the loop where it stands (codegen: it falls
+/// through its backward branch with its instance marked cut) and still arrives at every barrier
+/// after it, so that way out counts as a path too.
+pub fn barrier_sequence(t: &Thread) -> Result<Vec<(u32, Option<u32>)>, String> {
+    let code = &t.code;
+    let n = code.len();
+    if !code
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Barrier { .. }))
+    {
+        return Ok(Vec::new());
+    }
+    let succ = |i: usize| -> Vec<usize> {
+        match code[i].kind {
+            InstrKind::Branch {
+                cond: BranchCond::Always,
+                target,
+            } if target > i => vec![target.min(n)],
+            InstrKind::Branch { target, .. } => vec![i + 1, target.min(n)],
+            _ => vec![i + 1],
+        }
+    };
+    // The barriers met on the way to each instruction must not depend on the way.
+    let mut at: Vec<Option<Vec<(u32, Option<u32>)>>> = vec![None; n + 1];
+    at[0] = Some(Vec::new());
+    let mut work = vec![0usize];
+    while let Some(i) = work.pop() {
+        if i >= n {
+            continue;
+        }
+        let mut seq = at[i].clone().unwrap_or_default();
+        if let InstrKind::Barrier { id, count, .. } = code[i].kind {
+            seq.push((id, count));
+        }
+        for s in succ(i) {
+            match &at[s] {
+                None => {
+                    at[s] = Some(seq.clone());
+                    work.push(s);
+                }
+                Some(other) if *other != seq => {
+                    let place = code
+                        .get(s)
+                        .map_or("its end".to_string(), |x| format!("`{}`", x.text));
+                    return Err(format!(
+                        "{} reaches {place} having met different barriers on different paths (a \
+                         barrier on one side of a branch only): a thread that skips a barrier \
+                         would hang the GPU, so the runner does not run such tests",
+                        t.name
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(at[n].clone().unwrap_or_default())
 }
 
 /// The one word width the runner computes in: locations, registers, records and the value table
@@ -1204,5 +1252,94 @@ mod tests {
             Layout::new(&program(&[(0, 0)], false), &bad),
             Err(GenError::Options(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod barrier_paths {
+    use super::*;
+
+    fn layout_of(src: &str) -> Result<Layout, GenError> {
+        let p = scopecheck_litmus::parse(src).expect("test parses");
+        Layout::new(&p, &GenOptions::default())
+    }
+
+    /// A tree barrier's shape: the two threads of a CTA take different branches on what they
+    /// read, and both ways meet barrier 0 once, so every path arrives exactly once.
+    #[test]
+    fn branches_that_meet_the_same_barriers_on_every_path_run() {
+        let l = layout_of(
+            "PTX tree\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+             ld.relaxed.gpu r0, x | ld.relaxed.gpu r0, y ;\n \
+             beq r0, 0, ZERO | beq r0, 0, ZERO ;\n \
+             st.relaxed.gpu y, 1 | st.relaxed.gpu x, 1 ;\n \
+             bra JOIN | bra JOIN ;\n \
+             ZERO: st.relaxed.gpu y, 2 | ZERO: st.relaxed.gpu x, 2 ;\n \
+             JOIN: bar.sync 0 | JOIN: bar.sync 0 ;\n \
+             ld.relaxed.gpu r1, y | ld.relaxed.gpu r1, x ;\n\
+             exists (P0:r1 == 0)\n",
+        );
+        assert!(l.is_ok(), "{:?}", l.err());
+    }
+
+    /// A barrier on one side of a branch: the thread that goes the other way never arrives.
+    #[test]
+    fn a_barrier_on_one_side_of_a_branch_is_refused() {
+        let e = layout_of(
+            "PTX skip\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+             bar.sync 0 | ld.relaxed.gpu r0, x ;\n \
+             | bne r0, 0, SKIP ;\n | bar.sync 0 ;\n | SKIP: ;\n\
+             exists (P1:r0 == 1)\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("P1 reaches") && e.contains("different barriers"),
+            "{e}"
+        );
+    }
+
+    /// A barrier in a loop body arrives once per iteration: how often depends on the values.
+    #[test]
+    fn a_barrier_inside_a_loop_is_refused() {
+        let e = layout_of(
+            "PTX loop\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+             L: bar.sync 0 | bar.sync 0 ;\n ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;\n \
+             beq r0, 0, L | ;\nexists (P0:r0 == 1)\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("P0 reaches") && e.contains("different barriers"),
+            "{e}"
+        );
+    }
+
+    /// A spin before a barrier (the grid barrier's shape: thread 0 awaits the other blocks,
+    /// then the CTA syncs): cut at the loop cap, the role leaves the loop and still arrives.
+    #[test]
+    fn a_loop_before_a_barrier_runs_and_a_cut_role_falls_through_to_it() {
+        let src =
+            "PTX spin-before\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 1,gpu 0 ;\n \
+             L: ld.relaxed.gpu r0, x | bar.sync 0 | st.relaxed.gpu x, 1 ;\n \
+             beq r0, 0, L | | ;\n bar.sync 0 | | ;\nexists (P0:r0 == 1)\n";
+        assert!(layout_of(src).is_ok());
+        let p = scopecheck_litmus::parse(src).unwrap();
+        let ptx = crate::codegen::generate(&p, &GenOptions::default())
+            .unwrap()
+            .ptx;
+        let role = &ptx[ptx.find("ROLE_0:").unwrap()..ptx.find("ROLE_1:").unwrap()];
+        assert!(role.contains("@%p1 mov.u32 \t%status, 2;"), "{role}");
+        assert!(!role.contains("@%p1 bra \tR0_CUT;"), "{role}");
+    }
+
+    #[test]
+    fn a_spin_after_the_last_barrier_runs() {
+        let after = layout_of(
+            "PTX spin-after\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 1,gpu 0 ;\n \
+             bar.sync 0 | bar.sync 0 | st.relaxed.gpu x, 1 ;\n \
+             L: ld.relaxed.gpu r0, x | | ;\n beq r0, 0, L | | ;\nexists (P0:r0 == 1)\n",
+        );
+        assert!(after.is_ok(), "{:?}", after.err());
     }
 }
