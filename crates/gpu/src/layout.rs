@@ -700,6 +700,9 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
     None
 }
 
+/// The barriers a thread arrives at: (id, thread count), in order.
+pub type BarrierSequence = Vec<(u32, Option<u32>)>;
+
 /// The barriers (id, count) thread `t` arrives at, in order, when that order is the same on
 /// every path through its code; otherwise why its barriers could hang the GPU. Branches are
 /// fine when both ways meet the same barriers (a tree barrier that branches on the thread's
@@ -707,7 +710,7 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
 /// meets barriers and is cut at the loop cap leaves the loop where it stands (codegen: it falls
 /// through its backward branch with its instance marked cut) and still arrives at every barrier
 /// after it, so that way out counts as a path too.
-pub fn barrier_sequence(t: &Thread) -> Result<Vec<(u32, Option<u32>)>, String> {
+pub fn barrier_sequence(t: &Thread) -> Result<BarrierSequence, String> {
     let code = &t.code;
     let n = code.len();
     if !code
@@ -727,7 +730,7 @@ pub fn barrier_sequence(t: &Thread) -> Result<Vec<(u32, Option<u32>)>, String> {
         }
     };
     // The barriers met on the way to each instruction must not depend on the way.
-    let mut at: Vec<Option<Vec<(u32, Option<u32>)>>> = vec![None; n + 1];
+    let mut at: Vec<Option<BarrierSequence>> = vec![None; n + 1];
     at[0] = Some(Vec::new());
     let mut work = vec![0usize];
     while let Some(i) = work.pop() {
