@@ -320,7 +320,6 @@ impl Gen<'_> {
 
     fn test_kernel(&mut self) -> Result<(), GenError> {
         let l = self.l;
-        let k = l.blocks_per_set();
         let has_shared = !l.shared.is_empty();
         if has_shared {
             e!(
@@ -407,21 +406,51 @@ impl Gen<'_> {
             e!(self, "\tst.relaxed.sys.global.u32 \t[%d4], %x0;");
             e!(self, "GO_DONE:");
         }
+        let c = l.cluster_ctas;
+        let kc = l.clusters.len() as u32;
         e!(
             self,
-            "\t// logical block: (block * bmul + badd) % nblocks; group and set"
+            "\t// logical cluster: (cluster * bmul + badd) % clusters; test cluster and set"
         );
+        if c > 1 {
+            e!(self, "\tmov.u32 \t%x3, %clusterid.x;");
+            e!(self, "\tmov.u32 \t%x4, %cluster_ctarank;");
+        } else {
+            e!(self, "\tmov.u32 \t%x3, %b_id;");
+            e!(self, "\tmov.u32 \t%x4, 0;");
+        }
         e!(self, "\tld.param.u32 \t%x0, [p_bmul];");
         e!(self, "\tld.param.u32 \t%x1, [p_badd];");
         e!(self, "\tld.param.u32 \t%x2, [p_nblocks];");
-        e!(self, "\tmul.wide.u32 \t%d0, %b_id, %x0;");
+        if c > 1 {
+            e!(self, "\tdiv.u32 \t%x2, %x2, {c};");
+        }
+        e!(self, "\tmul.wide.u32 \t%d0, %x3, %x0;");
         e!(self, "\tcvt.u64.u32 \t%d1, %x1;");
         e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
         e!(self, "\tcvt.u64.u32 \t%d1, %x2;");
         e!(self, "\trem.u64 \t%d0, %d0, %d1;");
         e!(self, "\tcvt.u32.u64 \t%lb, %d0;");
-        e!(self, "\trem.u32 \t%g, %lb, {k};");
-        e!(self, "\tdiv.u32 \t%set, %lb, {k};");
+        e!(self, "\tdiv.u32 \t%set, %lb, {kc};");
+        if c > 1 || l.clusters.iter().enumerate().any(|(i, m)| m != &[i as u32]) {
+            // group = clusters[lb % kc][rank]; a rank with no CTA of its test cluster stresses
+            // (group k matches no role).
+            e!(self, "\trem.u32 \t%x3, %lb, {kc};");
+            e!(self, "\tmad.lo.u32 \t%x3, %x3, {c}, %x4;");
+            e!(self, "\tmov.u32 \t%g, {};", l.groups.len());
+            for (ci, members) in l.clusters.iter().enumerate() {
+                for (rank, &g) in members.iter().enumerate() {
+                    e!(
+                        self,
+                        "\tsetp.eq.u32 \t%p0, %x3, {};",
+                        ci as u32 * c + rank as u32
+                    );
+                    e!(self, "\t@%p0 mov.u32 \t%g, {g};");
+                }
+            }
+        } else {
+            e!(self, "\trem.u32 \t%g, %lb, {kc};");
+        }
         e!(self, "\tld.param.u32 \t%x0, [p_tmul];");
         e!(self, "\tld.param.u32 \t%x1, [p_tadd];");
         e!(self, "\tld.param.u32 \t%x2, [p_txor];");
@@ -451,6 +480,11 @@ impl Gen<'_> {
                 e!(self, "\tand.b32 \t%x2, %x2, {};", WARP - 1);
                 e!(self, "\txor.b32 \t%slot, %x3, %x2;");
             }
+        }
+        if l.clusters.iter().any(|m| (m.len() as u32) < c) {
+            e!(self, "\t// a spare rank of a smaller cluster runs no role");
+            e!(self, "\tsetp.lt.u32 \t%p4, %g, {};", l.groups.len());
+            e!(self, "\tand.pred \t%p6, %p6, %p4;");
         }
         e!(
             self,
@@ -1434,6 +1468,29 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
         let waiter = role_text(&k.ptx, 2);
         assert!(waiter.contains("[%fbase+0]") && waiter.contains("[%fbase+4]"));
         assert!(role_text(&k.ptx, 1).contains("st.release.sys.global.u32 \t[%fbase+4], %epoch;"));
+    }
+
+    #[test]
+    fn ctas_of_one_cluster_read_their_cluster_and_rank_and_pick_their_group_by_table() {
+        // P0 and P1 in CTAs 0 and 1 of cluster 0, P2 alone in cluster 1: clusters of 2 CTAs.
+        let k = ptx("PTX clusters\n{ x=0; }\n \
+            P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 | P2@cta 2,cluster 1,gpu 0 ;\n \
+            st.relaxed.cluster.s32 x, 1 | ld.relaxed.cluster.s32 r0, x | ld.relaxed.gpu.s32 r0, x ;\n\
+            exists (P1:r0 == 0)\n");
+        assert!(k.contains("mov.u32 \t%x3, %clusterid.x;"), "{k}");
+        assert!(k.contains("mov.u32 \t%x4, %cluster_ctarank;"));
+        assert!(
+            k.contains("div.u32 \t%x2, %x2, 2;"),
+            "the permutation moves clusters"
+        );
+        // Table: (test cluster 0, rank 0) -> group 0, rank 1 -> group 1, (1, 0) -> group 2.
+        for (code, g) in [(0, 0), (1, 1), (2, 2)] {
+            assert!(k.contains(&format!(
+                "setp.eq.u32 \t%p0, %x3, {code};\n\t@%p0 mov.u32 \t%g, {g};"
+            )));
+        }
+        // Rank 1 of cluster 1 has no CTA: it runs no role.
+        assert!(k.contains("and.pred \t%p6, %p6, %p4;"));
     }
 
     #[test]

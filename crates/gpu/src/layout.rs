@@ -45,6 +45,8 @@ pub const DEFAULT_STRESS_WARPS: u32 = 2;
 /// (docs/hardware/h200.md): a full line of 32 instances showed the weak outcomes of the MP family
 /// 2 to 4 times as often as 8, and 1 almost never.
 pub const DEFAULT_PER_LINE: u32 = 32;
+/// Most CTAs of one cluster the runner launches (the portable cluster size of CUDA).
+pub const MAX_CLUSTER_CTAS: u32 = 8;
 /// Default bound on how often one backward branch may be taken before the role gives up.
 pub const DEFAULT_LOOP_CAP: u32 = 64;
 
@@ -113,7 +115,8 @@ pub enum Unit {
 /// The per-launch random choices of thread randomisation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Shuffle {
-    /// Block permutation `b -> (b * bmul + badd) % nblocks`; `bmul` is coprime with `nblocks`.
+    /// Cluster permutation `c -> (c * bmul + badd) % nclusters` (`nclusters`: blocks / CTAs per
+    /// cluster; with no cluster launch a cluster is one block); `bmul` is coprime with it.
     pub bmul: u32,
     pub badd: u32,
     /// Unit permutation `t -> ((t * tmul + tadd) & (n - 1)) ^ txor`; `tmul` odd, `txor < n`.
@@ -160,6 +163,13 @@ impl Record {
 pub struct Layout {
     pub unit: Unit,
     pub groups: Vec<Group>,
+    /// The test's clusters, in order of first appearance: the groups (indices into
+    /// [`Layout::groups`]) of each, in CTA order; a group's index here is its rank in the
+    /// hardware cluster that plays it.
+    pub clusters: Vec<Vec<u32>>,
+    /// CTAs per hardware cluster: the most CTAs one test cluster has (1: no cluster launch).
+    /// A test cluster with fewer leaves its other ranks to stress.
+    pub cluster_ctas: u32,
     pub block_threads: u32,
     /// Thread layout: threads per block that take roles; warp layout: warps that take roles.
     pub role_units: u32,
@@ -264,14 +274,24 @@ impl Layout {
                 roles: Vec::new(),
             });
         }
-        for (i, a) in groups.iter().enumerate() {
-            if let Some(b) = groups[i + 1..].iter().find(|b| b.cluster == a.cluster) {
-                return Err(GenError::Unsupported(format!(
-                    "CTAs {} and {} share cluster {}; running clusters of several CTAs needs a \
-                     cluster launch, which the runner does not do yet",
-                    a.cta, b.cta, a.cluster
-                )));
+        // Groups sharing a cluster run in one hardware cluster (a cluster launch).
+        let mut clusters: Vec<(u32, Vec<u32>)> = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            match clusters.iter_mut().find(|(c, _)| *c == g.cluster) {
+                Some((_, members)) => members.push(gi as u32),
+                None => clusters.push((g.cluster, vec![gi as u32])),
             }
+        }
+        for (_, members) in &mut clusters {
+            members.sort_by_key(|&gi| groups[gi as usize].cta);
+        }
+        let clusters: Vec<Vec<u32>> = clusters.into_iter().map(|(_, m)| m).collect();
+        let cluster_ctas = clusters.iter().map(|m| m.len() as u32).max().unwrap_or(1);
+        if cluster_ctas > MAX_CLUSTER_CTAS {
+            return Err(GenError::Unsupported(format!(
+                "a cluster of {cluster_ctas} CTAs; the runner launches clusters of at most \
+                 {MAX_CLUSTER_CTAS} (the portable cluster size)"
+            )));
         }
         let mut global = Vec::new();
         let mut host = Vec::new();
@@ -388,6 +408,8 @@ impl Layout {
         Ok(Layout {
             unit,
             groups,
+            clusters,
+            cluster_ctas,
             block_threads,
             role_units,
             roles_per_slot,
@@ -432,9 +454,10 @@ impl Layout {
         Some(instance * self.flags_per_instance() + k)
     }
 
-    /// Blocks per instance set: one per group.
+    /// Blocks per instance set: one hardware cluster per test cluster, one block per group
+    /// (and spare ranks where a test cluster has fewer CTAs than another).
     pub fn blocks_per_set(&self) -> u32 {
-        self.groups.len() as u32
+        self.clusters.len() as u32 * self.cluster_ctas
     }
 
     /// Instances one launch of `nblocks` blocks runs (`nblocks` a multiple of the groups).
@@ -516,9 +539,16 @@ impl Layout {
     /// What hardware thread `thread` of hardware block `block` runs under `s`; the generated
     /// PTX computes exactly this.
     pub fn assign(&self, s: &Shuffle, nblocks: u32, block: u32, thread: u32) -> Assignment {
-        let k = self.blocks_per_set();
-        let lb = ((block as u64 * s.bmul as u64 + s.badd as u64) % nblocks as u64) as u32;
-        let (g, set) = (lb % k, lb / k);
+        // Clusters are consecutive blocks: hardware cluster `block / C`, rank `block % C`.
+        let c = self.cluster_ctas;
+        let (hc, rank) = (block / c, block % c);
+        let nclusters = nblocks / c;
+        let lc = ((hc as u64 * s.bmul as u64 + s.badd as u64) % nclusters as u64) as u32;
+        let kc = self.clusters.len() as u32;
+        let (ci, set) = (lc % kc, lc / kc);
+        let Some(&g) = self.clusters[ci as usize].get(rank as usize) else {
+            return Assignment::Stress;
+        };
         let group = &self.groups[g as usize];
         let (sub, slot) = match self.unit {
             Unit::Thread => {
@@ -1019,9 +1049,11 @@ impl Shuffle {
 
     /// A fresh random shuffle for a launch of `nblocks` blocks of `layout`.
     pub fn draw(rng: &mut Rng, layout: &Layout, nblocks: u32) -> Shuffle {
+        // The permutation moves whole clusters (blocks when there is no cluster launch).
+        let nclusters = nblocks / layout.cluster_ctas.max(1);
         let bmul = loop {
-            let m = 1 + rng.below(nblocks.max(2) - 1);
-            if gcd(m, nblocks) == 1 {
+            let m = 1 + rng.below(nclusters.max(2) - 1);
+            if gcd(m, nclusters) == 1 {
                 break m;
             }
         };
@@ -1032,7 +1064,7 @@ impl Shuffle {
         };
         Shuffle {
             bmul,
-            badd: rng.below(nblocks),
+            badd: rng.below(nclusters),
             tmul: rng.below(lanes) | 1,
             tadd: rng.below(lanes),
             txor: rng.below(lanes),
@@ -1121,14 +1153,42 @@ mod tests {
                 }
             }
         }
+        let cluster = |t: usize| match p.threads[t].placement {
+            Placement::Device(d) => d.cluster,
+            Placement::Host => u32::MAX,
+        };
         for (i, roles) in seen.iter().enumerate() {
             for (a, ba) in roles.iter().enumerate() {
                 let ba = ba.unwrap_or_else(|| panic!("instance {i} role {a} not taken"));
                 for (c, bc) in roles.iter().enumerate() {
                     let same = p.threads[a].placement.same_cta(&p.threads[c].placement);
                     assert_eq!(same, ba == bc.unwrap(), "instance {i} roles {a} {c}");
+                    // Roles of one test cluster share a hardware cluster; of two, they do not.
+                    let same_cluster = ba / l.cluster_ctas == bc.unwrap() / l.cluster_ctas;
+                    assert_eq!(
+                        cluster(a) == cluster(c),
+                        same_cluster,
+                        "instance {i} roles {a} {c}: clusters"
+                    );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn cluster_layout_is_a_bijection_that_keeps_each_cluster_together() {
+        // Cluster 0 holds CTAs 0 and 1, cluster 1 only CTA 2: clusters of 2, one spare rank.
+        let p = program(&[(0, 0), (0, 1), (1, 2)], false);
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.cluster_ctas, 2);
+        assert_eq!(l.clusters, vec![vec![0, 1], vec![2]]);
+        assert_eq!(l.blocks_per_set(), 4);
+        for seed in 0..20 {
+            check_bijection(&p, &GenOptions::default(), 24, seed);
+        }
+        let p = program(&[(0, 0), (0, 1), (0, 1)], true);
+        for seed in 0..20 {
+            check_bijection(&p, &GenOptions::default(), 12, seed);
         }
     }
 
@@ -1242,10 +1302,11 @@ mod tests {
         assert_eq!(l.place(LocId(0)), Some((Buffer::Host, 0)));
         p.locations[0].space = MemorySpace::HostPageable;
         assert!(Layout::new(&p, &GenOptions::default()).is_err());
-        let p = program(&[(0, 0), (0, 1)], false);
+        // Nine CTAs in one cluster exceed the portable cluster size.
+        let nine: Vec<(u32, u32)> = (0..9).map(|c| (0, c)).collect();
         assert!(matches!(
-            Layout::new(&p, &GenOptions::default()),
-            Err(GenError::Unsupported(m)) if m.contains("cluster")
+            Layout::new(&program(&nine, false), &GenOptions::default()),
+            Err(GenError::Unsupported(m)) if m.contains("cluster of 9 CTAs")
         ));
         let bad = GenOptions {
             block_threads: 100,

@@ -149,6 +149,71 @@ pub fn default_blocks(dev: &Device, kernel: &Kernel) -> u32 {
     dev.sms * per_sm
 }
 
+/// One parameter of the test kernel, in the order codegen declares them.
+#[derive(Clone, Copy, Debug)]
+enum KernelArg {
+    U64(u64),
+    U32(u32),
+}
+
+/// Launches the test kernel with `args`; a test whose CTAs share clusters is launched in
+/// clusters of `cluster` consecutive blocks (`cuLaunchKernelEx` with a cluster dimension).
+///
+/// # Safety
+/// `args` must match the kernel's parameters one for one, and every buffer they point to must be
+/// sized for the launch.
+unsafe fn launch_test(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    cluster: u32,
+    args: &[KernelArg],
+) -> Result<(), cudarc::driver::DriverError> {
+    if cluster <= 1 {
+        let mut b = stream.launch_builder(f);
+        for a in args {
+            match a {
+                KernelArg::U64(v) => b.arg(v),
+                KernelArg::U32(v) => b.arg(v),
+            };
+        }
+        return b.launch(cfg).map(|_| ());
+    }
+    stream.context().bind_to_thread()?;
+    let mut params: Vec<*mut std::ffi::c_void> = args
+        .iter()
+        .map(|a| match a {
+            KernelArg::U64(v) => v as *const u64 as *mut std::ffi::c_void,
+            KernelArg::U32(v) => v as *const u32 as *mut std::ffi::c_void,
+        })
+        .collect();
+    // SAFETY: a plain C struct of integers and a union; zero is a valid value of each.
+    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(
+        &config,
+        f.cu_function(),
+        params.as_mut_ptr(),
+        std::ptr::null_mut(),
+    )
+    .result()
+}
+
 /// The host's views of the buffers host roles work on.
 struct Words<'a> {
     host: Option<&'a Pinned>,
@@ -364,6 +429,7 @@ pub fn run(
     let scratch: CudaSlice<u32> = stream
         .alloc_zeros(opts.scratch_words as usize)
         .map_err(&alloc)?;
+    let (mem_ptr, scratch_ptr) = (mem.device_ptr(stream).0, scratch.device_ptr(stream).0);
     let mut hist: CudaSlice<u64> = stream.alloc_zeros(BINS as usize).map_err(&alloc)?;
     let tbl_words = table.words();
     let tbl = stream
@@ -444,35 +510,39 @@ pub fn run(
             for ev in &events {
                 let s = Shuffle::draw(&mut rng, layout, blocks);
                 let launch_no = launches as u32;
-                let mut b = stream.launch_builder(&ftest);
-                b.arg(&mem)
-                    .arg(&rec_ptr)
-                    .arg(&scratch)
-                    .arg(&scratch_mask)
-                    .arg(&blocks)
-                    .arg(&s.bmul)
-                    .arg(&s.badd)
-                    .arg(&s.tmul)
-                    .arg(&s.tadd)
-                    .arg(&s.txor)
-                    .arg(&s.rot)
-                    .arg(&s.wrot)
-                    .arg(&opts.stress_iters)
-                    .arg(&opts.pre_iters)
-                    .arg(&ZERO);
+                let mut args = vec![
+                    KernelArg::U64(mem_ptr),
+                    KernelArg::U64(rec_ptr),
+                    KernelArg::U64(scratch_ptr),
+                    KernelArg::U32(scratch_mask),
+                    KernelArg::U32(blocks),
+                    KernelArg::U32(s.bmul),
+                    KernelArg::U32(s.badd),
+                    KernelArg::U32(s.tmul),
+                    KernelArg::U32(s.tadd),
+                    KernelArg::U32(s.txor),
+                    KernelArg::U32(s.rot),
+                    KernelArg::U32(s.wrot),
+                    KernelArg::U32(opts.stress_iters),
+                    KernelArg::U32(opts.pre_iters),
+                    KernelArg::U32(ZERO),
+                ];
                 if uses_host {
-                    b.arg(&host_ptr).arg(&managed_ptr);
+                    args.extend([KernelArg::U64(host_ptr), KernelArg::U64(managed_ptr)]);
                 }
                 if host_roles {
-                    b.arg(&go_ptr).arg(&launch_no);
+                    args.extend([KernelArg::U64(go_ptr), KernelArg::U32(launch_no)]);
                 }
-                let epoch = launch_no.wrapping_add(1);
                 if layout.has_order() {
-                    b.arg(&flags_ptr).arg(&epoch);
+                    args.extend([
+                        KernelArg::U64(flags_ptr),
+                        KernelArg::U32(launch_no.wrapping_add(1)),
+                    ]);
                 }
                 // SAFETY: the arguments match the kernel's parameters one for one (see
                 // codegen), and every buffer is sized for `blocks` blocks of this layout.
-                unsafe { b.launch(test_cfg) }.map_err(&launch_err)?;
+                unsafe { launch_test(stream, &ftest, test_cfg, layout.cluster_ctas, &args) }
+                    .map_err(&launch_err)?;
                 if host_roles {
                     // The host roles of every instance run while the kernel does; the collect
                     // kernel may read the records only once they are done.
