@@ -12,6 +12,7 @@ mod check;
 mod cost;
 mod costs;
 mod inputs;
+mod mutants;
 mod options;
 mod progress;
 mod render;

@@ -83,6 +83,12 @@ pub struct RunArgs {
     /// instances.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_HOST_WORKERS)]
     host_workers: u32,
+    /// Run the test's mutants instead of the test: every single weakening (a fence dropped, an
+    /// order weakened, a scope narrowed, an RMW split) that the model says can end in a state
+    /// the test forbids, each for --time; report which ones the hardware killed (showed such a
+    /// state) and the mutation score, killed / killable.
+    #[arg(long)]
+    mutants: bool,
     /// Seed of the thread randomisation.
     #[arg(long, value_name = "N", default_value_t = RunOptions::default().seed)]
     seed: u64,
@@ -193,6 +199,7 @@ pub fn run(args: &RunArgs) -> bool {
     let opts = args.check.check_options();
     let run_opts = args.run_options();
     let mut all_good = true;
+    let (mut killable, mut killed) = (0u32, 0u32);
     for input in &inputs {
         if stop.load(Ordering::Relaxed) {
             eprintln!("interrupted: {} not run", input.file);
@@ -216,6 +223,23 @@ pub fn run(args: &RunArgs) -> bool {
                 continue;
             }
         };
+        if args.mutants {
+            let (k, d) = crate::mutants::run_mutants(
+                &device,
+                &input.file,
+                &source,
+                &program,
+                &verdict,
+                &opts,
+                &gen,
+                &run_opts,
+                stop,
+                args.json,
+            );
+            killable += k;
+            killed += d;
+            continue;
+        }
         let began = std::time::Instant::now();
         let outcome = run_one(&device, &program, &verdict, &gen, &run_opts, stop);
         let wall = began.elapsed();
@@ -266,6 +290,13 @@ pub fn run(args: &RunArgs) -> bool {
                 }
             }
         }
+    }
+    if args.mutants && !args.json && inputs.len() > 1 && killable > 0 {
+        println!(
+            "Mutation score {killed} / {killable} = {:.2} over {} tests",
+            killed as f64 / killable as f64,
+            inputs.len()
+        );
     }
     all_good
 }

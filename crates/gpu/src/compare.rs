@@ -29,6 +29,17 @@ pub struct StateTable {
 impl StateTable {
     /// The table for `program` whose model-allowed states are `states`.
     pub fn new(program: &Program, states: &[FinalState]) -> Result<StateTable, GenError> {
+        StateTable::with_allowed(program, states, states)
+    }
+
+    /// The table of the values of `states`, in which only the states of `allowed` count as
+    /// allowed: a weakened test (a mutant) is tabled by its own states and judged against the
+    /// original's, so that its instances in a state the original forbids are the anomalies.
+    pub fn with_allowed(
+        program: &Program,
+        states: &[FinalState],
+        allowed: &[FinalState],
+    ) -> Result<StateTable, GenError> {
         let observables = program.observables();
         let mut values: Vec<Vec<Value>> = vec![Vec::new(); observables.len()];
         for s in states {
@@ -93,7 +104,7 @@ impl StateTable {
             allowed: vec![false; dense],
             holds,
         };
-        for s in states {
+        for s in allowed {
             let v: Vec<Value> = s.values.iter().map(|&(_, v)| v).collect();
             if let Some(i) = table.index(&v) {
                 table.allowed[i as usize] = true;

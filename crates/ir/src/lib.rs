@@ -9,6 +9,7 @@
 //! Front-ends (litmus parsers, the CUDA front-end) produce a `Program`; the explorer and the
 //! models consume it. Nothing here knows about any particular memory model.
 
+pub mod weaken;
 use std::fmt;
 
 /// A value held in a register or a memory location: an integer of some [`IntType`], held in
