@@ -239,7 +239,11 @@ fn text(program: &Program, mutants: &[Mutant], killable: u32, killed: u32) -> St
                          {}",
                         m.what,
                         *kills as f64 / seconds.max(f64::MIN_POSITIVE),
-                        first_kill.map_or("?".into(), |t| format!("{t:.3} s"))
+                        first_kill.map_or("?".into(), |t| if t < 1.0 {
+                            format!("{:.1} ms", t * 1000.0)
+                        } else {
+                            format!("{t:.2} s")
+                        })
                     )
                 } else {
                     format!("  survived    {}: 0 of {instances} instances", m.what)
