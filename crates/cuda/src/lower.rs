@@ -2942,6 +2942,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return None;
         }
         let inner = t.child_by_field_name("type")?;
+        // `(void)v` discards the value: no conversion (and no 8-bit arithmetic).
+        if self.text(inner).trim() == "void" {
+            return None;
+        }
         let mut ty = Ty::int();
         self.cx.base_type(inner, &mut ty).ok()?;
         let scalar = !(ty.pointer || ty.dim3 || ty.stream || ty.cl_kernel || ty.strukt.is_some());

@@ -1467,3 +1467,31 @@ fn host_locals_of_fixed_width_types_compare_in_one_segment() {
         .collect();
     assert_eq!(loads, [IntType::U32, IntType::U32]);
 }
+
+#[test]
+fn a_cast_to_void_discards_the_value_without_converting_it() {
+    // `(void)v;` is only there to silence a compiler warning: it computes nothing, in
+    // particular not the value as an 8-bit `void` (which the GPU runner refused).
+    let p = lower(
+        "__global__ void k(int *x) { int v = *x; (void)v; }\n\
+         void scopecheck_main() { int *x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); }\n",
+    );
+    let device = p
+        .threads
+        .iter()
+        .position(|t| t.placement != Placement::Host)
+        .unwrap();
+    let widths: Vec<u8> = kinds(&p, device)
+        .iter()
+        .filter_map(|k| match k {
+            InstrKind::Load { ty, .. } | InstrKind::Binary { ty, .. } => Some(ty.bits),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        widths,
+        [32],
+        "one 32-bit load and nothing else: {:?}",
+        kinds(&p, device)
+    );
+}
