@@ -139,9 +139,15 @@ pub fn check_file(
         Ok((s, p, w)) => (s, p, w, false),
         // Kernels beyond the language-level front-end (templates, classes, ...): the file is
         // checked as NVRTC compiles it, when its harness can be read.
-        Err(f) if is_cu => match ptx_only(input, cuda) {
-            Some((s, p, w)) => (s, p, w, true),
-            None => return Err(f),
+        Err(mut f) if is_cu => match ptx_only(input, cuda) {
+            Ok((s, p, w)) => (s, p, w, true),
+            Err(why) => {
+                // The PTX view's reason, unless it is the same failure (a preprocessor error).
+                if let Some(why) = why.filter(|w| !w.contains(&f.message)) {
+                    f.message = format!("{}; and no PTX view could be made: {why}", f.message);
+                }
+                return Err(f);
+            }
         },
         Err(f) => return Err(f),
     };
@@ -191,17 +197,29 @@ pub fn check_file(
     })
 }
 
-/// A `.cu` file the language-level front-end cannot read, as its PTX view alone: `None` when
-/// that cannot be built either (the caller then reports the front-end's error).
-fn ptx_only(input: &Input, cuda: &CudaOptions) -> Option<(String, Program, Vec<Warning>)> {
-    let source = std::fs::read_to_string(&input.path).ok()?;
-    let why = scopecheck_cuda::parse_cuda_with(&source, cuda).err()?;
+/// A `.cu` file the language-level front-end cannot read, as its PTX view alone. When that
+/// cannot be built either, the caller reports the front-end's error, with why the PTX view
+/// failed when it got that far (`Some`).
+fn ptx_only(
+    input: &Input,
+    cuda: &CudaOptions,
+) -> Result<(String, Program, Vec<Warning>), Option<String>> {
+    let source = std::fs::read_to_string(&input.path).map_err(|_| None)?;
+    let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
+        return Err(None);
+    };
     let nvrtc = NVRTC
         .get_or_init(scopecheck_nvrtc::Nvrtc::find)
         .as_ref()
-        .ok()?;
-    let name = input.path.file_name()?.to_string_lossy().into_owned();
-    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, "compute_90").ok()?;
+        .map_err(|e| Some(e.to_string()))?;
+    let name = input
+        .path
+        .file_name()
+        .ok_or(None)?
+        .to_string_lossy()
+        .into_owned();
+    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, "compute_90")
+        .map_err(|e| Some(e.to_string()))?;
     let mut warnings = vec![Warning {
         span: why.span,
         message: format!(
@@ -217,7 +235,7 @@ fn ptx_only(input: &Input, cuda: &CudaOptions) -> Option<(String, Program, Vec<W
     if let Some(stem) = input.path.file_stem() {
         program.name = stem.to_string_lossy().into_owned();
     }
-    Some((source, program, warnings))
+    Ok((source, program, warnings))
 }
 
 /// A `.ptx` module with the harness `--harness` names (`scopecheck_cuda::ptx_file_view`).

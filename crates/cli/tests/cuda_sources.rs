@@ -436,3 +436,147 @@ int main() {{
     assert_eq!(result("memset-same.cu", "s"), "Ok");
     assert_eq!(result("memset-other.cu", "t"), "No");
 }
+
+/// The verdict fields of a `check --json` line: (result, racy).
+fn verdict(json: &str) -> (String, bool) {
+    let v: serde_json::Value = serde_json::from_str(json).expect("a JSON line");
+    (
+        v["result"].as_str().unwrap_or_default().to_string(),
+        v["racy"].as_bool().unwrap_or(false),
+    )
+}
+
+/// Two blocks exchange values across `this_grid().sync()` in a cooperative launch. The sync
+/// is every thread's acq_rel device-scope add on the launch's counter and an acquire wait for
+/// both adds: the RMW chain orders each block's write before the other block's read, so each
+/// reads the other's value, with no race. With `this_thread_block().sync()` instead, the CTA
+/// barrier orders nothing across blocks: the plain write and read race and the old value 0 can
+/// be read.
+#[test]
+fn a_grid_sync_in_a_cooperative_launch_orders_the_blocks_and_a_block_sync_does_not() {
+    let grid = r#"#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__global__ void exchange(int *data, int *out) {
+    cg::grid_group grid = cg::this_grid();
+    int me = blockIdx.x;
+    data[me] = me + 1;
+    SYNC;
+    out[me] = data[1 - me];
+}
+
+int main() {
+    int *data, *out;
+    cudaMallocManaged(&data, 2 * sizeof(int));
+    cudaMallocManaged(&out, 2 * sizeof(int));
+    void *args[] = {&data, &out};
+    cudaLaunchCooperativeKernel((void *)exchange, 2, 1, args, 0, 0);
+    cudaDeviceSynchronize();
+    if (out[0] != 2 || out[1] != 1) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("grid-sync.cu", &grid.replace("SYNC", "grid.sync()"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+    let block = grid.replace("SYNC", "cg::this_thread_block().sync()");
+    let (_, json, _) = check("block-sync.cu", &block);
+    assert_eq!(verdict(&json), ("No".into(), true), "{json}");
+    // With <<<...>>> the blocks need not be resident together: grid.sync() is refused.
+    let plain = grid.replace("SYNC", "grid.sync()").replace(
+        "cudaLaunchCooperativeKernel((void *)exchange, 2, 1, args, 0, 0);",
+        "exchange<<<2, 1>>>(data, out);",
+    );
+    let (code, json, _) = check("grid-sync-plain.cu", &plain);
+    assert_ne!(code, 0);
+    assert!(json.contains("needs a cooperative launch"), "{json}");
+}
+
+/// `CUDA_CHECK(call)` wraps each call in `do { ... } while (0)`: a body that runs once, so a
+/// synchronizing call inside it is as good as at the top of `main`. The kernel's relaxed
+/// device-scope increments are atomic together, and after the synchronization the host reads
+/// 2: Ok, no race.
+#[test]
+fn calls_inside_a_do_while_0_macro_are_at_the_top_of_main() {
+    let src = r#"#include <cuda/atomic>
+#define CUDA_CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { return 1; } } while (0)
+
+__global__ void count(int *c) {
+    cuda::atomic_ref<int, cuda::thread_scope_device> r(*c);
+    r.fetch_add(1, cuda::memory_order_relaxed);
+}
+
+int main() {
+    int *c;
+    CUDA_CHECK(cudaMallocManaged(&c, sizeof(int)));
+    count<<<2, 1>>>(c);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (*c != 2) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("cuda-check.cu", src);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+}
+
+/// A stream created `cudaStreamNonBlocking` is not ordered with the legacy default stream
+/// (CUDA Runtime API, "Stream synchronization behavior"): the reader on it may run before the
+/// writer on stream 0, so the plain write and read race and the read may see 0. On a blocking
+/// stream the default stream's kernel finishes first: Ok.
+#[test]
+fn a_non_blocking_stream_is_not_ordered_with_the_default_stream() {
+    let src = r#"
+__global__ void wr(int *d) { *d = 42; }
+__global__ void rd(int *d, int *out) { *out = *d; }
+int main() {
+    int *d, *out;
+    cudaMallocManaged(&d, sizeof(int));
+    cudaMallocManaged(&out, sizeof(int));
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, FLAGS);
+    wr<<<1, 1>>>(d);
+    rd<<<1, 1, 0, s>>>(d, out);
+    cudaDeviceSynchronize();
+    if (*out != 42) return 1;
+    return 0;
+}
+"#;
+    let (_, json, _) = check("nb.cu", &src.replace("FLAGS", "cudaStreamNonBlocking"));
+    assert_eq!(verdict(&json), ("No".into(), true), "{json}");
+    let (_, json, _) = check("b.cu", &src.replace("FLAGS", "cudaStreamDefault"));
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+}
+
+/// A spin that backs off with a growing `__nanosleep` delay: the delay register only feeds
+/// itself and the sleep, so it is not live and the loop is an await loop (explored by its
+/// exiting iteration, no `--unroll` cut). The acquire CAS and release exchange order the two
+/// critical sections: the counter ends at 2, no race.
+#[test]
+fn a_backoff_register_does_not_keep_a_spin_from_being_an_await_loop() {
+    let src = r#"
+__device__ int lock = 0;
+__global__ void inc(int *counter) {
+    unsigned ns = 8;
+    while (atomicCAS(&lock, 0, 1) != 0) { __nanosleep(ns); ns = ns * 2; }
+    __threadfence();
+    *counter = *counter + 1;
+    __threadfence();
+    atomicExch(&lock, 0);
+}
+int main() {
+    int *counter;
+    cudaMallocManaged(&counter, sizeof(int));
+    *counter = 0;
+    inc<<<2, 1>>>(counter);
+    cudaDeviceSynchronize();
+    if (*counter != 2) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("backoff.cu", src);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["complete"], true, "{json}");
+}

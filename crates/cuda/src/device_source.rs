@@ -10,8 +10,8 @@
 //! `__device__`, `__shared__`, `__constant__` or `__managed__` and not a compile-time constant
 //! (`const`/`constexpr`, which device code may use); an `#include` of a host header (the C and
 //! C++ standard library, `cuda_runtime.h`). Types, templates of types, `using`, `typedef`,
-//! macros and namespaces stay. `<cstdint>`/`<stdint.h>` become the fixed-width typedefs, which
-//! NVRTC's built-in headers do not give at namespace scope.
+//! macros and namespaces stay. `<cstdint>`/`<stdint.h>` become libcu++'s `<cuda/std/cstdint>`, which
+//! gives the fixed-width types at namespace scope under NVRTC.
 
 use tree_sitter::Node;
 
@@ -30,8 +30,10 @@ const DEVICE_HEADERS: &[&str] = &[
     "crt/",
 ];
 
-/// What replaces `#include <cstdint>` and `<stdint.h>`, on one line.
-const FIXED_WIDTH_TYPEDEFS: &str = "typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; typedef long long int64_t; typedef unsigned long long uint64_t; typedef unsigned long uintptr_t;";
+/// What replaces `#include <cstdint>` and `<stdint.h>`, on one line: libcu++'s header, which
+/// under NVRTC declares the fixed-width types in the global namespace too (typedefs of our own
+/// would clash with that declaration whenever `<cuda/atomic>` pulls it in).
+const FIXED_WIDTH_TYPEDEFS: &str = "#include <cuda/std/cstdint>";
 
 /// `source` with its host part blanked, for NVRTC. `None` when the grammar cannot read the
 /// file (the caller reports the language-level front-end's syntax error instead).
@@ -77,7 +79,7 @@ fn visit_scope(
                     .unwrap_or("");
                 let inner = path.trim_matches(|c| c == '<' || c == '>' || c == '"');
                 if matches!(inner, "cstdint" | "stdint.h") {
-                    // The directive ends at the line's end: the typedefs take its place.
+                    // The directive ends at the line's end: libcu++'s takes its place.
                     let r = child.start_byte()..line_end(source, child.start_byte());
                     replace.push((r, FIXED_WIDTH_TYPEDEFS));
                 } else if !DEVICE_HEADERS.iter().any(|h| inner.starts_with(h)) {
@@ -166,7 +168,7 @@ mod tests {
         let l = lines(&out);
         assert_eq!(l[0], "");
         assert_eq!(l[1], "#include <cuda/atomic>");
-        assert!(l[2].starts_with("typedef signed char int8_t;"), "{}", l[2]);
+        assert_eq!(l[2], "#include <cuda/std/cstdint>");
         assert_eq!(l[3], "constexpr int N = 4;");
         assert_eq!(l[4], "struct Pair { int a, b; };");
         assert_eq!(l[5], "__device__ int flag;");

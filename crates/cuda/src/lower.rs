@@ -214,6 +214,20 @@ enum Binding {
     ClKernel(usize),
     /// A host local array (`int h[4];`): its start, in `HostPageable` locations.
     HostArr(Ptr),
+    /// A cooperative group (`cg::thread_block b = cg::this_thread_block();`).
+    Group(Group),
+    /// The argument array of a cooperative launch (`void *args[] = {&a, &b};`): its index in
+    /// `Ctx::arg_lists`.
+    ArgList(usize),
+}
+
+/// The cooperative groups a kernel can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    /// `this_thread_block()`: the threads of the CTA.
+    Block,
+    /// `this_grid()`: every thread of the launch, which must be cooperative.
+    Grid,
 }
 
 /// An array of locations (a scalar is an array of one).
@@ -300,6 +314,15 @@ struct Ctx<'s, 't> {
     /// Per created event, the launches its last cudaEventRecord covers (none before any
     /// record: waiting for it returns at once).
     events: Vec<Vec<ThreadId>>,
+    /// Streams created with `cudaStreamNonBlocking`: not ordered with the legacy default one.
+    non_blocking: Vec<u32>,
+    /// The elements of each cooperative launch's argument array (`Binding::ArgList`).
+    arg_lists: Vec<Vec<Node<'t>>>,
+    /// The launch being lowered: whether it is cooperative, and its threads in all.
+    launch_cooperative: bool,
+    launch_threads: i64,
+    /// The hidden counter of the launch's `this_grid().sync()`, made at its first use.
+    grid_sync: Option<LocId>,
 }
 
 pub(crate) fn lower<'s, 't>(
@@ -332,6 +355,11 @@ pub(crate) fn lower<'s, 't>(
         next_cta: 0,
         next_stream: 1,
         events: Vec::new(),
+        non_blocking: Vec::new(),
+        arg_lists: Vec::new(),
+        launch_cooperative: false,
+        launch_threads: 0,
+        grid_sync: None,
     };
     let mut main = None;
     // `int main()` is the harness when there is no `scopecheck_main`.
@@ -356,6 +384,9 @@ pub(crate) fn lower<'s, 't>(
         };
         match item.kind() {
             "comment" | "preproc_include" => {}
+            // `namespace cg = cooperative_groups;`, `using namespace cooperative_groups;`:
+            // names are matched by their last part.
+            "namespace_alias_definition" | "using_declaration" => {}
             "struct_specifier" | "type_definition" if harness_only => {
                 // A type the harness does not use may be beyond this front-end.
                 let _ = if item.kind() == "struct_specifier" {
@@ -1342,6 +1373,9 @@ struct Lw<'c, 's, 't> {
     final_return: Option<usize>,
     /// The kernel as the launch being made names it (`sum<4>`).
     launch_expression: String,
+    /// The `this_grid().sync()` generation target of a device thread: the counter value the
+    /// last grid sync waits for.
+    grid_gen: Option<RegId>,
 }
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
@@ -1368,6 +1402,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             launches: Launches::default(),
             final_return: None,
             launch_expression: String::new(),
+            grid_gen: None,
         }
     }
 
@@ -2156,6 +2191,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 me.loop_(Some(c), None, field(s, "body")?, s)
             }),
             "for_statement" => self.nested(|me| me.for_stmt(s)),
+            // `do { ... } while (0)`, the body of a function-like macro (`CUDA_CHECK(call)`):
+            // runs once, so it is no loop and may hold what the top of the harness may.
+            "do_statement" if self.runs_once(s) => {
+                let end = self.new_label();
+                self.loops.push((end, end));
+                let r = self.scoped(field(s, "body")?);
+                self.loops.pop();
+                r?;
+                self.set_label(end);
+                Ok(())
+            }
             "do_statement" => self.nested(|me| me.do_stmt(s)),
             "break_statement" | "continue_statement" => {
                 let Some(&(cont, end)) = self.loops.last() else {
@@ -2222,6 +2268,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let mut c = d.walk();
         let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
         for decl in decls {
+            if self.group_decl(d, decl)? || self.arg_list_decl(d, decl)? {
+                continue;
+            }
             let ty = self.cx.ty(d, Some(decl))?;
             // `cuda::atomic_ref<int, S> h(x);` parses as a function declaration (C++'s most
             // vexing parse): in a body it constructs `h` from `x`.
@@ -2720,6 +2769,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         })();
         self.scopes.pop();
         r
+    }
+
+    /// Whether a `do` statement's condition is the constant false (`while (0)`).
+    fn runs_once(&self, s: Node<'t>) -> bool {
+        s.child_by_field_name("condition").is_some_and(|c| {
+            let t: String = self
+                .text(c)
+                .chars()
+                .filter(|c| !"() \t\n".contains(*c))
+                .collect();
+            t == "0" || t == "false"
+        })
     }
 
     fn do_stmt(&mut self, s: Node<'t>) -> R<()> {
@@ -3410,6 +3471,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let name = self.word(f);
         let args = self.args(e)?;
+        if cg_base(&name) == "sync" && !self.cx.funcs.contains_key(&name) && args.len() == 1 {
+            if let Some(g) = self.group_of(args[0]) {
+                return self.group_method(g, "sync", e);
+            }
+        }
         if let Some((base, scope)) = cuda_atomic(&name) {
             self.device_only(&name, f)?;
             let scope = self.scope(scope, None);
@@ -3463,6 +3529,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     },
                     e,
                 );
+                Ok(Operand::Imm(0))
+            }
+            // A hint to the scheduler: no memory effect, and a spin that sleeps is still a spin.
+            "__nanosleep" => {
+                self.device_only(&name, f)?;
+                self.arity(&name, &args, (1, 1), "nanoseconds", e)?;
+                self.value(args[0], None)?;
                 Ok(Operand::Imm(0))
             }
             "__syncthreads" => {
@@ -3679,9 +3752,243 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// libcu++ / std members: `x->load(order)`, `f.store(v, order)`, `r.fetch_add(1)`, ...
+    /// The cooperative group `e` names: `cg::this_thread_block()`, `cg::this_grid()`, or a
+    /// variable bound to one.
+    fn group_of(&self, e: Node<'t>) -> Option<Group> {
+        let mut e = e;
+        while e.kind() == "parenthesized_expression" {
+            e = e.named_child(0)?;
+        }
+        match e.kind() {
+            "call_expression" => {
+                let f = e.child_by_field_name("function")?;
+                let name = self.word(f);
+                if self.cx.funcs.contains_key(&name) {
+                    return None;
+                }
+                match cg_base(&name) {
+                    "this_thread_block" => Some(Group::Block),
+                    "this_grid" => Some(Group::Grid),
+                    _ => None,
+                }
+            }
+            "identifier" => match self.lookup(self.text(e)) {
+                Some(Binding::Group(g)) => Some(g),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `cg::thread_block b = cg::this_thread_block();` (or `cg::grid_group`, or `auto`):
+    /// binds the group; whether `decl` was one.
+    fn group_decl(&mut self, d: Node<'t>, decl: Node<'t>) -> R<bool> {
+        let ty = d
+            .child_by_field_name("type")
+            .map(|t| self.word(t))
+            .unwrap_or_default();
+        let base = cg_base(&ty);
+        if !matches!(base, "thread_block" | "grid_group" | "auto") {
+            return Ok(false);
+        }
+        let value = (decl.kind() == "init_declarator")
+            .then(|| decl.child_by_field_name("value"))
+            .flatten();
+        let group = value.and_then(|v| self.group_of(v));
+        let name = decl
+            .child_by_field_name("declarator")
+            .filter(|n| n.kind() == "identifier");
+        match (group, name) {
+            (Some(g), Some(n)) => {
+                self.device_only(&ty, d)?;
+                let want = if g == Group::Block {
+                    "thread_block"
+                } else {
+                    "grid_group"
+                };
+                if base != "auto" && base != want {
+                    return err(d, format!("`{ty}` holds a `{want}`"));
+                }
+                let name = self.text(n).to_string();
+                self.bind(&name, Binding::Group(g));
+                Ok(true)
+            }
+            _ if base == "auto" => Ok(false),
+            _ => err(
+                decl,
+                "expected `= cg::this_thread_block()` or `= cg::this_grid()` (other cooperative groups are not supported yet)",
+            ),
+        }
+    }
+
+    /// The host's `void *args[] = {&a, &b};` for a cooperative launch; whether `decl` was one.
+    fn arg_list_decl(&mut self, d: Node<'t>, decl: Node<'t>) -> R<bool> {
+        let ty = d
+            .child_by_field_name("type")
+            .map(|t| self.word(t))
+            .unwrap_or_default();
+        if !self.host() || ty != "void" || decl.kind() != "init_declarator" {
+            return Ok(false);
+        }
+        let Some(list) = decl
+            .child_by_field_name("value")
+            .filter(|v| v.kind() == "initializer_list")
+        else {
+            return Ok(false);
+        };
+        let target = field(decl, "declarator")?;
+        if !self.text(target).contains('[') {
+            return Ok(false);
+        }
+        let mut n = target;
+        while n.kind() != "identifier" {
+            n = match n.child_by_field_name("declarator") {
+                Some(x) => x,
+                None => return err(target, "expected `void *name[] = {&a, &b};`"),
+            };
+        }
+        let mut c = list.walk();
+        let elems: Vec<Node<'t>> = list
+            .named_children(&mut c)
+            .filter(|x| x.kind() != "comment")
+            .collect();
+        self.cx.arg_lists.push(elems);
+        let name = self.text(n).to_string();
+        self.bind(&name, Binding::ArgList(self.cx.arg_lists.len() - 1));
+        Ok(true)
+    }
+
+    /// A cooperative group's member function: `sync()`, `thread_rank()`, `size()`.
+    fn group_method(&mut self, g: Group, method: &str, e: Node<'t>) -> R<Operand> {
+        let lin = |v: [Value; 3], d: [Value; 3]| v[0] + v[1] * d[0] + v[2] * d[0] * d[1];
+        let block_size = self.dims.block_dim.iter().product::<Value>();
+        let thread = lin(self.dims.thread, self.dims.block_dim);
+        match (method, g) {
+            ("sync", Group::Block) => {
+                self.device_only("thread_block::sync", e)?;
+                self.emit(
+                    InstrKind::Barrier {
+                        id: 0,
+                        kind: BarrierKind::Sync,
+                        count: None,
+                    },
+                    e,
+                );
+                Ok(Operand::Imm(0))
+            }
+            ("sync", Group::Grid) => {
+                self.device_only("grid_group::sync", e)?;
+                self.grid_sync(e)?;
+                Ok(Operand::Imm(0))
+            }
+            ("thread_rank", Group::Block) => Ok(Operand::Imm(thread)),
+            ("thread_rank", Group::Grid) => Ok(Operand::Imm(
+                lin(self.dims.block, self.dims.grid_dim) * block_size + thread,
+            )),
+            ("size" | "num_threads", Group::Block) => Ok(Operand::Imm(block_size)),
+            ("size" | "num_threads", Group::Grid) => Ok(Operand::Imm(self.cx.launch_threads)),
+            _ => err(
+                e,
+                format!("not supported: `{method}` of a cooperative group (sync, thread_rank, size and num_threads are)"),
+            ),
+        }
+    }
+
+    /// `this_grid().sync()`: every thread of the cooperative launch arrives with an acq_rel
+    /// device-scope add on the launch's hidden counter, then waits (acquire) until the counter
+    /// has reached this sync's generation (the launch's threads times the syncs so far). The
+    /// last arrival's RMW chain carries every thread's writes before the sync to every thread
+    /// after it: the ordering a grid barrier gives.
+    fn grid_sync(&mut self, e: Node<'t>) -> R<()> {
+        if !self.cx.launch_cooperative {
+            return err(
+                e,
+                "`this_grid().sync()` needs a cooperative launch: launch the kernel with cudaLaunchCooperativeKernel (with <<<...>>> its blocks are not guaranteed to be resident together and CUDA leaves grid.sync() undefined)",
+            );
+        }
+        let loc = match self.cx.grid_sync {
+            Some(l) => l,
+            None => {
+                let name = format!("grid_sync#{}", self.cx.launches.len() + 1);
+                let arr = self.cx.new_array(
+                    &name,
+                    1,
+                    None,
+                    IntType::U32,
+                    MemorySpace::Global,
+                    &[0],
+                    Some(span_of(e)),
+                    false,
+                );
+                let l = self.cx.arrays[arr].elems[0];
+                self.cx.grid_sync = Some(l);
+                l
+            }
+        };
+        let gen = match self.grid_gen {
+            Some(r) => r,
+            None => {
+                let r = self.new_reg("$grid_gen", IntType::U32);
+                self.grid_gen = Some(r);
+                r
+            }
+        };
+        let addr = Address::loc(loc);
+        self.emit(
+            InstrKind::Rmw {
+                dst: None,
+                addr,
+                kind: RmwKind::Op(RmwOp::Add, Operand::Imm(1)),
+                ty: IntType::U32,
+                order: Order::AcqRel,
+                scope: Scope::Gpu,
+            },
+            e,
+        );
+        self.emit(
+            InstrKind::Binary {
+                dst: gen,
+                op: BinOp::Add,
+                ty: IntType::U32,
+                a: Operand::Reg(gen),
+                b: Operand::Imm(self.cx.launch_threads),
+            },
+            e,
+        );
+        let top = self.new_label();
+        self.set_label(top);
+        let seen = self.temp(IntType::U32);
+        self.emit(
+            InstrKind::Load {
+                dst: seen,
+                addr,
+                ty: IntType::U32,
+                order: Order::Acquire,
+                scope: Scope::Gpu,
+            },
+            e,
+        );
+        let short = self.temp(IntType::U32);
+        self.emit(
+            InstrKind::Binary {
+                dst: short,
+                op: BinOp::Lt,
+                ty: IntType::U32,
+                a: Operand::Reg(seen),
+                b: Operand::Reg(gen),
+            },
+            e,
+        );
+        self.branch(BranchCond::Ne(Operand::Reg(short), Operand::Imm(0)), top, e);
+        Ok(())
+    }
+
     fn member(&mut self, e: Node<'t>, f: Node<'t>, hint: Option<RegId>) -> R<Operand> {
         let obj = field(f, "argument")?;
         let method = self.text(field(f, "field")?);
+        if let Some(g) = self.group_of(obj) {
+            return self.group_method(g, method, e);
+        }
         let arrow = self.op(f) == "->";
         let p = if arrow {
             self.pointer(obj)?
@@ -3859,4 +4166,13 @@ fn writes_name(body: Node, var: &str, src: &str) -> bool {
         stack.extend(n.children(&mut c));
     }
     false
+}
+
+/// A cooperative-groups name without its namespace (`cg::this_grid` and
+/// `cooperative_groups::this_grid` are `this_grid`); other names as they are.
+fn cg_base(name: &str) -> &str {
+    let n = name.strip_prefix("::").unwrap_or(name);
+    n.strip_prefix("cooperative_groups::")
+        .or_else(|| n.strip_prefix("cg::"))
+        .unwrap_or(n)
 }

@@ -116,6 +116,7 @@ impl ThreadStatics {
                 }
             }
         }
+        let rules = program.arithmetic();
         let mut live = vec![Regs::new(nregs); n + 1];
         live[n] = at_end;
         let mut changed = true;
@@ -126,11 +127,23 @@ impl ThreadStatics {
                 for s in successors(code, pc) {
                     out.union_with(&live[s.min(n)]);
                 }
+                // Strong liveness: a move or an operation whose result is dead uses nothing
+                // (a backoff delay that only feeds itself is never live), unless it can fault
+                // on its operands.
+                let dead_result = match code[pc].kind {
+                    InstrKind::Mov { dst, .. } => !out.contains(dst.0 as usize),
+                    InstrKind::Binary { dst, op, ty, .. } => {
+                        !out.contains(dst.0 as usize) && !op.can_be_undefined(ty, rules)
+                    }
+                    _ => false,
+                };
                 if let Some(d) = writes_of(&code[pc].kind) {
                     out.remove(d.0 as usize);
                 }
-                for u in reads_of(&code[pc].kind) {
-                    out.insert(u.0 as usize);
+                if !dead_result {
+                    for u in reads_of(&code[pc].kind) {
+                        out.insert(u.0 as usize);
+                    }
                 }
                 changed |= live[pc].union_with(&out);
             }

@@ -1676,7 +1676,12 @@ impl<'a, 'm> Lower<'a, 'm> {
             "%nclusterid",
         ];
         let base = name.split('.').next().unwrap_or(name);
-        if unmodelled_special(name) {
+        if base == "%envreg1" || base == "%envreg2" {
+            LowerError::at(
+                ins,
+                format!("special register `{name}`: the grid workspace a cooperative launch passes (cooperative groups' `this_grid().sync()`) is not modelled in the PTX view yet"),
+            )
+        } else if unmodelled_special(name) {
             LowerError::at(
                 ins,
                 format!("special register `{name}` is not supported: the program does not determine its value"),
@@ -1877,6 +1882,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 self.arith(f, ins)
             }
             "mul" | "mad" => self.mul(f, ins),
+            "bfi" => self.bfi(f, ins),
             "not" | "cnot" | "neg" | "abs" => self.unary(f, ins),
             "min" | "max" => self.min_max(f, ins),
             "setp" => self.setp(f, ins),
@@ -2120,6 +2126,55 @@ impl<'a, 'm> Lower<'a, 'm> {
                 self.binary(d, BinOp::Add, sum_ty, Operand::Reg(p), c);
             }
         }
+        Ok(())
+    }
+
+    /// `bfi.b32/.b64 d, a, b, pos, len`: `b` with bits `pos..pos+len` taken from the low bits
+    /// of `a` (PTX ISA, "bfi"). NVRTC emits it to pack two 32-bit halves into a 64-bit value;
+    /// the position and the length must be constants.
+    fn bfi(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        let q = quals(ins, false);
+        no_memory_quals(ins, &q)?;
+        only(ins, &q, &[])?;
+        let ty = arith_type(ins, &q, true)?;
+        let [d, a, b, pos, len] = self.operands(ins, 5)? else {
+            unreachable!()
+        };
+        let (Op::Int(pos), Op::Int(len)) = (pos, len) else {
+            return Err(LowerError::at(
+                ins,
+                "`bfi` with its position or length in a register is not supported yet",
+            ));
+        };
+        let width = i64::from(ty.bits);
+        // The ISA takes both from their low 8 bits; past the msb nothing is inserted.
+        let (pos, len) = (
+            pos & 0xff,
+            (len & 0xff).min(width - (pos & 0xff).min(width)),
+        );
+        let field: i128 = if len == 0 {
+            0
+        } else {
+            ((1i128 << len) - 1) << pos
+        };
+        let mask = ty.wrap(field as i64);
+        let keep = ty.wrap(!(field as i64));
+        let a = self.src(f, ins, a, ty)?;
+        let b = self.src(f, ins, b, ty)?;
+        let d = self.dst(f, ins, d)?;
+        let shifted = self.scratch();
+        self.binary(shifted, BinOp::Shl, ty, a, Operand::Imm(pos.min(width)));
+        let inserted = self.scratch();
+        self.binary(
+            inserted,
+            BinOp::And,
+            ty,
+            Operand::Reg(shifted),
+            Operand::Imm(mask),
+        );
+        let kept = self.scratch();
+        self.binary(kept, BinOp::And, ty, b, Operand::Imm(keep));
+        self.binary(d, BinOp::Or, ty, Operand::Reg(inserted), Operand::Reg(kept));
         Ok(())
     }
 
@@ -3506,6 +3561,39 @@ mod tests {
         // Thread 1 writes a[1 + 1]; thread 0 a[1].
         assert_eq!(run(&p, &p.threads[1]).1, vec![(LocId(2), 7)]);
         assert_eq!(run(&p, &p.threads[0]).1, vec![(LocId(1), 7)]);
+    }
+
+    #[test]
+    fn bfi_inserts_a_field_as_nvrtc_packs_two_halves() {
+        // NVRTC's `((uint64_t)hi << 32) | lo`: bfi.b64 d, hi, lo, 32, 32; and an 8-bit field.
+        let p = one_thread(
+            vec![],
+            vec![
+                i(1, "mov.u64", vec![r("%rd1"), imm(0x1234_5678)]),
+                i(2, "mov.u64", vec![r("%rd2"), imm(0xdead_beef)]),
+                i(
+                    3,
+                    "bfi.b64",
+                    vec![r("%rd3"), r("%rd2"), r("%rd1"), imm(32), imm(32)],
+                ),
+                i(4, "mov.u32", vec![r("%r1"), imm(0xffff_ffff)]),
+                i(
+                    5,
+                    "bfi.b32",
+                    vec![r("%r2"), imm(0x5a), r("%r1"), imm(8), imm(8)],
+                ),
+                // A field past the msb leaves b as it is.
+                i(
+                    6,
+                    "bfi.b32",
+                    vec![r("%r3"), imm(1), r("%r1"), imm(40), imm(4)],
+                ),
+            ],
+        );
+        let v = |name: &str, ty: IntType| value(&p, 0, name, ty);
+        assert_eq!(v("%rd3", IntType::U64), 0xdead_beef_1234_5678);
+        assert_eq!(v("%r2", IntType::U32), 0xffff_5aff);
+        assert_eq!(v("%r3", IntType::U32), 0xffff_ffff);
     }
 
     #[test]

@@ -35,6 +35,8 @@ const IGNORED: &[&str] = &[
     "cudaFree",
     "cudaFreeHost",
     "cudaStreamDestroy",
+    "cudaEventDestroy",
+    "cudaSetDeviceFlags",
     "cudaDeviceReset",
 ];
 
@@ -569,7 +571,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let mut before = self.launches.host_after.clone();
         before.extend(self.launches.host_done.iter().copied());
         for (s, ids) in self.launches.done.iter().chain(&self.launches.stream_waits) {
-            if *s == stream || s.is_none() || stream.is_none() {
+            if self.ordered_streams(*s, stream) {
                 before.extend(ids.iter().copied());
             }
         }
@@ -807,6 +809,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 let s = self.cx.next_stream;
                 self.cx.next_stream += 1;
+                if name == "cudaStreamCreateWithFlags" {
+                    self.arity(name, args, (2, 2), "`&stream, flags`", e)?;
+                    let flag = self.word(strip(args[1]));
+                    let non_blocking = flag == "cudaStreamNonBlocking"
+                        || (flag != "cudaStreamDefault" && self.const_operand(args[1])? & 1 != 0);
+                    if non_blocking {
+                        self.cx.non_blocking.push(s);
+                    }
+                }
                 self.rebind(&vname, Binding::Stream(Some(s)));
             }
             "cudaEventCreate" | "cudaEventCreateWithFlags" => {
@@ -833,7 +844,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     .launches
                     .done
                     .iter()
-                    .filter(|(s, _)| stream.is_none() || *s == stream || s.is_none())
+                    .filter(|(s, _)| self.ordered_streams(*s, stream))
                     .flat_map(|(_, t)| t.iter().copied())
                     .collect();
                 self.cx.events[k] = self.closure(ids);
@@ -855,6 +866,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     e,
                     format!("not supported: `{name}` (its result depends on timing; synchronize with cudaEventSynchronize)"),
                 );
+            }
+            "cudaLaunchCooperativeKernel" => {
+                self.arity(
+                    name,
+                    args,
+                    (4, 6),
+                    "`kernel, grid, block, args[, shared_bytes[, stream]]`",
+                    e,
+                )?;
+                self.cooperative_launch(args, e)?;
             }
             "cudaDeviceSynchronize" | "cudaThreadSynchronize" => {
                 self.arity(name, args, (0, 0), "no arguments", e)?;
@@ -996,6 +1017,21 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
         }
         self.check_limit(grid, block, config)?;
+        let args = self.args(e)?;
+        let frame = self.launch_frame(kernel, &kname, &args, e)?;
+        self.launch_expression = expression;
+        self.spawn(&kname, kernel, grid, block, stream, frame, false, e)
+    }
+
+    /// The parameter bindings of a launch of `kernel` with the host expressions `args`.
+    fn launch_frame(
+        &mut self,
+        kernel: Node<'t>,
+        kname: &str,
+        args: &[Node<'t>],
+        e: Node<'t>,
+    ) -> R<Vec<(String, Binding)>> {
+        let harness_only = self.cx.options.kernels == crate::KernelSource::Ptx;
         // Arguments, evaluated in the host's context.
         let decl = field(kernel, "declarator")?;
         let params = field(decl, "parameters")?;
@@ -1005,7 +1041,6 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .filter(|p| p.kind() == "parameter_declaration")
             .filter(|p| self.text(*p).trim() != "void")
             .collect();
-        let args = self.args(e)?;
         if params.len() != args.len() {
             return err(
                 e,
@@ -1017,7 +1052,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             );
         }
         let mut frame = Vec::new();
-        for (p, a) in params.iter().zip(&args) {
+        for (p, a) in params.iter().zip(args) {
             let ty = match self.cx.ty(*p, p.child_by_field_name("declarator")) {
                 Ok(ty) => ty,
                 // A parameter type beyond this front-end (a template parameter, a class):
@@ -1058,8 +1093,78 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             };
             frame.push((pname, b));
         }
-        self.launch_expression = expression;
-        self.spawn(&kname, kernel, grid, block, stream, frame, e)
+        Ok(frame)
+    }
+
+    /// Whether work on stream `a` and work on stream `b` are ordered by the streams alone: the
+    /// same stream, or one of them the legacy default stream, which waits for and is waited for
+    /// by every stream except those created `cudaStreamNonBlocking`.
+    pub(super) fn ordered_streams(&self, a: Stream, b: Stream) -> bool {
+        let blocking = |s: Stream| s.is_none_or(|k| !self.cx.non_blocking.contains(&k));
+        a == b || (a.is_none() && blocking(b)) || (b.is_none() && blocking(a))
+    }
+
+    /// `cudaLaunchCooperativeKernel(kernel, grid, block, args, shared_bytes, stream)`: a launch
+    /// whose blocks are resident together, so its kernel may `this_grid().sync()`. `args` is
+    /// an array of the arguments' addresses (`void *args[] = {&a, &b};`).
+    pub(super) fn cooperative_launch(&mut self, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        if self.nesting > 0 {
+            return err(e, "not supported: a launch inside a loop or `if` of scopecheck_main (write each launch out)");
+        }
+        let f = strip(args[0]);
+        let kname = self.text(f).trim().to_string();
+        let Some(func) = self.cx.funcs.get(&kname) else {
+            return err(f, format!("unknown kernel `{kname}`"));
+        };
+        if func.kind != FnKind::Global {
+            return err(f, format!("`{kname}` is not a `__global__` kernel"));
+        }
+        let kernel = func.node;
+        let grid = self.dims_of(args[1])?;
+        let block = self.dims_of(args[2])?;
+        for (d, n) in [(grid, args[1]), (block, args[2])] {
+            if d.iter().any(|v| *v < 1) {
+                return err(n, "launch sizes must be at least 1");
+            }
+        }
+        if let Some(smem) = args.get(4) {
+            self.const_operand(*smem)?;
+        }
+        let stream = match args.get(5) {
+            Some(s) => self.stream_arg(*s)?,
+            None => None,
+        };
+        self.check_limit(grid, block, e)?;
+        let list = strip(args[3]);
+        let elems =
+            match self.lookup(self.text(list)) {
+                Some(Binding::ArgList(k)) => self.cx.arg_lists[k].clone(),
+                _ => return err(
+                    list,
+                    "expected the array of the arguments' addresses (`void *args[] = {&a, &b};`)",
+                ),
+            };
+        // Each element is the address of a host variable holding the argument.
+        let mut values = Vec::with_capacity(elems.len());
+        for el in elems {
+            let el = strip(el);
+            let target = (el.kind() == "pointer_expression" && self.op(el) == "&")
+                .then(|| el.child_by_field_name("argument"))
+                .flatten();
+            match target {
+                Some(t) => values.push(t),
+                None => {
+                    return err(
+                        el,
+                        "expected the address of a variable holding the argument (`&d_data`)",
+                    )
+                }
+            }
+        }
+        let frame = self.launch_frame(kernel, &kname, &values, e)?;
+        self.launch_expression = kname.clone();
+        self.spawn(&kname, kernel, grid, block, stream, frame, true, e)?;
+        Ok(())
     }
 
     /// Refuses a launch that would make more device threads than the limit.
@@ -1091,11 +1196,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         block: [i64; 3],
         stream: Stream,
         frame: Vec<(String, Binding)>,
+        cooperative: bool,
         e: Node<'t>,
     ) -> R<Operand> {
         let blocks = (grid[0] * grid[1] * grid[2]) as usize;
         let per_block = (block[0] * block[1] * block[2]) as usize;
         let total = blocks * per_block;
+        self.cx.launch_cooperative = cooperative;
+        self.cx.launch_threads = total as i64;
+        self.cx.grid_sync = None;
         // Host code so far happens before the kernel.
         self.flush_host();
         let mut before: Vec<ThreadId> = self.launches.host_after.clone();
@@ -1106,8 +1215,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
         }
         for (s, ids) in &self.launches.done {
-            // Legacy default stream: it waits for everything, and everything waits for it.
-            if *s == stream || s.is_none() || stream.is_none() {
+            if self.ordered_streams(*s, stream) {
                 before.extend(ids.iter().copied());
             }
         }

@@ -717,7 +717,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     };
                     frame.push((pname, b));
                 }
-                self.spawn(&kname, kernel, grid, block, stream, frame, e)?;
+                self.spawn(&kname, kernel, grid, block, stream, frame, false, e)?;
             }
             "clFinish" => {
                 self.arity(name, args, (1, 1), "a queue", e)?;
