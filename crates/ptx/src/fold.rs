@@ -5,10 +5,10 @@
 //! computation from them is a constant of the thread once lowered. An access through a pointer
 //! register may touch any location as far as the static analyses can tell (which writes may
 //! reach a spinning RMW, `Program::possible_locations`), so loops over such accesses would not
-//! be recognised as awaits. Where the register is written exactly once, in the straight-line
-//! code every execution of the thread runs first, by a computation of constants, the access
-//! names the location instead: the same access in every execution, now visible to the
-//! analyses.
+//! be recognised as awaits. Where the register is written exactly once, by a computation of
+//! constants, and that write dominates the access (every path to the access runs it first:
+//! an address computed inside the branch a block takes counts too), the access names the
+//! location instead: the same access in every execution, now visible to the analyses.
 
 use std::collections::HashMap;
 
@@ -26,16 +26,7 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
                 *writers.entry(r).or_default() += 1;
             }
         }
-        // The straight-line start: before the first branch and the first branch target.
-        let start = code
-            .iter()
-            .enumerate()
-            .filter_map(|(k, i)| match i.kind {
-                InstrKind::Branch { target, .. } => Some(k.min(target)),
-                _ => None,
-            })
-            .min()
-            .unwrap_or(code.len());
+        let dom = dominators(code);
         // Registers never written hold their initial value throughout.
         let mut known: HashMap<RegId, (Value, usize)> = HashMap::new();
         for r in 0..thread.registers.len() as u32 {
@@ -46,27 +37,44 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
                     .iter()
                     .find(|(x, _)| *x == r)
                     .map_or(0, |(_, v)| *v);
-                known.insert(r, (v, 0));
+                known.insert(r, (v, usize::MAX));
             }
         }
-        let value = |o: &Operand, known: &HashMap<RegId, (Value, usize)>| match o {
-            Operand::Imm(v) => Some(*v),
-            Operand::Reg(r) => known.get(r).map(|(v, _)| *v),
+        // A register written once, by a computation of constants known where it runs, holds
+        // that value wherever its write dominates (every path there runs the write first).
+        // `known` maps it to (value, index of its write); usize::MAX: never written.
+        let available = |r: &RegId, at: usize, known: &HashMap<RegId, (Value, usize)>| {
+            known
+                .get(r)
+                .filter(|&&(_, from)| from == usize::MAX || (from != at && dom.dominates(from, at)))
+                .map(|&(v, _)| v)
         };
-        for (k, i) in code[..start].iter().enumerate() {
-            let (dst, v) = match &i.kind {
-                InstrKind::Mov { dst, src } => (*dst, value(src, &known)),
-                InstrKind::Binary { dst, op, ty, a, b } => {
-                    let v = match (value(a, &known), value(b, &known)) {
-                        (Some(a), Some(b)) => op.eval(*ty, rules, a, b).ok(),
-                        _ => None,
-                    };
-                    (*dst, v)
+        let value = |o: &Operand, at: usize, known: &HashMap<RegId, (Value, usize)>| match o {
+            Operand::Imm(v) => Some(*v),
+            Operand::Reg(r) => available(r, at, known),
+        };
+        loop {
+            let mut changed = false;
+            for (k, i) in code.iter().enumerate() {
+                let (dst, v) = match &i.kind {
+                    InstrKind::Mov { dst, src } => (*dst, value(src, k, &known)),
+                    InstrKind::Binary { dst, op, ty, a, b } => {
+                        let v = match (value(a, k, &known), value(b, k, &known)) {
+                            (Some(a), Some(b)) => op.eval(*ty, rules, a, b).ok(),
+                            _ => None,
+                        };
+                        (*dst, v)
+                    }
+                    _ => continue,
+                };
+                if let (Some(v), Some(1), false) = (v, writers.get(&dst), known.contains_key(&dst))
+                {
+                    known.insert(dst, (v, k));
+                    changed = true;
                 }
-                _ => continue,
-            };
-            if let (Some(v), Some(1)) = (v, writers.get(&dst)) {
-                known.insert(dst, (v, k + 1));
+            }
+            if !changed {
+                break;
             }
         }
         let folded: Vec<Option<Address>> = code
@@ -78,11 +86,7 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
                 else {
                     return None;
                 };
-                let &(base, from) = known.get(reg)?;
-                // Only where the one write has certainly happened.
-                if k < from {
-                    return None;
-                }
+                let base = available(reg, k, &known)?;
                 let loc = program.resolve(base.wrapping_add(*disp), ty).ok()?;
                 Some(Address::loc(loc))
             })
@@ -92,6 +96,69 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
             if let Some(a) = f {
                 set_address(&mut i.kind, a);
             }
+        }
+    }
+}
+
+/// The dominator sets of a thread's instructions (and its end, index `code.len()`): `a`
+/// dominates `b` when every path from the first instruction to `b` runs `a`.
+struct Dominators {
+    sets: Vec<Vec<u64>>,
+}
+
+impl Dominators {
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        self.sets
+            .get(b)
+            .is_some_and(|s| s[a / 64] >> (a % 64) & 1 == 1)
+    }
+}
+
+fn dominators(code: &[scopecheck_ir::Instr]) -> Dominators {
+    let n = code.len() + 1;
+    let words = n.div_ceil(64);
+    let succ = |k: usize| -> Vec<usize> {
+        match code.get(k).map(|i| &i.kind) {
+            Some(InstrKind::Branch {
+                cond: scopecheck_ir::BranchCond::Always,
+                target,
+            }) => vec![(*target).min(n - 1)],
+            Some(InstrKind::Branch { target, .. }) => vec![k + 1, (*target).min(n - 1)],
+            Some(_) => vec![k + 1],
+            None => vec![],
+        }
+    };
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for k in 0..code.len() {
+        for s in succ(k) {
+            preds[s.min(n - 1)].push(k);
+        }
+    }
+    let full = vec![u64::MAX; words];
+    let mut sets = vec![full; n];
+    sets[0] = vec![0; words];
+    sets[0][0] = 1;
+    loop {
+        let mut changed = false;
+        for b in 1..n {
+            let mut new = vec![u64::MAX; words];
+            if preds[b].is_empty() {
+                // Unreachable: nothing runs before it (and it never runs).
+                new = vec![0; words];
+            }
+            for &p in &preds[b] {
+                for (w, x) in new.iter_mut().zip(&sets[p]) {
+                    *w &= x;
+                }
+            }
+            new[b / 64] |= 1 << (b % 64);
+            if new != sets[b] {
+                sets[b] = new;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Dominators { sets };
         }
     }
 }
@@ -242,6 +309,52 @@ mod tests {
             addrs[7],
             Some(Address::Ptr {
                 reg: RegId(3),
+                disp: 0
+            })
+        );
+    }
+
+    /// A block's branch: `if (r1 == 0) { p = flag; rmw [p] } rmw [p]`. The write of `p` inside
+    /// the branch dominates the access there, which is folded; after the join the access may
+    /// run without it (the other way round the branch), so it stays a pointer access.
+    #[test]
+    fn an_address_computed_inside_a_branch_is_folded_where_its_write_dominates() {
+        let p0 = program(vec![], 0);
+        let flag = p0.address_of(scopecheck_ir::LocId(1));
+        let rmw = |reg| InstrKind::Rmw {
+            dst: Some(RegId(1)),
+            addr: Address::Ptr { reg, disp: 0 },
+            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(0)),
+            ty: IntType::U32,
+            order: Order::Relaxed,
+            scope: Scope::Gpu,
+        };
+        let mut p = program(
+            vec![
+                InstrKind::Branch {
+                    cond: BranchCond::Ne(Operand::Reg(RegId(1)), Operand::Imm(0)),
+                    target: 3,
+                },
+                InstrKind::Mov {
+                    dst: RegId(0),
+                    src: Operand::Imm(flag),
+                },
+                rmw(RegId(0)), // dominated by the write: folded
+                rmw(RegId(0)), // the join: not dominated, stays
+            ],
+            2,
+        );
+        fold_addresses(&mut p, &[ThreadId(0)]);
+        let addrs: Vec<Option<Address>> = p.threads[0]
+            .code
+            .iter()
+            .map(|i| i.kind.address().copied())
+            .collect();
+        assert_eq!(addrs[2], Some(Address::loc(scopecheck_ir::LocId(1))));
+        assert_eq!(
+            addrs[3],
+            Some(Address::Ptr {
+                reg: RegId(0),
                 disp: 0
             })
         );
