@@ -515,3 +515,142 @@ fn grid_stride_with_the_block_stride_races() {
         "{full}"
     );
 }
+
+/// `check --json` with extra options on one example; the file's JSON line.
+fn check_with(file: &str, args: &[&str]) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/cuda")
+        .join(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json"])
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().next().unwrap_or_default().to_string();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{file}: not JSON: {line}: {e}"))
+}
+
+/// Host code as projects write it (a CUDA_CHECK macro around every call, #define sizes, host
+/// loops building the input and checking each output element): block 0 writes the buffer,
+/// fences at device scope and publishes a flag with atomicExch; block 1 awaits it, fences and
+/// copies. Fence-RMW ... RMW-fence synchronizes (both views), so every element arrives. The
+/// broken twin drops the producer's fence: the copy may read the old buffer, racing.
+#[test]
+fn a_checked_pipeline_with_a_cuda_check_macro() {
+    for m in [None, Some("ptx")] {
+        expect("hh-checked-pipeline.cu", m, "Ok", false);
+        expect("hh-checked-pipeline-broken.cu", m, "No", true);
+    }
+}
+
+/// Kernel B on stream s2 after cudaStreamWaitEvent(s2, ev) on the event recorded after kernel
+/// A on s1: A happens before B. Without the wait the two streams are unordered and B's plain
+/// read races with A's write.
+#[test]
+fn streams_ordered_by_an_event() {
+    for m in [None, Some("ptx")] {
+        expect("hh-streams-events.cu", m, "Ok", false);
+        expect("hh-streams-events-broken.cu", m, "No", true);
+    }
+}
+
+/// Mapped pinned memory polled by the host while the kernel runs: __threadfence_system and a
+/// system-scope exchange publish the result to the host's system-scope acquire load. With
+/// __threadfence (device scope) the host, outside device scope, is not synchronized: the
+/// result may be stale and the accesses race.
+#[test]
+fn the_host_polls_mapped_memory_during_the_kernel() {
+    for m in [None, Some("ptx")] {
+        expect("hh-mapped-poll.cu", m, "Ok", false);
+        expect("hh-mapped-poll-broken.cu", m, "No", true);
+    }
+}
+
+/// cudaMemcpyToSymbol input, a counter cleared with cudaMemset, atomicAdd tickets: the block
+/// that draws the last ticket fences and sums both partials (each block fenced after writing
+/// its own). With a plain `*arrived += 1` both blocks may draw the same ticket: the counter's
+/// accesses race and the sum may never be made.
+#[test]
+fn a_last_block_reduction_through_symbols() {
+    for m in [None, Some("ptx")] {
+        expect("hh-symbol-lastblock.cu", m, "Ok", false);
+        expect("hh-symbol-lastblock-broken.cu", m, "No", true);
+    }
+}
+
+/// An NCCL-style LL packet: data and flag in one 64-bit relaxed device-scope store, polled
+/// with 64-bit loads: the load that sees the new flag sees the new data (single-copy atomic).
+/// Written as two 32-bit relaxed stores with no fence, the consumer may see the flag with the
+/// old data; every access is atomic, so there is no race, only the wrong value.
+#[test]
+fn an_ll_packet_in_one_64_bit_word() {
+    for m in [None, Some("ptx")] {
+        expect("lx-ll-packet.cu", m, "Ok", false);
+        expect("lx-ll-packet-broken.cu", m, "No", false);
+    }
+}
+
+/// A lock-free 64-bit maximum with an atomicCAS retry loop on unsigned long long (values past
+/// 2^32): the CAS chain keeps the larger value. A plain read and write lose one update and race.
+#[test]
+fn a_64_bit_cas_maximum() {
+    for m in [None, Some("ptx")] {
+        expect("lx-cas64-max.cu", m, "Ok", false);
+        expect("lx-cas64-max-broken.cu", m, "No", true);
+    }
+}
+
+/// Cooperative groups: partial sums in shared memory at thread_rank(), block.sync(), thread 0
+/// sums. The barrier orders the writes before the sum; without it they race.
+#[test]
+fn a_cooperative_groups_block_reduction() {
+    for m in [None, Some("ptx")] {
+        expect("lx-cg-block-reduce.cu", m, "Ok", false);
+        expect("lx-cg-block-reduce-broken.cu", m, "No", true);
+    }
+}
+
+/// A spin lock with an exponential __nanosleep backoff: the CAS, the fences and the exchange
+/// order the critical sections (Ok); without the fences the counter's plain accesses race. In
+/// the language-level view `if (ns < 256)` branches on the delay, so the retry loop is an
+/// await loop only once the delay saturates, after 5 doublings: complete from --unroll 5. In
+/// the PTX view NVRTC's branch-free update leaves the delay dead: complete by default.
+#[test]
+fn a_spin_lock_with_nanosleep_backoff() {
+    for (file, result, racy) in [
+        ("lx-backoff-lock.cu", "Ok", false),
+        ("lx-backoff-lock-broken.cu", "No", true),
+    ] {
+        let v = check_with(file, &["--unroll", "5"]);
+        assert_eq!(
+            (
+                v["result"].as_str(),
+                v["racy"].as_bool(),
+                v["complete"].as_bool()
+            ),
+            (Some(result), Some(racy), Some(true)),
+            "{file}: {v}"
+        );
+        expect(file, Some("ptx"), result, racy);
+    }
+    // At the default --unroll the language-level view says why it cannot answer.
+    let v = check_with("lx-backoff-lock.cu", &[]);
+    assert_eq!(v["result"], "Unknown", "{v}");
+}
+
+/// What neither view reads yet, refused with the construct named: warp intrinsics
+/// (`__activemask`, and `activemask` in NVRTC's PTX) and dynamic shared memory.
+#[test]
+fn warp_intrinsics_and_dynamic_shared_memory_are_refused_by_name() {
+    let v = check_with("lx-warp-aggregated.cu", &[]);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("__activemask") && e.contains("warp-collective"),
+        "{v}"
+    );
+    let v = check_with("lx-dyn-smem-reduce.cu", &[]);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(e.contains("an array without a size"), "{v}");
+}
