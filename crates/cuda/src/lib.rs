@@ -148,6 +148,8 @@ pub struct KernelLaunch {
     pub expression: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Bytes of dynamic shared memory per block (the third `<<<...>>>` argument).
+    pub shared_bytes: u32,
     pub args: Vec<LaunchArg>,
     pub threads: Vec<scopecheck_ir::ThreadId>,
     /// The launch statement.

@@ -314,6 +314,8 @@ struct Ctx<'s, 't> {
     /// Per created event, the launches its last cudaEventRecord covers (none before any
     /// record: waiting for it returns at once).
     events: Vec<Vec<ThreadId>>,
+    /// Bytes of dynamic shared memory the launch being lowered gives each block.
+    launch_smem: Value,
     /// Streams created with `cudaStreamNonBlocking`: not ordered with the legacy default one.
     non_blocking: Vec<u32>,
     /// The elements of each cooperative launch's argument array (`Binding::ArgList`).
@@ -355,6 +357,7 @@ pub(crate) fn lower<'s, 't>(
         next_cta: 0,
         next_stream: 1,
         events: Vec::new(),
+        launch_smem: 0,
         non_blocking: Vec::new(),
         arg_lists: Vec::new(),
         launch_cooperative: false,
@@ -2282,6 +2285,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .flatten();
             let (name_node, len, init) = match vexing {
                 Some((n, args)) if n.kind() == "identifier" => (n, 1, Some(args)),
+                _ if ty.shared && is_dynamic_array(self.text(d), decl) => {
+                    let name = field(decl, "declarator")?;
+                    (name, self.dynamic_shared_len(&ty, decl)?, None)
+                }
                 _ => self.cx.declarator_shape(decl)?,
             };
             let name = self.text(name_node).to_string();
@@ -2302,12 +2309,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if init.is_some() {
                     return err(decl, "a `__shared__` variable cannot have an initialiser");
                 }
-                // One declaration per source declaration, shared by every thread.
+                // One declaration per source declaration (and size: a dynamic array is as long
+                // as its launch says), shared by every thread.
                 let idx = match self
                     .cx
                     .shared_decls
                     .iter()
-                    .position(|s| s.node.id() == name_node.id())
+                    .position(|s| s.node.id() == name_node.id() && s.len == len)
                 {
                     Some(i) => i,
                     None => {
@@ -3752,6 +3760,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// libcu++ / std members: `x->load(order)`, `f.store(v, order)`, `r.fetch_add(1)`, ...
+    /// The length of `extern __shared__ T a[];`: the launch's dynamic shared bytes in `T`s.
+    fn dynamic_shared_len(&self, ty: &Ty, decl: Node<'t>) -> R<usize> {
+        let bytes = self.cx.launch_smem;
+        let elem = i64::from(ty.int.bits / 8).max(1);
+        if bytes <= 0 {
+            return err(decl, "a dynamic shared array (`extern __shared__`), but the launch gives no dynamic shared memory: pass its size as the third <<<...>>> argument");
+        }
+        let len = (bytes / elem) as usize;
+        if len == 0 || len > MAX_ARRAY_ELEMENTS {
+            return err(decl, format!("a dynamic shared array of {len} elements"));
+        }
+        Ok(len)
+    }
+
     /// The cooperative group `e` names: `cg::this_thread_block()`, `cg::this_grid()`, or a
     /// variable bound to one.
     fn group_of(&self, e: Node<'t>) -> Option<Group> {
@@ -4175,4 +4197,15 @@ fn cg_base(name: &str) -> &str {
     n.strip_prefix("cooperative_groups::")
         .or_else(|| n.strip_prefix("cg::"))
         .unwrap_or(n)
+}
+
+/// Whether `decl` of the declaration `text` is `extern __shared__ T a[]`: an array whose size
+/// the launch gives.
+fn is_dynamic_array(text: &str, decl: Node) -> bool {
+    text.trim_start().starts_with("extern")
+        && decl.kind() == "array_declarator"
+        && decl.child_by_field_name("size").is_none()
+        && decl
+            .child_by_field_name("declarator")
+            .is_some_and(|n| n.kind() == "identifier")
 }

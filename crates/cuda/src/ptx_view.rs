@@ -157,6 +157,7 @@ fn replace_code(
             })
             .collect(),
         first_thread: launch.threads.first().map_or(0, |t| t.0),
+        shared_bytes: launch.shared_bytes,
     };
     let ids = scopecheck_ptx::lower::lower(module, &l, program).map_err(|e| PtxViewError::Ptx {
         line: e.loc.map(|(_, line, _)| line),

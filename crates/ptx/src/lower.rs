@@ -48,6 +48,9 @@ pub struct Launch {
     pub args: Vec<Arg>,
     /// The number of the launch's first thread in thread names (`P<n>`).
     pub first_thread: u32,
+    /// Bytes of dynamic shared memory per CTA (the third `<<<...>>>` argument): the size of
+    /// an `.extern .shared` array.
+    pub shared_bytes: u32,
 }
 
 /// A kernel argument.
@@ -141,7 +144,24 @@ fn lower_into(module: &Module, launch: &Launch, program: &mut Program) -> R<Vec<
             ),
         ));
     }
-    let analysis = Analysis::new(module, kernel)?;
+    let mut analysis = Analysis::new(module, kernel)?;
+    analysis.dynamic_shared = u64::from(launch.shared_bytes);
+    // Every `.extern .shared` array starts at the same address: two of them would alias.
+    let dynamic: Vec<&Variable> = module
+        .variables
+        .iter()
+        .filter(|v| {
+            v.space == StateSpace::Shared
+                && v.dims.first() == Some(&None)
+                && analysis.used.contains(&v.name)
+        })
+        .collect();
+    if dynamic.len() > 1 {
+        return Err(LowerError::new(
+            dynamic[1].span,
+            "several dynamic shared arrays (they alias one another): not supported yet",
+        ));
+    }
     let cx = Cx {
         module,
         launch,
@@ -776,6 +796,8 @@ struct Analysis {
     /// Per function: registers that hold addresses of `.local` variables only, with the
     /// width of those variables' locations (wider accesses through them are split).
     local_regs: HashMap<String, HashMap<String, IntType>>,
+    /// Bytes of dynamic shared memory the launch gives each CTA.
+    dynamic_shared: u64,
 }
 
 impl Analysis {
@@ -785,6 +807,7 @@ impl Analysis {
             widths: HashMap::new(),
             addr_regs: HashMap::new(),
             local_regs: HashMap::new(),
+            dynamic_shared: 0,
         };
         let module_vars: HashMap<&str, &Variable> = module
             .variables
@@ -1017,12 +1040,16 @@ fn layout(a: &Analysis, key: &VarKey, v: &Variable) -> R<(IntType, u32, Vec<Valu
         match d {
             Some(n) => count = count.saturating_mul(*n),
             None if !v.init.is_empty() && v.dims.len() == 1 => count = v.init.len() as u64,
+            // Dynamic shared memory: as many elements as the launch's bytes hold.
+            None if v.space == StateSpace::Shared && v.dims.len() == 1 && a.dynamic_shared > 0 => {
+                count = a.dynamic_shared / declared.bytes();
+            }
             None => {
                 return Err(err(format!(
                     "`{}` has no size{}: not supported yet",
                     v.name,
                     if v.space == StateSpace::Shared {
-                        " (dynamic shared memory, sized at launch)"
+                        " (dynamic shared memory, and the launch gives none: pass its size as the third <<<...>>> argument)"
                     } else {
                         ""
                     }
@@ -3398,6 +3425,7 @@ mod tests {
             gpu: 0,
             args,
             first_thread: 0,
+            shared_bytes: 0,
         }
     }
     /// The program of a one-thread launch of a kernel `k` without parameters.

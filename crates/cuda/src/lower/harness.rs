@@ -1004,9 +1004,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let grid = self.dims_of(cfg[0])?;
         let block = self.dims_of(cfg[1])?;
-        if let Some(smem) = cfg.get(2) {
-            self.const_operand(*smem)?;
-        }
+        let smem = match cfg.get(2) {
+            Some(s) => self.const_operand(*s)?,
+            None => 0,
+        };
+        self.cx.launch_smem = smem;
         let stream = match cfg.get(3) {
             Some(s) => self.stream_arg(*s)?,
             None => None,
@@ -1127,9 +1129,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 return err(n, "launch sizes must be at least 1");
             }
         }
-        if let Some(smem) = args.get(4) {
-            self.const_operand(*smem)?;
-        }
+        let smem = match args.get(4) {
+            Some(s) => self.const_operand(*s)?,
+            None => 0,
+        };
+        self.cx.launch_smem = smem;
         let stream = match args.get(5) {
             Some(s) => self.stream_arg(*s)?,
             None => None,
@@ -1311,6 +1315,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             expression: std::mem::take(&mut self.launch_expression),
             grid: dims(grid),
             block: dims(block),
+            shared_bytes: u32::try_from(std::mem::take(&mut self.cx.launch_smem)).unwrap_or(0),
             args,
             threads: ids.clone(),
             span: span_of(e),
