@@ -580,3 +580,25 @@ int main() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["complete"], true, "{json}");
 }
+
+/// `sizeof(*p)` is the size of what `p` points at (here a 64-bit element), as idiomatic host
+/// code sizes its allocations and copies: two 8-byte elements, each written by one block, and
+/// the copy back brings both. Ok, no race (the host reads after the synchronizing copy).
+#[test]
+fn sizeof_of_a_dereferenced_pointer_is_its_element_size() {
+    let src = r#"
+__global__ void fill(long long *d) { d[blockIdx.x] = 5000000000LL + blockIdx.x; }
+int main() {
+    long long *d;
+    long long h[2];
+    cudaMalloc(&d, 2 * sizeof(*d));
+    fill<<<2, 1>>>(d);
+    cudaMemcpy(h, d, 2 * sizeof(d[0]), cudaMemcpyDeviceToHost);
+    if (h[0] != 5000000000LL || h[1] != 5000000001LL) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("sizeof-deref.cu", src);
+    assert_eq!(code, 0, "{err} {json}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+}

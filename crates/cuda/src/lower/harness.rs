@@ -220,6 +220,22 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// elements'); `None` when `e` names no local.
     pub(super) fn local_size(&self, e: Node<'t>) -> Option<Value> {
         let v = strip(e.child_by_field_name("value")?);
+        // `sizeof(*p)`, `sizeof(p[0])`: the size of what the pointer variable `p` points at.
+        let pointee = match v.kind() {
+            "pointer_expression" if self.op(v) == "*" => v.child_by_field_name("argument"),
+            "subscript_expression" => v.child_by_field_name("argument"),
+            _ => None,
+        };
+        if let Some(p) = pointee.map(strip).filter(|p| p.kind() == "identifier") {
+            return match self.lookup(self.text(p))? {
+                Binding::Ptr(ptr) => Some(match ptr.strukt {
+                    Some(sid) => self.cx.structs[sid].size,
+                    None => i64::from(ptr.ty.bits / 8),
+                }),
+                Binding::PtrUnset(_, size, _, _) => Some(size),
+                _ => None,
+            };
+        }
         if v.kind() != "identifier" {
             return None;
         }
