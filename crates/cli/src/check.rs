@@ -139,7 +139,8 @@ pub fn check_file(
         Ok((s, p, w)) => (s, p, w, false),
         // Kernels beyond the language-level front-end (templates, classes, ...): the file is
         // checked as NVRTC compiles it, when its harness can be read.
-        Err(mut f) if is_cu => match ptx_only(input, cuda) {
+        // Asked for scoped C11 alone, a PTX verdict would answer another question.
+        Err(mut f) if is_cu && models != [Some(ModelKind::Src11)] => match ptx_only(input, cuda) {
             Ok((s, p, w)) => (s, p, w, true),
             Err(why) => {
                 // The PTX view's reason, unless it is the same failure (a preprocessor error).

@@ -662,3 +662,66 @@ fn a_reduction_in_dynamic_shared_memory() {
         expect("lx-dyn-smem-reduce-broken.cu", m, "No", true);
     }
 }
+
+/// A decoupled look-back scan over 3 one-thread blocks: each publishes its aggregate, then its
+/// inclusive prefix, each behind __threadfence and an atomicExch on its flag; a successor
+/// polls its predecessor's flag with relaxed loads and fences after. Fence-RMW ... read-fence
+/// synchronizes, so every prefix is right (Ok). Without the fence before the prefix flag the
+/// successor may read a stale prefix: the plain accesses race.
+#[test]
+fn a_decoupled_look_back_scan() {
+    for m in [None, Some("ptx")] {
+        expect("sp-lookback-scan.cu", m, "Ok", false);
+        expect("sp-lookback-scan-nofence.cu", m, "No", true);
+    }
+}
+
+/// threadFenceReduction: block sums in shared memory, each block's partial published behind
+/// __threadfence and an atomicInc ticket; the last block sums the partials. With
+/// __threadfence_block (CTA scope) the other block's partial is not ordered before the sum.
+#[test]
+fn a_last_block_reduction_with_a_ticket() {
+    for m in [None, Some("ptx")] {
+        expect("sp-lastblock-reduce.cu", m, "Ok", false);
+        expect("sp-lastblock-reduce-blockfence.cu", m, "No", true);
+    }
+}
+
+/// Cooperative groups' own grid barrier written out (one word whose top bit flips, the master
+/// adding 0x80000000 - (n - 1)), used twice: the fences around the arrival order each phase's
+/// writes before the next phase's reads. Without the fence before the arrival they race.
+#[test]
+fn a_grid_barrier_used_twice() {
+    for m in [None, Some("ptx")] {
+        expect("sp-cg-gridsync-twice.cu", m, "Ok", false);
+        expect("sp-cg-gridsync-twice-norelease.cu", m, "No", true);
+    }
+}
+
+/// A work queue: blocks claim items with atomicAdd on a head index, each item processed once
+/// (Ok); claimed with a plain read and write, two blocks may take one item (No, racy). The
+/// PTX view is Unknown: the host's checking loop over the results reads values the candidate
+/// enumerator (the hole search's fallback here) counts as more than 200,000 paths; the
+/// verdict says so.
+#[test]
+fn a_work_queue_claimed_with_atomic_add() {
+    expect("sp-workqueue.cu", None, "Ok", false);
+    expect("sp-workqueue-plainclaim.cu", None, "No", true);
+    for file in ["sp-workqueue.cu", "sp-workqueue-plainclaim.cu"] {
+        let v = check(file, Some("ptx"));
+        assert_eq!(v["result"], "Unknown", "{file}: {v}");
+        assert_eq!(v["complete"], false);
+        let why = v["incomplete_reason"].as_str().unwrap_or_default();
+        assert!(why.contains("200000 paths"), "{file}: {why}");
+    }
+}
+
+/// Asked for scoped C11 alone, a file only the PTX view can read is an error, not a PTX
+/// verdict under another name.
+#[test]
+fn model_src11_does_not_fall_back_to_the_ptx_view() {
+    let v = check_with("template-flag.cu", &["--model", "src11"]);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(e.contains("template"), "{v}");
+    assert!(v.get("result").is_none(), "{v}");
+}

@@ -602,3 +602,68 @@ int main() {
     assert_eq!(code, 0, "{err} {json}");
     assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
 }
+
+/// `cuda::atomic_ref<int, S> f(p[i]);` (the most vexing parse reads `p[i]` as an array
+/// parameter named by type `p`): it binds to element i. Each block adds 1 to its own element
+/// and to p[2] at device scope: p = {1, 1, 2}, no race.
+#[test]
+fn an_atomic_ref_bound_to_an_element_with_parentheses() {
+    let src = r#"#include <cuda/atomic>
+__global__ void k(int *p) {
+    int i = blockIdx.x;
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(p[i]);
+    f.fetch_add(1, cuda::memory_order_relaxed);
+    cuda::atomic_ref<int, cuda::thread_scope_device> g(p[2]);
+    g.fetch_add(1, cuda::memory_order_relaxed);
+}
+int main() {
+    int *p;
+    cudaMallocManaged(&p, 3 * sizeof(int));
+    k<<<2, 1>>>(p);
+    cudaDeviceSynchronize();
+    if (p[0] != 1 || p[1] != 1 || p[2] != 2) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("aref-element.cu", src);
+    assert_eq!(code, 0, "{err} {json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(!v["warnings"].to_string().contains("cannot read"), "{json}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+}
+
+/// A look-back loop that stops at the first block: `if (pred < 0) break;` folds for block 0,
+/// whose `flag[pred]` after it would index -1. That code never runs, so it is not lowered and
+/// is no error; block 0 sums nothing: out[0] = 0.
+#[test]
+fn code_after_a_break_that_always_runs_is_not_lowered() {
+    let src = r#"
+__device__ int flag[3];
+__global__ void k(int *out) {
+    int tile = blockIdx.x;
+    int sum = 0;
+    for (int j = 1; j < 3; ++j) {
+        int pred = tile - j;
+        if (pred < 0) break;
+        sum += flag[pred];
+    }
+    out[tile] = sum;
+}
+int main() {
+    int *out;
+    cudaMallocManaged(&out, 3 * sizeof(int));
+    k<<<3, 1>>>(out);
+    cudaDeviceSynchronize();
+    if (out[0] != 0) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("folded-break.cu", src);
+    assert_eq!(code, 0, "{err} {json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["model"], "src11",
+        "read by the language-level front-end: {json}"
+    );
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+}

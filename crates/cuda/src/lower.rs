@@ -1917,7 +1917,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// The pointer an expression denotes (`p`, `&x`, `&a[i]`, `a` for an array, `p + i`).
     fn pointer(&mut self, e: Node<'t>) -> R<Ptr> {
         match e.kind() {
-            "identifier" => {
+            // A name the most vexing parse read as a type (`atomic_ref<...> r(p[i])`).
+            "identifier" | "type_identifier" => {
                 let name = self.text(e);
                 match self.lookup(name) {
                     Some(Binding::Ptr(p) | Binding::HostArr(p)) => return Ok(p),
@@ -2262,9 +2263,30 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         self.scopes.push(Vec::new());
         let mut c = b.walk();
         let kids: Vec<Node> = b.named_children(&mut c).collect();
-        let r = kids.into_iter().try_for_each(|s| self.stmt(s));
+        let mut r = Ok(());
+        for s in kids {
+            r = self.stmt(s);
+            // After a `break`, `continue` or `return` that always runs (an `if` whose condition
+            // folds), the rest of the block never runs: it is not lowered, so that what it
+            // would compute there (an index past an array) is no error.
+            if r.is_err() || self.falls_off() {
+                break;
+            }
+        }
         self.scopes.pop();
         r
+    }
+
+    /// Whether the code so far ends in a jump that nothing jumps past: what follows in the
+    /// current block is unreachable (structured code has no jump into a block's middle).
+    fn falls_off(&self) -> bool {
+        matches!(
+            self.code.last().map(|i| &i.kind),
+            Some(InstrKind::Branch {
+                cond: BranchCond::Always,
+                ..
+            })
+        ) && !self.labels.contains(&Some(self.code.len()))
     }
 
     fn decl(&mut self, d: Node<'t>) -> R<()> {
@@ -2403,12 +2425,29 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         let [t] = items.as_slice() else {
                             return err(i, "an atomic reference binds to one object");
                         };
-                        // The most vexing parse: `(x)` read as a parameter of type `x`.
+                        // The most vexing parse: `(x)` read as a parameter of type `x`, and
+                        // `(p[i])` as a parameter of type `p` declared an array of `i`.
                         match (t.kind(), t.child_by_field_name("type")) {
                             ("parameter_declaration", Some(ty))
                                 if t.child_by_field_name("declarator").is_none() =>
                             {
                                 ty
+                            }
+                            ("parameter_declaration", Some(base)) => {
+                                let d = field(*t, "declarator")?;
+                                let size = d.child_by_field_name("size").filter(|_| {
+                                    d.kind() == "abstract_array_declarator"
+                                        && d.child_by_field_name("declarator").is_none()
+                                });
+                                let Some(size) = size else {
+                                    return err(*t, "an atomic reference binds to an object: write `*p`, `p[i]` or a global");
+                                };
+                                let p = self.pointer(base)?;
+                                let p = self.offset(p, size, false, *t)?;
+                                let p = self.retype(p, ty.ptr_ty(), *t)?;
+                                let p = self.keep_pointer(p, *t)?;
+                                self.bind(&name, Binding::Obj(p));
+                                continue;
                             }
                             _ => *t,
                         }
