@@ -210,10 +210,17 @@ pub fn judge(
                 });
             }
             if !exploration.cut.is_empty() {
-                let loops: Vec<String> = exploration
+                // In thread and instruction order, whichever order the search met them in.
+                let mut cut: Vec<_> = exploration
                     .cut
                     .iter()
-                    .map(|c| describe_instr(program, c.thread, c.instr))
+                    .map(|c| (c.thread, c.instr))
+                    .collect();
+                cut.sort_unstable();
+                cut.dedup();
+                let loops: Vec<String> = cut
+                    .into_iter()
+                    .map(|(t, i)| describe_instr(program, t, i))
                     .collect();
                 incomplete = Some(Incomplete {
                     reason: format!(
