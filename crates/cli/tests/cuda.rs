@@ -641,10 +641,18 @@ fn a_spin_lock_with_nanosleep_backoff() {
 }
 
 /// What neither view reads yet, refused with the construct named: warp intrinsics
-/// (`__activemask`, and `activemask` in NVRTC's PTX).
+/// (`__activemask`, and `activemask` in NVRTC's PTX). A test fixture, not an example (every
+/// example has a PTX view: tests/nvrtc_view.rs).
 #[test]
 fn warp_intrinsics_are_refused_by_name() {
-    let v = check_with("lx-warp-aggregated.cu", &[]);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warp-aggregated.cu");
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or("null")).unwrap();
     let e = v["error"].as_str().unwrap_or_default();
     assert!(
         e.contains("__activemask") && e.contains("warp-collective"),
