@@ -667,3 +667,50 @@ int main() {
     );
     assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
 }
+
+/// A kernel that waits for a flag nobody sets: every execution hangs, so none reaches the
+/// harness's check. The verdict is vacuous, and since the host waits for the kernel, the
+/// requirement fails (No) instead of passing on no state at all.
+#[test]
+fn a_harness_that_never_completes_fails_its_requirement() {
+    let src = r#"
+__device__ int flag = 0;
+__global__ void wait_forever(int *out) {
+    while (atomicAdd(&flag, 0) == 0) { }
+    *out = 1;
+}
+int main() {
+    int *out;
+    cudaMallocManaged(&out, sizeof(int));
+    *out = 0;
+    wait_forever<<<1, 1>>>(out);
+    cudaDeviceSynchronize();
+    if (*out != 1) return 1;
+    return 0;
+}
+"#;
+    let (_, json, _) = check("hang.cu", src);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["result"], "No", "{json}");
+    assert_eq!(v["vacuous"], true, "{json}");
+    assert_eq!(v["terminates"], false, "{json}");
+    assert_eq!(v["executions"], 0, "{json}");
+}
+
+/// A litmus test whose only reader spins on a flag nobody writes (tests/litmus/ptx,
+/// Await+never-written): no execution terminates, and the text says the result is vacuous.
+#[test]
+fn a_result_over_no_terminating_execution_is_marked_vacuous() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/litmus/ptx/Await+never-written.litmus");
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .arg("check")
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(vacuous: no execution terminates)"),
+        "{text}"
+    );
+}

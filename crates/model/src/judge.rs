@@ -273,6 +273,18 @@ pub fn judge(
         Quantifier::Exists => Outcome::No,
         Quantifier::NotExists | Quantifier::Forall => Outcome::Ok,
     };
+    // A harness that waits for its kernels (host code ordered after them) never reaches its
+    // checks in an execution that hangs: for a CUDA or OpenCL program that is a failed
+    // requirement, not a pass.
+    let harness_waits = program
+        .threads
+        .iter()
+        .any(|t| t.placement == scopecheck_ir::Placement::Host && !t.after.is_empty());
+    let outcome = if complete && harness_waits && !hangs.is_empty() && q != Quantifier::Exists {
+        Outcome::No
+    } else {
+        outcome
+    };
     let observation = if positive == 0 {
         Observation::Never
     } else if negative == 0 {

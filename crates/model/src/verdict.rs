@@ -141,6 +141,12 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether the verdict is vacuous: the exploration is complete and no execution
+    /// terminates (every one hangs), so a requirement holds of no final state at all.
+    pub fn vacuous(&self) -> bool {
+        self.is_complete() && self.executions == 0
+    }
+
     pub fn is_complete(&self) -> bool {
         self.incomplete.is_none()
     }

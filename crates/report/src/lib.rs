@@ -83,7 +83,15 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     for state in &verdict.states {
         let _ = writeln!(out, "{}", state_text(program, state));
     }
-    let _ = writeln!(out, "{}", outcome_text(verdict.outcome));
+    if verdict.vacuous() {
+        let _ = writeln!(
+            out,
+            "{} (vacuous: no execution terminates)",
+            outcome_text(verdict.outcome)
+        );
+    } else {
+        let _ = writeln!(out, "{}", outcome_text(verdict.outcome));
+    }
     if let Some(incomplete) = &verdict.incomplete {
         let _ = writeln!(out, "Incomplete: {}", incomplete.reason);
     }
@@ -413,6 +421,7 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "negative": verdict.negative,
         "executions": verdict.executions,
         "complete": verdict.is_complete(),
+        "vacuous": verdict.vacuous(),
         "incomplete_reason": verdict.incomplete.as_ref().map(|i| i.reason.as_str()),
         "time_ms": time.as_secs_f64() * 1000.0,
         "terminates": verdict.terminates(),
