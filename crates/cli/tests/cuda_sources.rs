@@ -714,3 +714,69 @@ fn a_result_over_no_terminating_execution_is_marked_vacuous() {
         "{text}"
     );
 }
+
+/// Integers wrap at their width in both views: `atomicAdd(x, INT_MAX)` then `atomicAdd(x, 1)`
+/// on an `int` gives INT_MIN, and an `unsigned` passing 2^32 - 1 wraps to what is left
+/// (`<climits>` gives the limits, as a host header does). The host's checks hold: Ok.
+#[test]
+fn atomics_wrap_at_their_width_in_both_views() {
+    let src = r#"#include <climits>
+__global__ void k(int *x, unsigned *u) {
+    atomicAdd(x, INT_MAX);
+    atomicAdd(x, 1);
+    atomicAdd(u, UINT_MAX);
+    atomicAdd(u, 2u);
+}
+int main() {
+    int *x; unsigned *u;
+    cudaMallocManaged(&x, sizeof(int));
+    cudaMallocManaged(&u, sizeof(unsigned));
+    *x = 0; *u = 0;
+    k<<<1, 1>>>(x, u);
+    cudaDeviceSynchronize();
+    if (*x != INT_MIN) return 1;
+    if (*u != 1u) return 1;
+    return 0;
+}
+"#;
+    let (code, json, err) = check("wrap.cu", src);
+    assert_eq!(code, 0, "{err} {json}");
+    assert_eq!(verdict(&json), ("Ok".into(), false), "{json}");
+    let dir = std::env::temp_dir().join(format!("scopecheck-pp-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--model", "ptx"])
+        .arg(dir.join("wrap.cu"))
+        .output()
+        .expect("run scopecheck");
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(verdict(&line), ("Ok".into(), false), "{line}");
+    assert!(!line.contains("own mapping"), "NVRTC's code: {line}");
+}
+
+/// A division by a value read at run time that is 0, and a shift by the width, are faults of
+/// the test at their line in device code (C leaves both undefined), not a silent 0.
+#[test]
+fn run_time_division_by_zero_and_wide_shifts_are_faults_with_their_line() {
+    for (name, expr, what) in [
+        ("div0.cu", "1 / d", "division by zero"),
+        ("shift.cu", "1 << d", "shift"),
+    ] {
+        let src = format!(
+            "__global__ void k(int *z, int *out) {{\n    int d = *z;\n    *out = {expr};\n}}\n\
+             int main() {{\n    int *z, *out;\n    cudaMallocManaged(&z, sizeof(int));\n    \
+             cudaMallocManaged(&out, sizeof(int));\n    *z = {};\n    k<<<1, 1>>>(z, out);\n    \
+             cudaDeviceSynchronize();\n    return 0;\n}}\n",
+            if name == "div0.cu" { 0 } else { 32 }
+        );
+        let (code, json, _) = check(name, &src);
+        assert_ne!(code, 0, "{json}");
+        assert!(
+            json.contains(what) && json.contains("line 3"),
+            "{name}: {json}"
+        );
+    }
+}

@@ -82,6 +82,9 @@ fn visit_scope(
                     // The directive ends at the line's end: libcu++'s takes its place.
                     let r = child.start_byte()..line_end(source, child.start_byte());
                     replace.push((r, FIXED_WIDTH_TYPEDEFS));
+                } else if matches!(inner, "climits" | "limits.h") {
+                    let r = child.start_byte()..line_end(source, child.start_byte());
+                    replace.push((r, "#include <cuda/std/climits>"));
                 } else if !DEVICE_HEADERS.iter().any(|h| inner.starts_with(h)) {
                     blank(child, out);
                 }

@@ -127,6 +127,21 @@ const CUDA_PREDEFINED: &[(&str, &str)] = &[
     ("__NVCC__", "1"),
     ("__CUDA_ARCH__", "900"),
     ("__cplusplus", "201703L"),
+    // <climits> / <limits.h>, as on the 64-bit Linux targets NVCC compiles for.
+    ("CHAR_BIT", "8"),
+    ("SCHAR_MIN", "(-128)"),
+    ("SCHAR_MAX", "127"),
+    ("UCHAR_MAX", "255"),
+    ("SHRT_MIN", "(-32768)"),
+    ("SHRT_MAX", "32767"),
+    ("USHRT_MAX", "65535"),
+    ("INT_MIN", "(-2147483647 - 1)"),
+    ("INT_MAX", "2147483647"),
+    ("UINT_MAX", "4294967295U"),
+    ("LONG_MIN", "(-9223372036854775807L - 1)"),
+    ("LONG_MAX", "9223372036854775807L"),
+    ("LLONG_MIN", "(-9223372036854775807LL - 1)"),
+    ("LLONG_MAX", "9223372036854775807LL"),
 ];
 
 /// Macros predefined for OpenCL C 2.0.
