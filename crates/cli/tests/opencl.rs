@@ -56,3 +56,22 @@ fn local_reduction_without_barrier_races() {
     expect("local-reduction-nobarrier.cl", "src11", "No", true);
     expect("local-reduction-nobarrier.cl", "ptx", "No", true);
 }
+
+/// `atomic_int` and `atomic_uint` wrap at their width, as PTX's `.s32`/`.u32` and C's `int`
+/// and `unsigned` do (tests/cuda_sources.rs): INT_MAX + 1 is INT_MIN, UINT_MAX + 2 is 1.
+#[test]
+fn opencl_atomics_wrap_at_their_width() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/opencl-wrap.cl");
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or("null")).unwrap();
+    assert_eq!(v["result"], "Ok", "{v}");
+    assert_eq!(v["racy"], false, "{v}");
+    let state = &v["states"][0]["values"];
+    assert_eq!(state["x"], i64::from(i32::MIN), "{v}");
+    assert_eq!(state["u"], 1, "{v}");
+}

@@ -127,7 +127,11 @@ const CUDA_PREDEFINED: &[(&str, &str)] = &[
     ("__NVCC__", "1"),
     ("__CUDA_ARCH__", "900"),
     ("__cplusplus", "201703L"),
-    // <climits> / <limits.h>, as on the 64-bit Linux targets NVCC compiles for.
+];
+
+/// The integer limits of `<climits>` (C++), `<limits.h>` (C) and OpenCL C's built-in ones, as
+/// on the 64-bit targets both compile for (`long` is 64-bit).
+const INTEGER_LIMITS: &[(&str, &str)] = &[
     ("CHAR_BIT", "8"),
     ("SCHAR_MIN", "(-128)"),
     ("SCHAR_MAX", "127"),
@@ -197,7 +201,8 @@ fn preprocessed<T>(
     predefined: &[(&str, &str)],
     then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
 ) -> Result<(Program, Vec<Warning>, T), CudaError> {
-    let pre = preprocess(source, predefined).map_err(|e| CudaError::new(e.span, e.message))?;
+    let all: Vec<(&str, &str)> = predefined.iter().chain(INTEGER_LIMITS).copied().collect();
+    let pre = preprocess(source, &all).map_err(|e| CudaError::new(e.span, e.message))?;
     let map = LineMap::new(source, &pre.text);
     let (mut program, mut warnings, extra) = then(&pre.text).map_err(|e| CudaError {
         span: map.span(e.span),
