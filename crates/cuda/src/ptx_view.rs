@@ -229,11 +229,13 @@ fn loc_lines(
         let Some(b) = &f.body else { continue };
         let mut all = Vec::new();
         instructions(b, &mut all);
-        // Its own `.loc` when in the file, else the call site in the file it was inlined at.
+        // Its own `.loc` when in the file, else the innermost call site in the file that it
+        // was inlined at (a user's device function inlined into the kernel answers for its
+        // own lines; a library header's code for the user's call of it).
         let in_file = |i: &scopecheck_ptx::ast::Instruction| {
-            [i.loc, i.call_site]
+            i.loc
                 .into_iter()
-                .flatten()
+                .chain(i.inlined_at.iter().copied())
                 .find(|(file, line, _)| main.contains(file) && *line > 0)
                 .map(|(_, line, col)| (line, col))
         };

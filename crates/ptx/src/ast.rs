@@ -163,9 +163,10 @@ pub struct Instruction {
     /// The source position the last `.loc` before it gave: (file number, line, column).
     pub loc: Option<(u32, u32, u32)>,
     /// Where the code `loc` names was inlined into the function being compiled: the `.loc`'s
-    /// `inlined_at` followed to its outermost call (file number, line, column); `None` for code
-    /// not inlined.
-    pub call_site: Option<(u32, u32, u32)>,
+    /// `inlined_at` chain (file number, line, column), from the innermost call to the
+    /// outermost; empty for code not inlined. A reader picks the first position in its own
+    /// file (a library header's code answers for the user's call of it).
+    pub inlined_at: Vec<(u32, u32, u32)>,
 }
 
 /// An operand as written.

@@ -3289,7 +3289,7 @@ mod tests {
     fn i(line: u32, mnemonic: &str, operands: Vec<Op>) -> Statement {
         let mut parts = mnemonic.split('.');
         Statement::Instruction(Instruction {
-            call_site: None,
+            inlined_at: Vec::new(),
             guard: None,
             opcode: parts.next().unwrap().into(),
             modifiers: parts.map(Into::into).collect(),

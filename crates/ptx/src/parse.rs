@@ -57,7 +57,7 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
             functions: Vec::new(),
         },
         loc: None,
-        call_site: None,
+        inlined_at: Vec::new(),
         inlined: std::collections::HashMap::new(),
         reg_scopes: Vec::new(),
         depth: 0,
@@ -107,10 +107,9 @@ struct Parser<'a> {
     module: Module,
     /// The position the last `.loc` gave, for the instructions after it.
     loc: Option<(u32, u32, u32)>,
-    /// Its outermost call site, when the code it names was inlined.
-    call_site: Option<(u32, u32, u32)>,
-    /// For each position a `.loc` with `inlined_at` named, that call site's own outermost
-    /// call site: inlining nests, each `.loc` naming its immediate caller.
+    /// Its call sites, innermost first, when the code it names was inlined.
+    inlined_at: Vec<(u32, u32, u32)>,
+    /// For each position a `.loc` with `inlined_at` named, the call it was inlined at.
     inlined: std::collections::HashMap<(u32, u32, u32), (u32, u32, u32)>,
     /// Per enclosing body, the registers declared without a `%` (`.reg .pred p, q;`), so that
     /// `p` reads as a register and not as a symbol.
@@ -426,7 +425,7 @@ impl Parser<'_> {
         let line = self.unsigned32("a line number after `.loc N`")?;
         let column = self.unsigned32("a column after `.loc N N`")?;
         self.loc = Some((file, line, column));
-        self.call_site = None;
+        self.inlined_at.clear();
         // The inlining context: `, function_name $L__info_string0, inlined_at F L C`. `.loc`
         // has no `;`, so its end is the end of its line.
         if self.peek().tok == Tok::Comma {
@@ -453,9 +452,17 @@ impl Parser<'_> {
                     num(words.get(k + 3)),
                 ) {
                     let caller = (f, l, c);
-                    let outermost = self.inlined.get(&caller).copied().unwrap_or(caller);
-                    self.inlined.insert((file, line, column), outermost);
-                    self.call_site = Some(outermost);
+                    self.inlined.insert((file, line, column), caller);
+                    // The chain outwards, each call site's own `inlined_at` in turn.
+                    let mut at = caller;
+                    self.inlined_at.push(at);
+                    while let Some(&next) = self.inlined.get(&at) {
+                        if self.inlined_at.contains(&next) {
+                            break;
+                        }
+                        self.inlined_at.push(next);
+                        at = next;
+                    }
                 }
             }
         }
@@ -745,7 +752,7 @@ impl Parser<'_> {
                 let open = self.next().span;
                 // A `.loc` of the previous function does not describe this one.
                 self.loc = None;
-                self.call_site = None;
+                self.inlined_at.clear();
                 Some(self.body(open)?)
             }
             Tok::Semi => {
@@ -1073,7 +1080,7 @@ impl Parser<'_> {
             operands,
             span: self.span_from(start),
             loc: self.loc,
-            call_site: self.call_site,
+            inlined_at: self.inlined_at.clone(),
         })
     }
 
@@ -1532,7 +1539,7 @@ $L__BB0_2:
                 operands: vec![sym("$L__BB0_2")],
                 span: span_of(EXAMPLE, "@%p1 bra \t$L__BB0_2;"),
                 loc: Some((1, 12, 0)),
-                call_site: None,
+                inlined_at: Vec::new(),
             }
         );
         assert_eq!((all[10].span.line, all[10].span.column), (43, 2));
@@ -1805,16 +1812,16 @@ $L__BB0_2:
         let all = instructions(&f.body.as_ref().unwrap().statements);
         let locs: Vec<_> = all
             .iter()
-            .map(|i| (i.opcode.as_str(), i.loc, i.call_site))
+            .map(|i| (i.opcode.as_str(), i.loc, i.inlined_at.clone()))
             .collect();
         // Inlining nests: the second `.loc` was inlined at the first, itself inlined at
-        // a.cu line 12, the call site both answer for.
+        // a.cu line 12: its chain runs b.h line 5, then a.cu line 12.
         assert_eq!(
             locs,
             vec![
-                ("exit", Some((2, 5, 3)), Some((1, 12, 7))),
-                ("trap", Some((2, 40, 1)), Some((1, 12, 7))),
-                ("ret", Some((1, 9, 1)), None)
+                ("exit", Some((2, 5, 3)), vec![(1, 12, 7)]),
+                ("trap", Some((2, 40, 1)), vec![(2, 5, 3), (1, 12, 7)]),
+                ("ret", Some((1, 9, 1)), vec![])
             ]
         );
         let vars: Vec<_> = m
