@@ -126,20 +126,7 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
 }
 
 pub(crate) fn writes_of(kind: &InstrKind) -> Option<RegId> {
-    match kind {
-        InstrKind::Load { dst, .. }
-        | InstrKind::Mov { dst, .. }
-        | InstrKind::Binary { dst, .. } => Some(*dst),
-        InstrKind::Rmw { dst, .. } => *dst,
-        InstrKind::Barrier {
-            kind: BarrierKind::Red { dst, .. },
-            ..
-        } => Some(*dst),
-        InstrKind::Store { .. }
-        | InstrKind::Fence { .. }
-        | InstrKind::Barrier { .. }
-        | InstrKind::Branch { .. } => None,
-    }
+    kind.written_register()
 }
 
 /// Whether an RMW can write back the value it read: always (`add 0`, `or 0`, ...), or in the

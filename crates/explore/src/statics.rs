@@ -72,14 +72,7 @@ pub struct ThreadStatics {
 }
 
 fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
-    match code[pc].kind {
-        InstrKind::Branch {
-            cond: BranchCond::Always,
-            target,
-        } => vec![target],
-        InstrKind::Branch { target, .. } => vec![pc + 1, target],
-        _ => vec![pc + 1],
-    }
+    code[pc].successors(pc)
 }
 
 /// The locations an instruction may write.

@@ -21,7 +21,9 @@ use scopecheck_ir::{
     MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, Thread, ThreadId,
 };
 
-use crate::layout::{Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP};
+use crate::layout::{
+    meets_barriers, Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP,
+};
 use crate::GenError;
 
 /// PTX ISA version of the generated modules (CUDA 12.0 and later load it).
@@ -704,11 +706,7 @@ impl Gen<'_> {
         }
         // A role that meets barriers must arrive at them whatever happens, or its CTA hangs:
         // past the bound it runs anyway, with its instance marked cut.
-        let th = &self.p.threads[t.0 as usize];
-        let barriers = th
-            .code
-            .iter()
-            .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
+        let barriers = meets_barriers(&self.p.threads[t.0 as usize]);
         e!(self, "\tmov.u64 \t%owait, %globaltimer;");
         for a in waits {
             let Some(k) = self.l.flag_word(0, a) else {
@@ -1044,10 +1042,7 @@ impl Gen<'_> {
                     }
                     e!(self, "\tadd.u32 \t%loops, %loops, 1;");
                     e!(self, "\tsetp.gt.u32 \t%p1, %loops, {};", self.opts.loop_cap);
-                    let barriers = th
-                        .code
-                        .iter()
-                        .any(|i| matches!(i.kind, InstrKind::Barrier { .. }));
+                    let barriers = meets_barriers(th);
                     if barriers {
                         // Cut, it leaves the loop here and still meets every barrier after
                         // it (layout::barrier_sequence), so its CTA cannot hang.

@@ -428,15 +428,8 @@ pub fn work<W: HostWords + ?Sized>(
     go_wait: Duration,
 ) -> LaunchWork {
     let mut out = LaunchWork::default();
-    let started = Instant::now();
-    let mut spins = 0u32;
-    while words.go().load(Ordering::Acquire) != launch {
-        std::hint::spin_loop();
-        spins += 1;
-        if spins.is_multiple_of(SPINS_PER_CLOCK_READ) && started.elapsed() > go_wait {
-            out.unpaced = 1;
-            break;
-        }
+    if !await_flag(words.go(), launch, go_wait) {
+        out.unpaced = 1;
     }
     let Some(thread) = program.threads.get(role.0 as usize) else {
         return out;
@@ -497,8 +490,8 @@ pub fn work<W: HostWords + ?Sized>(
     out
 }
 
-/// Waits until `flag` holds `epoch` (acquire: everything its role did is visible then), at most
-/// `bound`; whether it did.
+/// Waits until `flag` holds `epoch` (acquire: everything written before it is visible then), at
+/// most `bound`; whether it did. The pacing word and the launch-order flags both wait so.
 fn await_flag(flag: &AtomicU32, epoch: u32, bound: Duration) -> bool {
     let started = Instant::now();
     let mut spins = 0u32;

@@ -730,6 +730,13 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
     None
 }
 
+/// Whether thread `t` has a barrier instruction.
+pub fn meets_barriers(t: &Thread) -> bool {
+    t.code
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Barrier { .. }))
+}
+
 /// The barriers a thread arrives at: (id, thread count), in order.
 pub type BarrierSequence = Vec<(u32, Option<u32>)>;
 
@@ -743,21 +750,22 @@ pub type BarrierSequence = Vec<(u32, Option<u32>)>;
 pub fn barrier_sequence(t: &Thread) -> Result<BarrierSequence, String> {
     let code = &t.code;
     let n = code.len();
-    if !code
-        .iter()
-        .any(|i| matches!(i.kind, InstrKind::Barrier { .. }))
-    {
+    if !meets_barriers(t) {
         return Ok(Vec::new());
     }
+    // A backward branch may also fall through: the way out of a loop cut at the loop cap.
     let succ = |i: usize| -> Vec<usize> {
-        match code[i].kind {
-            InstrKind::Branch {
-                cond: BranchCond::Always,
-                target,
-            } if target > i => vec![target.min(n)],
-            InstrKind::Branch { target, .. } => vec![i + 1, target.min(n)],
-            _ => vec![i + 1],
+        let mut s: Vec<usize> = code[i]
+            .successors(i)
+            .into_iter()
+            .map(|t| t.min(n))
+            .collect();
+        if matches!(code[i].kind, InstrKind::Branch { target, .. } if target <= i)
+            && !s.contains(&(i + 1))
+        {
+            s.insert(0, i + 1);
         }
+        s
     };
     // The barriers met on the way to each instruction must not depend on the way.
     let mut at: Vec<Option<BarrierSequence>> = vec![None; n + 1];

@@ -704,6 +704,24 @@ pub enum InstrKind {
 }
 
 impl InstrKind {
+    /// The register the instruction writes, if any.
+    pub fn written_register(&self) -> Option<RegId> {
+        match self {
+            InstrKind::Load { dst, .. }
+            | InstrKind::Mov { dst, .. }
+            | InstrKind::Binary { dst, .. } => Some(*dst),
+            InstrKind::Rmw { dst, .. } => *dst,
+            InstrKind::Barrier {
+                kind: BarrierKind::Red { dst, .. },
+                ..
+            } => Some(*dst),
+            InstrKind::Store { .. }
+            | InstrKind::Fence { .. }
+            | InstrKind::Barrier { .. }
+            | InstrKind::Branch { .. } => None,
+        }
+    }
+
     /// The address of a memory access (load, store, RMW).
     pub fn address(&self) -> Option<&Address> {
         match self {
@@ -726,6 +744,21 @@ pub struct Instr {
     pub kind: InstrKind,
     pub span: Span,
     pub text: String,
+}
+
+impl Instr {
+    /// The instructions that may run after this one, at index `pc` of its thread: the next
+    /// one, a branch's target, or both (a target may be the code's length: the end).
+    pub fn successors(&self, pc: usize) -> Vec<usize> {
+        match self.kind {
+            InstrKind::Branch {
+                cond: BranchCond::Always,
+                target,
+            } => vec![target],
+            InstrKind::Branch { target, .. } => vec![pc + 1, target],
+            _ => vec![pc + 1],
+        }
+    }
 }
 
 /// One thread of the test.
@@ -1036,6 +1069,45 @@ impl Program {
             }
             Observable::Loc(l) => self.location(l).name.clone(),
         }
+    }
+}
+
+impl Order {
+    /// The order as PTX and C spell it (`weak` for a plain access).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Order::Weak => "weak",
+            Order::Volatile => "volatile",
+            Order::Relaxed => "relaxed",
+            Order::Acquire => "acquire",
+            Order::Release => "release",
+            Order::AcqRel => "acq_rel",
+            Order::SeqCst => "seq_cst",
+        }
+    }
+}
+
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FenceOrder {
+    /// The fence's PTX qualifier (`fence.sc`, `fence.acq_rel`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            FenceOrder::Acquire => "acquire",
+            FenceOrder::Release => "release",
+            FenceOrder::AcqRel => "acq_rel",
+            FenceOrder::Sc => "sc",
+        }
+    }
+}
+
+impl fmt::Display for FenceOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

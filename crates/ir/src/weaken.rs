@@ -42,10 +42,8 @@ impl Weakening {
         let i = &t.code[self.instr];
         let what = match &self.change {
             Change::DropFence => "fence removed".to_string(),
-            Change::Order { from, to } => format!("{} -> {}", order_name(*from), order_name(*to)),
-            Change::FenceOrder { from, to } => {
-                format!("fence {} -> {}", fence_name(*from), fence_name(*to))
-            }
+            Change::Order { from, to } => format!("{from} -> {to}"),
+            Change::FenceOrder { from, to } => format!("fence {from} -> {to}"),
             Change::Scope { from, to } => format!("scope {from} -> {to}"),
             Change::SplitRmw => "RMW split into a load and a store".to_string(),
         };
@@ -73,27 +71,6 @@ impl Weakening {
             }
         }
         p
-    }
-}
-
-fn order_name(o: Order) -> &'static str {
-    match o {
-        Order::Weak => "weak",
-        Order::Volatile => "volatile",
-        Order::Relaxed => "relaxed",
-        Order::Acquire => "acquire",
-        Order::Release => "release",
-        Order::AcqRel => "acq_rel",
-        Order::SeqCst => "seq_cst",
-    }
-}
-
-fn fence_name(o: FenceOrder) -> &'static str {
-    match o {
-        FenceOrder::Acquire => "acquire",
-        FenceOrder::Release => "release",
-        FenceOrder::AcqRel => "acq_rel",
-        FenceOrder::Sc => "sc",
     }
 }
 

@@ -133,15 +133,11 @@ fn describe(kind: &InstrKind) -> String {
     }
 }
 
+/// The order as a suggestion names it: a plain access for a weak one.
 fn order_word(o: Order) -> &'static str {
     match o {
         Order::Weak => "plain",
-        Order::Volatile => "volatile",
-        Order::Relaxed => "relaxed",
-        Order::Acquire => "acquire",
-        Order::Release => "release",
-        Order::AcqRel => "acq_rel",
-        Order::SeqCst => "seq_cst",
+        o => o.name(),
     }
 }
 

@@ -22,7 +22,7 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
         let code = &thread.code;
         let mut writers: HashMap<RegId, usize> = HashMap::new();
         for i in code {
-            if let Some(r) = written(&i.kind) {
+            if let Some(r) = i.kind.written_register() {
                 *writers.entry(r).or_default() += 1;
             }
         }
@@ -117,20 +117,9 @@ impl Dominators {
 fn dominators(code: &[scopecheck_ir::Instr]) -> Dominators {
     let n = code.len() + 1;
     let words = n.div_ceil(64);
-    let succ = |k: usize| -> Vec<usize> {
-        match code.get(k).map(|i| &i.kind) {
-            Some(InstrKind::Branch {
-                cond: scopecheck_ir::BranchCond::Always,
-                target,
-            }) => vec![(*target).min(n - 1)],
-            Some(InstrKind::Branch { target, .. }) => vec![k + 1, (*target).min(n - 1)],
-            Some(_) => vec![k + 1],
-            None => vec![],
-        }
-    };
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for k in 0..code.len() {
-        for s in succ(k) {
+    for (k, i) in code.iter().enumerate() {
+        for s in i.successors(k) {
             preds[s.min(n - 1)].push(k);
         }
     }
@@ -160,23 +149,6 @@ fn dominators(code: &[scopecheck_ir::Instr]) -> Dominators {
         if !changed {
             return Dominators { sets };
         }
-    }
-}
-
-fn written(kind: &InstrKind) -> Option<RegId> {
-    match kind {
-        InstrKind::Load { dst, .. }
-        | InstrKind::Mov { dst, .. }
-        | InstrKind::Binary { dst, .. } => Some(*dst),
-        InstrKind::Rmw { dst, .. } => *dst,
-        InstrKind::Barrier {
-            kind: scopecheck_ir::BarrierKind::Red { dst, .. },
-            ..
-        } => Some(*dst),
-        InstrKind::Store { .. }
-        | InstrKind::Fence { .. }
-        | InstrKind::Barrier { .. }
-        | InstrKind::Branch { .. } => None,
     }
 }
 
@@ -248,18 +220,22 @@ mod tests {
 
     /// `mov %rd3, flag` then an await RMW through `%rd3` inside a loop: the RMW names `flag`.
     /// A register written twice, or an access before its one write, stays a pointer access.
-    #[test]
-    fn constant_pointers_become_locations() {
-        let p0 = program(vec![], 0);
-        let flag = p0.address_of(scopecheck_ir::LocId(1));
-        let rmw = |reg| InstrKind::Rmw {
+    /// An await's `atom.add r1, [reg], 0` through pointer register `reg`.
+    fn rmw(reg: RegId) -> InstrKind {
+        InstrKind::Rmw {
             dst: Some(RegId(1)),
             addr: Address::Ptr { reg, disp: 0 },
             kind: RmwKind::Op(RmwOp::Add, Operand::Imm(0)),
             ty: IntType::U32,
             order: Order::Relaxed,
             scope: Scope::Gpu,
-        };
+        }
+    }
+
+    #[test]
+    fn constant_pointers_become_locations() {
+        let p0 = program(vec![], 0);
+        let flag = p0.address_of(scopecheck_ir::LocId(1));
         let mut p = program(
             vec![
                 rmw(RegId(0)), // before the write: stays
@@ -321,14 +297,6 @@ mod tests {
     fn an_address_computed_inside_a_branch_is_folded_where_its_write_dominates() {
         let p0 = program(vec![], 0);
         let flag = p0.address_of(scopecheck_ir::LocId(1));
-        let rmw = |reg| InstrKind::Rmw {
-            dst: Some(RegId(1)),
-            addr: Address::Ptr { reg, disp: 0 },
-            kind: RmwKind::Op(RmwOp::Add, Operand::Imm(0)),
-            ty: IntType::U32,
-            order: Order::Relaxed,
-            scope: Scope::Gpu,
-        };
         let mut p = program(
             vec![
                 InstrKind::Branch {
