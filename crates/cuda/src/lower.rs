@@ -3554,6 +3554,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if let Some(v) = self.cl_device_call(&name, &args, hint, e)? {
             return Ok(v);
         }
+        if let Some(v) = self.warp_call(&name, &args, hint, e)? {
+            return Ok(v);
+        }
         if self.host() {
             if let Some(v) = self.cl_host_call(&name, &args, hint, e)? {
                 return Ok(v);
@@ -4206,6 +4209,7 @@ fn is_empty_stmt(s: Node) -> bool {
 
 mod harness;
 mod opencl;
+mod warp;
 
 /// Whether `body` assigns, increments or takes the address of the name `var`.
 fn writes_name(body: Node, var: &str, src: &str) -> bool {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use scopecheck_ir::{BarrierRedOp, LocId, Placement, Program, ThreadId, Value};
 
 use crate::relation::{EventSet, Relation};
-use crate::trace::{EventKind, Trace, TraceEvent};
+use crate::trace::{BarrierName, EventKind, Trace, TraceEvent};
 
 /// An event: `(thread, instruction)` and what it does. Initial writes have no thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +37,12 @@ pub struct Graph<'p> {
     pub rmw: Relation,
     /// Data, address and control dependencies, from a read to what depends on it.
     pub dep: Relation,
-    /// From each barrier arrival to the waits of the other threads of the same barrier round.
+    /// From each barrier arrival to the waits of the other threads of the same barrier round
+    /// (CTA barriers and `__syncwarp`).
     pub barrier_sync: Relation,
+    /// The same for warp shuffles and votes, which exchange values but do not order memory:
+    /// models never see it; the explorer keeps what a thread received in its causal prefix.
+    pub collective: Relation,
     /// From every event of a thread to every event of the threads that start only after it
     /// finished (`Thread::after`: kernel launches on one stream, host code after a
     /// synchronization). Models treat it as synchronization.
@@ -69,10 +73,30 @@ pub enum NotAnExecution {
 }
 
 /// The CTA a thread belongs to, as a key for barrier matching; host threads each get their own.
-fn cta_key(p: &Placement, t: usize) -> (u32, u32, u32, usize) {
+pub(crate) fn cta_key(p: &Placement, t: usize) -> (u32, u32, u32, usize) {
     match p {
         Placement::Device(d) => (d.gpu, d.cluster, d.cta, usize::MAX),
         Placement::Host => (u32::MAX, u32::MAX, u32::MAX, t),
+    }
+}
+
+/// The threads that meet at one barrier: a CTA (its key), or a warp (its lane 0's thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BarrierGroup {
+    Cta((u32, u32, u32, usize)),
+    Warp(usize),
+}
+
+/// The group thread `t` meets at `barrier` with.
+pub(crate) fn barrier_group(program: &Program, t: usize, barrier: BarrierName) -> BarrierGroup {
+    match barrier {
+        BarrierName::Cta(_) => BarrierGroup::Cta(cta_key(&program.threads[t].placement, t)),
+        BarrierName::Warp { .. } => BarrierGroup::Warp(
+            program
+                .warp_members(ThreadId(t as u32), u32::MAX)
+                .first()
+                .map_or(t, |u| u.0 as usize),
+        ),
     }
 }
 
@@ -88,6 +112,7 @@ impl<'p> Graph<'p> {
             rmw: Relation::new(0),
             dep: Relation::new(0),
             barrier_sync: Relation::new(0),
+            collective: Relation::new(0),
             launch: Relation::new(0),
             same_loc: Relation::new(0),
             reads: EventSet::new(0),
@@ -115,6 +140,7 @@ impl<'p> Graph<'p> {
             &mut self.rmw,
             &mut self.dep,
             &mut self.barrier_sync,
+            &mut self.collective,
             &mut self.launch,
             &mut self.same_loc,
         ] {
@@ -344,10 +370,10 @@ pub(crate) fn match_barriers(
         arrives: Vec<(usize, Option<Value>, Option<u32>)>,
         waits: Vec<(usize, Option<(BarrierRedOp, Value)>)>,
     }
-    /// (CTA key, barrier id, arrival number)
-    type InstanceKey = ((u32, u32, u32, usize), u32, u32);
+    /// (barrier group, barrier, arrival number)
+    type InstanceKey = (BarrierGroup, BarrierName, u32);
     let mut instances: Vec<(InstanceKey, Instance)> = Vec::new();
-    let mut seen: Vec<(usize, u32, u32)> = Vec::new(); // (thread, barrier, arrivals so far)
+    let mut seen: Vec<(usize, BarrierName, u32)> = Vec::new(); // (thread, barrier, arrivals so far)
     for (i, e) in events.iter().enumerate() {
         let Some(t) = e.thread else { continue };
         let t = t.0 as usize;
@@ -368,7 +394,7 @@ pub(crate) fn match_barriers(
         }
         // The wait belongs to the instance of the arrival just before it.
         let k = seen[slot].2.saturating_sub(1);
-        let key = (cta_key(&program.threads[t].placement, t), barrier, k);
+        let key = (barrier_group(program, t, barrier), barrier, k);
         let inst = match instances.iter().position(|(k2, _)| *k2 == key) {
             Some(p) => &mut instances[p].1,
             None => {
@@ -390,10 +416,21 @@ pub(crate) fn match_barriers(
     }
     let mut sync = Relation::new(events.len());
     let mut blocked = Vec::new();
-    for ((cta, _, _), inst) in &instances {
-        if inst.waits.is_empty() {
+    for ((group, barrier, _), inst) in &instances {
+        if inst.waits.is_empty() || !barrier.orders_memory() {
             continue;
         }
+        // Which lanes a warp collective's round holds was settled as the threads ran.
+        let BarrierGroup::Cta(cta) = group else {
+            for &(w, _) in &inst.waits {
+                for &(a, _, _) in &inst.arrives {
+                    if events[a].thread != events[w].thread {
+                        sync.insert(a, w);
+                    }
+                }
+            }
+            continue;
+        };
         let expected = inst
             .arrives
             .iter()

@@ -15,12 +15,12 @@
 
 use scopecheck_ir::{
     Address, Arithmetic, BarrierKind, BarrierRedOp, BranchCond, InstrKind, IntType, LocId, Operand,
-    Order, Program, RegId, RmwKind, Scope, Thread, Value,
+    Order, Program, RegId, RmwKind, Scope, Thread, Value, WarpOp,
 };
 
 use crate::machine::{union, Machine};
 use crate::statics::ThreadStatics;
-use crate::trace::{EventKind, PathEnd, Trace};
+use crate::trace::{BarrierName, EventKind, PathEnd, Trace, WarpKind};
 
 /// A read the thread needs a value for before it can go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,10 +48,22 @@ enum ReadFor {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BarrierWait {
     pub instr: usize,
-    pub barrier: u32,
+    pub barrier: BarrierName,
     /// Which arrival of this thread at this barrier it waits on (0 for the first).
     pub round: u32,
     pub red: Option<(BarrierRedOp, RegId)>,
+    /// What a warp collective gives this thread, once its round is complete.
+    pub warp: Option<WarpWait>,
+}
+
+/// The destinations of a warp collective and this thread's shuffle operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpWait {
+    pub dst: Option<RegId>,
+    pub pred_dst: Option<RegId>,
+    /// The ISA's `b` and `c` of a shuffle (0 otherwise).
+    pub b: Value,
+    pub c: Value,
 }
 
 /// Where a thread stands.
@@ -168,6 +180,18 @@ impl ThreadRun {
                 kind: BarrierKind::Red { pred, .. },
                 ..
             } => self.is_unknown(*pred),
+            InstrKind::Warp {
+                op, mask, value, ..
+            } => {
+                self.is_unknown(*mask)
+                    || self.is_unknown(*value)
+                    || match *op {
+                        WarpOp::Shfl { lane, clamp, .. } => {
+                            self.is_unknown(lane) || self.is_unknown(clamp)
+                        }
+                        WarpOp::Sync | WarpOp::Vote(_) => false,
+                    }
+            }
             // Whether the result is defined may depend on either operand.
             InstrKind::Binary { op, a, b, ty, .. } => {
                 (self.is_unknown(*a) || self.is_unknown(*b)) && op.can_be_undefined(*ty, rules)
@@ -339,12 +363,6 @@ impl ThreadRun {
                     return Step::Other;
                 }
                 InstrKind::Barrier { id, kind, count } => {
-                    let arrivals = self
-                        .trace
-                        .events
-                        .iter()
-                        .filter(|e| matches!(e.kind, EventKind::Arrive { barrier, .. } if barrier == id))
-                        .count() as u32;
                     let (pred, pdeps, red) = match kind {
                         BarrierKind::Red { op, dst, pred } => (
                             Some(self.operand(pred)),
@@ -353,10 +371,12 @@ impl ThreadRun {
                         ),
                         BarrierKind::Sync | BarrierKind::Arrive => (None, vec![], None),
                     };
+                    let barrier = BarrierName::Cta(id);
+                    let round = self.arrivals_at(barrier);
                     self.push(
                         pc,
                         EventKind::Arrive {
-                            barrier: id,
+                            barrier,
                             count,
                             pred,
                         },
@@ -367,9 +387,56 @@ impl ThreadRun {
                     }
                     self.status = Status::Waiting(BarrierWait {
                         instr: pc,
-                        barrier: id,
-                        round: arrivals,
+                        barrier,
+                        round,
                         red,
+                        warp: None,
+                    });
+                    return Step::Waits;
+                }
+                InstrKind::Warp {
+                    op,
+                    mask,
+                    value,
+                    dst,
+                    pred_dst,
+                } => {
+                    let (kind, b, c) = match op {
+                        WarpOp::Sync => (WarpKind::Sync, 0, 0),
+                        WarpOp::Vote(v) => (WarpKind::Vote(v), 0, 0),
+                        WarpOp::Shfl { mode, lane, clamp } => (
+                            WarpKind::Shfl(mode),
+                            self.operand(lane),
+                            self.operand(clamp),
+                        ),
+                    };
+                    let barrier = BarrierName::Warp {
+                        mask: self.operand(mask) as u32,
+                        op: kind,
+                    };
+                    let round = self.arrivals_at(barrier);
+                    let v = self.operand(value);
+                    let vdeps = self.operand_deps(value).to_vec();
+                    self.push(
+                        pc,
+                        EventKind::Arrive {
+                            barrier,
+                            count: None,
+                            pred: Some(v),
+                        },
+                        &vdeps,
+                    );
+                    self.status = Status::Waiting(BarrierWait {
+                        instr: pc,
+                        barrier,
+                        round,
+                        red: None,
+                        warp: Some(WarpWait {
+                            dst,
+                            pred_dst,
+                            b,
+                            c,
+                        }),
                     });
                     return Step::Waits;
                 }
@@ -608,12 +675,14 @@ impl ThreadRun {
                     }
                 }
                 Step::Waits => {
-                    let red = match recorded.get(at + 1).map(|e| e.kind) {
-                        Some(EventKind::Wait { red, .. }) => red.map(|r| r.1),
+                    let result = match recorded.get(at + 1).map(|e| e.kind) {
+                        Some(EventKind::Wait { red, received, .. }) => {
+                            red.map(|r| (r.1, 0)).or(received)
+                        }
                         // The recorded path stops at the arrival: it still waits.
                         _ => break,
                     };
-                    t.pass_barrier(red);
+                    t.pass_barrier(result);
                 }
                 Step::Wrote(_) | Step::Other => {}
                 Step::Stopped | Step::Suspended => break,
@@ -635,24 +704,54 @@ impl ThreadRun {
         t
     }
 
-    /// Lets a waiting thread through its barrier, with the round's reduction for `bar.red`.
-    pub fn pass_barrier(&mut self, reduction: Option<Value>) {
+    /// The arrivals this thread made at `barrier` so far.
+    fn arrivals_at(&self, barrier: BarrierName) -> u32 {
+        self.trace
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
+            .count() as u32
+    }
+
+    /// Lets a waiting thread through its barrier, with what the round gives it: the reduction
+    /// of a `bar.red`, or a warp collective's values for its two destinations.
+    pub fn pass_barrier(&mut self, result: Option<(Value, Value)>) {
         let Status::Waiting(w) = std::mem::replace(&mut self.status, Status::Ready) else {
             unreachable!("pass_barrier on a thread that does not wait");
         };
         let red = w.red.map(|(op, dst)| {
-            let v = reduction.expect("a bar.red round has a reduction");
+            let v = result.expect("a bar.red round has a reduction").0;
             self.set(dst, v, vec![]);
             (op, v)
+        });
+        let received = w.warp.map(|ww| {
+            let (d, p) = result.expect("a warp collective's round has its values");
+            if let Some(r) = ww.dst {
+                self.set(r, d, vec![]);
+            }
+            if let Some(r) = ww.pred_dst {
+                self.set(r, p, vec![]);
+            }
+            (d, p)
         });
         self.push(
             w.instr,
             EventKind::Wait {
                 barrier: w.barrier,
                 red,
+                received,
             },
             &[],
         );
+    }
+
+    /// Stops a waiting thread whose round makes its collective undefined (a fault of the test).
+    pub fn fault_at_barrier(&mut self, message: String) {
+        if let Status::Waiting(w) = &self.status {
+            let instr = w.instr;
+            self.trace.end = PathEnd::Fault { instr, message };
+            self.status = Status::Stopped;
+        }
     }
 
     /// Marks the thread as never scheduled again from here (a starved thread).

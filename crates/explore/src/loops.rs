@@ -30,7 +30,7 @@
 
 use scopecheck_ir::{
     Address, BarrierKind, BranchCond, InstrKind, Operand, Order, Placement, Program, RegId,
-    RmwKind, RmwOp, Scope, Thread,
+    RmwKind, RmwOp, Scope, Thread, WarpOp,
 };
 
 /// A loop: a head and the backward branches to it, and what the explorer may do with it.
@@ -120,13 +120,27 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
             kind: BarrierKind::Red { pred, .. },
             ..
         } => op(pred),
+        InstrKind::Warp {
+            op: wop,
+            mask,
+            value,
+            ..
+        } => {
+            op(mask);
+            op(value);
+            if let WarpOp::Shfl { lane, clamp, .. } = wop {
+                op(lane);
+                op(clamp);
+            }
+        }
         InstrKind::Branch { .. } | InstrKind::Fence { .. } | InstrKind::Barrier { .. } => {}
     }
     v
 }
 
-pub(crate) fn writes_of(kind: &InstrKind) -> Option<RegId> {
-    kind.written_register()
+/// The registers an instruction writes.
+pub(crate) fn writes_of(kind: &InstrKind) -> impl Iterator<Item = RegId> {
+    kind.written_registers()
 }
 
 /// Whether an RMW can write back the value it read: always (`add 0`, `or 0`, ...), or in the
@@ -243,6 +257,9 @@ fn await_loop(
         match &i.kind {
             InstrKind::Store { .. } => return Err("the body stores".into()),
             InstrKind::Barrier { .. } => return Err("the body waits at a barrier".into()),
+            InstrKind::Warp { .. } => {
+                return Err("the body meets other lanes at a warp collective".into())
+            }
             InstrKind::Rmw {
                 kind, addr, scope, ..
             } => {
@@ -266,7 +283,7 @@ fn await_loop(
         for r in reads_of(&i.kind) {
             let later_write = code[head..=branch]
                 .iter()
-                .any(|j| writes_of(&j.kind) == Some(r));
+                .any(|j| writes_of(&j.kind).any(|w| w == r));
             if later_write && !written.contains(&r) {
                 return Err(format!(
                     "register {} carries a value from one iteration to the next",
@@ -274,7 +291,7 @@ fn await_loop(
                 ));
             }
         }
-        if let Some(w) = writes_of(&i.kind) {
+        for w in writes_of(&i.kind) {
             if exited {
                 return Err("a register is written after the loop's exit".into());
             }

@@ -78,7 +78,10 @@ fn porf_prefix(g: &Graph, a: usize) -> EventSet {
             stack.push(w);
         }
         if matches!(g.events[x].kind, crate::EventKind::Wait { .. }) {
-            stack.extend((0..g.len()).filter(|&y| g.barrier_sync.contains(y, x)));
+            stack.extend(
+                (0..g.len())
+                    .filter(|&y| g.barrier_sync.contains(y, x) || g.collective.contains(y, x)),
+            );
         }
     }
     set
@@ -417,6 +420,11 @@ impl<'p> Search<'_, '_, 'p> {
         for (x, y) in g.barrier_sync.pairs() {
             if !gone.contains(x) && !gone.contains(y) {
                 graph.barrier_sync.insert(map[x], map[y]);
+            }
+        }
+        for (x, y) in g.collective.pairs() {
+            if !gone.contains(x) && !gone.contains(y) {
+                graph.collective.insert(map[x], map[y]);
             }
         }
         for x in g.reads.iter().filter(|&x| !gone.contains(x)) {

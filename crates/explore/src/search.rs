@@ -14,12 +14,13 @@
 
 use std::time::Instant;
 
-use scopecheck_ir::{BarrierRedOp, LocId, Placement, Program, ThreadId, Value};
+use scopecheck_ir::{BarrierRedOp, LocId, Program, ThreadId, Value, VoteOp};
 
+use crate::graph::cta_key;
 use crate::interp::{Status, Step, ThreadRun};
 use crate::progress::Scheduler;
 use crate::statics::ThreadStatics;
-use crate::trace::{EventKind, PathEnd, Trace};
+use crate::trace::{BarrierName, EventKind, PathEnd, Trace, WarpKind};
 use crate::{Exploration, Graph, Model, OnExecution};
 
 /// Graphs with fewer events than this (initial writes included) are not checked as they grow:
@@ -112,12 +113,42 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) revisits: bool,
 }
 
-/// The CTA key of a thread for barrier rounds (host threads each have their own).
-fn cta_of(p: &Placement, t: usize) -> (u32, u32, u32, usize) {
-    match p {
-        Placement::Device(d) => (d.gpu, d.cluster, d.cta, usize::MAX),
-        Placement::Host => (u32::MAX, u32::MAX, u32::MAX, t),
+/// The threads that meet thread `t` at `barrier` (`t` among them): its CTA, or the lanes of its
+/// warp that a collective's mask names.
+pub(crate) fn barrier_members(program: &Program, t: usize, barrier: BarrierName) -> Vec<usize> {
+    match barrier {
+        BarrierName::Cta(_) => {
+            let cta = cta_key(&program.threads[t].placement, t);
+            (0..program.threads.len())
+                .filter(|&u| cta_key(&program.threads[u].placement, u) == cta)
+                .collect()
+        }
+        BarrierName::Warp { mask, .. } => program
+            .warp_members(ThreadId(t as u32), mask)
+            .into_iter()
+            .map(|u| u.0 as usize)
+            .collect(),
     }
+}
+
+/// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
+fn nth_arrival(
+    events: &[crate::trace::TraceEvent],
+    barrier: BarrierName,
+    round: usize,
+) -> Option<(usize, Option<u32>, Option<Value>)> {
+    events
+        .iter()
+        .enumerate()
+        .filter_map(|(k, e)| match e.kind {
+            EventKind::Arrive {
+                barrier: b,
+                count,
+                pred,
+            } if b == barrier => Some((k, count, pred)),
+            _ => None,
+        })
+        .nth(round)
 }
 
 /// Transitive launch successors (`Thread::after`) of every thread.
@@ -249,32 +280,25 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let EventKind::Wait { barrier, .. } = e.kind else {
                 continue;
             };
-            // The round: this thread's last arrival at the barrier; every other thread of the
-            // CTA's arrival of the same round synchronizes with the wait.
-            let nth_arrival = |events: &[crate::trace::TraceEvent], upto: usize| {
-                events[..upto]
-                    .iter()
-                    .filter(
-                        |x| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier),
-                    )
-                    .count()
-            };
-            let round = nth_arrival(&trace.events, i).saturating_sub(1);
-            let cta = cta_of(&self.program.threads[t].placement, t);
-            for (u, other) in threads.iter().enumerate() {
-                if u == t || cta_of(&self.program.threads[u].placement, u) != cta {
+            // The round: this thread's last arrival at the barrier; every other member's
+            // arrival of the same round synchronizes with the wait (or, for a shuffle or a
+            // vote, only precedes it).
+            let round = trace.events[..i]
+                .iter()
+                .filter(|x| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
+                .count()
+                .saturating_sub(1);
+            for u in barrier_members(self.program, t, barrier) {
+                if u == t {
                     continue;
                 }
-                let arrival = other
-                    .trace
-                    .events
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, x)| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
-                    .nth(round);
-                if let Some((k, _)) = arrival {
+                if let Some((k, _, _)) = nth_arrival(&threads[u].trace.events, barrier, round) {
                     if let Some(&a) = graph.thread_events[u].get(k) {
-                        graph.barrier_sync.insert(a, wait);
+                        if barrier.orders_memory() {
+                            graph.barrier_sync.insert(a, wait);
+                        } else {
+                            graph.collective.insert(a, wait);
+                        }
                     }
                 }
             }
@@ -654,48 +678,57 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 let Status::Waiting(w) = &st.threads[t].status else {
                     continue;
                 };
-                let (barrier, round) = (w.barrier, w.round);
-                let cta = cta_of(&self.program.threads[t].placement, t);
-                let members: Vec<usize> = (0..st.threads.len())
-                    .filter(|&u| cta_of(&self.program.threads[u].placement, u) == cta)
-                    .collect();
-                let mut arrivals: Vec<(Option<u32>, Option<Value>)> = Vec::new();
-                for &u in &members {
-                    let a = st.threads[u]
-                        .trace
-                        .events
-                        .iter()
-                        .filter_map(|e| match e.kind {
-                            EventKind::Arrive {
-                                barrier: b,
-                                count,
-                                pred,
-                            } if b == barrier => Some((count, pred)),
-                            _ => None,
-                        })
-                        .nth(round as usize);
-                    arrivals.extend(a);
+                let (barrier, round, red, warp) = (w.barrier, w.round as usize, w.red, w.warp);
+                let members = barrier_members(self.program, t, barrier);
+                // (lane rank in `members`, count, value) of each member's arrival this round
+                let mut arrivals: Vec<(usize, Option<u32>, Option<Value>)> = Vec::new();
+                let mut missing = false;
+                for (rank, &u) in members.iter().enumerate() {
+                    let th = &st.threads[u];
+                    match nth_arrival(&th.trace.events, barrier, round) {
+                        Some((_, count, pred)) => arrivals.push((rank, count, pred)),
+                        // A lane that exited is left out of a warp collective.
+                        None if matches!(barrier, BarrierName::Warp { .. })
+                            && th.status == Status::Stopped
+                            && th.trace.end == PathEnd::Finished => {}
+                        None => missing = true,
+                    }
                 }
-                let expected = arrivals
-                    .iter()
-                    .find_map(|a| a.0)
-                    .map(|c| c as usize)
-                    .unwrap_or(members.len());
-                if arrivals.len() != expected {
+                let complete = match barrier {
+                    BarrierName::Cta(_) => {
+                        let expected = arrivals
+                            .iter()
+                            .find_map(|a| a.1)
+                            .map(|c| c as usize)
+                            .unwrap_or(members.len());
+                        arrivals.len() == expected
+                    }
+                    BarrierName::Warp { .. } => !missing,
+                };
+                if !complete {
                     continue;
                 }
-                let red = match w.red {
-                    None => None,
-                    Some((op, _)) => {
-                        let preds = arrivals.iter().map(|a| a.1.unwrap_or(0) != 0);
-                        Some(match op {
-                            BarrierRedOp::Popc => preds.filter(|p| *p).count() as Value,
-                            BarrierRedOp::And => Value::from(preds.clone().all(|p| p)),
-                            BarrierRedOp::Or => Value::from(preds.clone().any(|p| p)),
-                        })
+                let result = match (red, warp, barrier) {
+                    (Some((op, _)), _, _) => {
+                        let preds = arrivals.iter().map(|a| a.2.unwrap_or(0) != 0);
+                        Ok(Some((
+                            match op {
+                                BarrierRedOp::Popc => preds.filter(|p| *p).count() as Value,
+                                BarrierRedOp::And => Value::from(preds.clone().all(|p| p)),
+                                BarrierRedOp::Or => Value::from(preds.clone().any(|p| p)),
+                            },
+                            0,
+                        )))
                     }
+                    (None, Some(ww), BarrierName::Warp { mask, op }) => {
+                        warp_result(self.program, t, mask, op, ww, &members, &arrivals).map(Some)
+                    }
+                    _ => Ok(None),
                 };
-                st.threads[t].pass_barrier(red);
+                match result {
+                    Ok(r) => st.threads[t].pass_barrier(r),
+                    Err(message) => st.threads[t].fault_at_barrier(message),
+                }
                 self.sync_graph(st, t);
                 released = true;
             }
@@ -886,11 +919,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     a
                 }
             };
-            let cta = cta_of(&self.program.threads[u].placement, u);
+            let cta = cta_key(&self.program.threads[u].placement, u);
             let barrier_waits_on_it = after.reaches_arrive
                 && (0..st.threads.len()).any(|w| {
                     matches!(st.threads[w].status, Status::Waiting(_))
-                        && cta_of(&self.program.threads[w].placement, w) == cta
+                        && cta_key(&self.program.threads[w].placement, w) == cta
                 });
             let name = &self.program.threads[u].name;
             if barrier_waits_on_it {
@@ -918,4 +951,52 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
         }
     }
+}
+
+/// What a complete round of a warp collective gives thread `t`: the value and predicate for its
+/// two destinations, or why the round is undefined (CUDA and the PTX ISA leave it so).
+fn warp_result(
+    program: &Program,
+    t: usize,
+    mask: u32,
+    op: WarpKind,
+    ww: crate::interp::WarpWait,
+    members: &[usize],
+    arrivals: &[(usize, Option<u32>, Option<Value>)],
+) -> Result<(Value, Value), String> {
+    let lane = program.lane(ThreadId(t as u32)).unwrap_or(0);
+    let lane_of = |rank: usize| program.lane(ThreadId(members[rank] as u32)).unwrap_or(0);
+    if !members.contains(&t) {
+        return Err(format!(
+            "lane {lane} meets at a warp collective with mask {mask:#x}, which leaves it out"
+        ));
+    }
+    let truth = |a: &(usize, Option<u32>, Option<Value>)| a.2.unwrap_or(0) != 0;
+    Ok(match op {
+        WarpKind::Sync => (0, 0),
+        WarpKind::Vote(v) => {
+            let ballot = arrivals
+                .iter()
+                .filter(|a| truth(a))
+                .fold(0u32, |m, a| m | 1 << lane_of(a.0));
+            let value = match v {
+                VoteOp::Ballot => Value::from(ballot),
+                VoteOp::Any => Value::from(arrivals.iter().any(truth)),
+                VoteOp::All => Value::from(arrivals.iter().all(truth)),
+                VoteOp::Uni => {
+                    Value::from(arrivals.iter().all(truth) || !arrivals.iter().any(truth))
+                }
+            };
+            (value, 0)
+        }
+        WarpKind::Shfl(mode) => {
+            let (j, in_range) = mode.source_lane(lane, ww.b, ww.c);
+            let Some(a) = arrivals.iter().find(|a| lane_of(a.0) == j) else {
+                return Err(format!(
+                    "lane {lane} shuffles from lane {j}, which is not among the lanes that meet (mask {mask:#x}): CUDA leaves the value undefined"
+                ));
+            };
+            (a.2.unwrap_or(0), Value::from(in_range))
+        }
+    })
 }

@@ -130,7 +130,7 @@ impl ThreadStatics {
                     }
                     _ => false,
                 };
-                if let Some(d) = writes_of(&code[pc].kind) {
+                for d in writes_of(&code[pc].kind) {
                     out.remove(d.0 as usize);
                 }
                 if !dead_result {
@@ -224,7 +224,10 @@ pub fn after_holes(program: &Program, thread: &Thread, pc: usize, unknown: &[usi
         if p >= n || std::mem::replace(&mut seen[p], true) {
             continue;
         }
-        if matches!(code[p].kind, InstrKind::Barrier { .. }) {
+        if matches!(
+            code[p].kind,
+            InstrKind::Barrier { .. } | InstrKind::Warp { .. }
+        ) {
             out.reaches_arrive = true;
         }
         stack.extend(successors(code, p));
@@ -286,6 +289,19 @@ pub fn after_holes(program: &Program, thread: &Thread, pc: usize, unknown: &[usi
             InstrKind::Barrier { kind, .. } => {
                 if let scopecheck_ir::BarrierKind::Red { dst, .. } = kind {
                     set(&mut t, *dst, false);
+                }
+            }
+            kind @ InstrKind::Warp { .. } => {
+                // It cannot arrive before its own operands are known; what it receives from
+                // the other lanes (which arrive only with theirs known) is not unknown.
+                if crate::loops::reads_of(kind)
+                    .iter()
+                    .any(|r| t.contains(r.0 as usize))
+                {
+                    continue;
+                }
+                for d in kind.written_registers() {
+                    set(&mut t, d, false);
                 }
             }
             InstrKind::Branch {

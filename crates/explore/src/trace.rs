@@ -8,7 +8,7 @@
 
 use scopecheck_ir::{
     BarrierKind, BarrierRedOp, FenceOrder, FenceSpaces, InstrKind, LocId, Order, Program, Scope,
-    Thread, ThreadId, Value,
+    ShflMode, Thread, ThreadId, Value, VoteOp,
 };
 
 use crate::machine::Machine;
@@ -44,18 +44,52 @@ pub enum EventKind {
         /// The memory spaces the fence orders (all, for PTX).
         spaces: FenceSpaces,
     },
-    /// Arrival at CTA barrier `barrier`; `pred` is the predicate a `bar.red` contributes.
+    /// Arrival at barrier `barrier`; `pred` is the predicate a `bar.red` contributes, or the
+    /// value a warp collective contributes.
     Arrive {
-        barrier: u32,
+        barrier: BarrierName,
         count: Option<u32>,
         pred: Option<Value>,
     },
-    /// Waiting at CTA barrier `barrier` until every participant arrived; `red` is the reduction
-    /// a `bar.red` receives (a guess, checked when the barrier is matched).
+    /// Waiting at barrier `barrier` until every participant arrived; `red` is the reduction
+    /// a `bar.red` receives (a guess, checked when the barrier is matched), `received` what a
+    /// warp collective gives its two destinations.
     Wait {
-        barrier: u32,
+        barrier: BarrierName,
         red: Option<(BarrierRedOp, Value)>,
+        received: Option<(Value, Value)>,
     },
+}
+
+/// Which barrier an arrival is at: one of its CTA's 16, or a warp collective of a kind and a
+/// lane mask (rounds of a collective are counted per kind and mask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierName {
+    Cta(u32),
+    Warp { mask: u32, op: WarpKind },
+}
+
+/// The kind of a warp collective, which the lanes that meet must share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpKind {
+    /// `__syncwarp`: orders memory among the lanes that meet.
+    Sync,
+    Shfl(ShflMode),
+    Vote(VoteOp),
+}
+
+impl BarrierName {
+    /// Whether passing it orders memory (a CTA barrier, `__syncwarp`); a shuffle or a vote only
+    /// exchanges values.
+    pub fn orders_memory(self) -> bool {
+        !matches!(
+            self,
+            BarrierName::Warp {
+                op: WarpKind::Shfl(_) | WarpKind::Vote(_),
+                ..
+            }
+        )
+    }
 }
 
 impl EventKind {
@@ -136,8 +170,17 @@ pub struct Trace {
 /// Why path enumeration could not finish.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceLimit {
-    TooManyValues { loc: LocId },
-    TooManyPaths { thread: ThreadId },
+    TooManyValues {
+        loc: LocId,
+    },
+    TooManyPaths {
+        thread: ThreadId,
+    },
+    /// An instruction the candidate enumerator cannot follow (a warp collective).
+    Unsupported {
+        thread: ThreadId,
+        instr: usize,
+    },
 }
 
 /// The values each location may hold, as sorted lists.
@@ -247,6 +290,15 @@ fn thread_paths(
     domain: &Domain,
     unroll: u32,
 ) -> Result<Vec<Trace>, TraceLimit> {
+    // Which lanes meet at a warp collective depends on the other threads as they run, which
+    // paths enumerated one thread at a time cannot know.
+    if let Some(instr) = thread
+        .code
+        .iter()
+        .position(|i| matches!(i.kind, InstrKind::Warp { .. }))
+    {
+        return Err(TraceLimit::Unsupported { thread: tid, instr });
+    }
     let start = State {
         pc: 0,
         m: Machine::new(thread),
@@ -436,7 +488,7 @@ fn run(
                     s.push(
                         pc,
                         EventKind::Arrive {
-                            barrier: id,
+                            barrier: BarrierName::Cta(id),
                             count,
                             pred: None,
                         },
@@ -447,7 +499,7 @@ fn run(
                     s.push(
                         pc,
                         EventKind::Arrive {
-                            barrier: id,
+                            barrier: BarrierName::Cta(id),
                             count,
                             pred: None,
                         },
@@ -456,8 +508,9 @@ fn run(
                     s.push(
                         pc,
                         EventKind::Wait {
-                            barrier: id,
+                            barrier: BarrierName::Cta(id),
                             red: None,
+                            received: None,
                         },
                         &[],
                     );
@@ -468,7 +521,7 @@ fn run(
                     s.push(
                         pc,
                         EventKind::Arrive {
-                            barrier: id,
+                            barrier: BarrierName::Cta(id),
                             count,
                             pred: Some(p),
                         },
@@ -482,8 +535,9 @@ fn run(
                         s.push(
                             pc,
                             EventKind::Wait {
-                                barrier: id,
+                                barrier: BarrierName::Cta(id),
                                 red: Some((op, v)),
+                                received: None,
                             },
                             &[],
                         );
@@ -491,6 +545,7 @@ fn run(
                     });
                 }
             },
+            InstrKind::Warp { .. } => unreachable!("refused before the paths are enumerated"),
             InstrKind::Mov { dst, src } => {
                 let v = s.m.operand(src);
                 let d = s.m.operand_deps(src).to_vec();

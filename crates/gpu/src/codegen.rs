@@ -886,6 +886,7 @@ impl Gen<'_> {
                     }
                 }
             }
+            InstrKind::Warp { .. } => return unsupported("a warp collective"),
             InstrKind::Barrier { id, kind, count } => {
                 let group = self
                     .l
@@ -987,6 +988,18 @@ impl Gen<'_> {
                         };
                         e!(self, "\tsetp.{cmp}.{sign} \t%p2, {a}, {b};");
                         e!(self, "\tselp.s32 \t{}, 1, 0, %p2;", Self::reg(t, dst));
+                        return Ok(());
+                    }
+                    // Bit operations of `a` alone.
+                    BinOp::Popc | BinOp::Clz | BinOp::Brev | BinOp::Bfind | BinOp::BfindShift => {
+                        let ins = match op {
+                            BinOp::Popc => "popc.b32".to_string(),
+                            BinOp::Clz => "clz.b32".into(),
+                            BinOp::Brev => "brev.b32".into(),
+                            BinOp::Bfind => format!("bfind.{sign}"),
+                            _ => format!("bfind.shiftamt.{sign}"),
+                        };
+                        e!(self, "\t{ins} \t{}, {a};", Self::reg(t, dst));
                         return Ok(());
                     }
                 };

@@ -249,6 +249,8 @@ pub fn run_role<M: HostMemory + ?Sized>(
             InstrKind::Fence { .. } => fence(Ordering::SeqCst),
             // Layout::new refuses host threads with barriers; nothing to wait for here.
             InstrKind::Barrier { .. } => {}
+            // Layout::new refuses warp collectives.
+            InstrKind::Warp { .. } => return STATUS_BAD_ADDRESS,
             InstrKind::Mov { dst, src } => {
                 let v = read(regs, src);
                 set(regs, dst, v);

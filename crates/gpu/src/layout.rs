@@ -231,6 +231,18 @@ impl Layout {
             )));
         }
         word_hazard(program)?;
+        // Each role is a whole warp here, so lanes that meet at a warp collective would be
+        // in different warps.
+        if let Some(t) = program.threads.iter().find(|t| {
+            t.code
+                .iter()
+                .any(|i| matches!(i.kind, InstrKind::Warp { .. }))
+        }) {
+            return Err(GenError::Unsupported(format!(
+                "{} uses a warp collective (shuffle, vote, __syncwarp), which the runner cannot place yet",
+                t.name
+            )));
+        }
         let mut groups: Vec<Group> = Vec::new();
         let mut host_roles = Vec::new();
         let mut gpu = None;

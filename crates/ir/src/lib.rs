@@ -510,6 +510,16 @@ pub enum BinOp {
     Ne,
     Lt,
     Le,
+    /// Bit operations of `a` alone (`b` is unused), over the type's width: the number of set
+    /// bits (`popc`, `__popc`), of leading zeros (`clz`, `__clz`), the bits reversed (`brev`,
+    /// `__brev`), and the position of the most significant bit that differs from the sign
+    /// (`bfind`: all bits set when there is none), or that position counted from the top
+    /// (`bfind.shiftamt`).
+    Popc,
+    Clz,
+    Brev,
+    Bfind,
+    BfindShift,
 }
 
 /// Whose rules decide the undefined cases of [`BinOp`].
@@ -593,6 +603,29 @@ impl BinOp {
             BinOp::Ne => Ok(Value::from(xa != xb)),
             BinOp::Lt => Ok(Value::from(xa < xb)),
             BinOp::Le => Ok(Value::from(xa <= xb)),
+            BinOp::Popc | BinOp::Clz | BinOp::Brev | BinOp::Bfind | BinOp::BfindShift => {
+                let bits = u32::from(ty.bits);
+                let mask = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                let u = a as u64 & mask;
+                Ok(match self {
+                    BinOp::Popc => Value::from(u.count_ones()),
+                    BinOp::Clz => Value::from(u.leading_zeros() - (64 - bits)),
+                    BinOp::Brev => ty.wrap((u.reverse_bits() >> (64 - bits)) as i64),
+                    _ => {
+                        // A negative signed value: the most significant 0 bit.
+                        let v = if ty.signed && xa < 0 { !u & mask } else { u };
+                        match (v != 0, self == BinOp::BfindShift) {
+                            (false, _) => ty.wrap(0xffff_ffff),
+                            (true, false) => Value::from(63 - v.leading_zeros()),
+                            (true, true) => Value::from(bits - 1 - (63 - v.leading_zeros())),
+                        }
+                    }
+                })
+            }
         }
     }
 
@@ -642,6 +675,85 @@ pub enum BarrierRedOp {
     Or,
 }
 
+/// What a warp collective does ([`InstrKind::Warp`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpOp {
+    /// `__syncwarp` / `bar.warp.sync`: a barrier of the named lanes that also orders memory
+    /// among them (the PTX ISA: "guarantees memory ordering among threads participating").
+    Sync,
+    /// `shfl.sync.MODE`: `dst` receives the `value` of the source lane that `lane` (the ISA's
+    /// `b`) and `clamp` (its `c`: clamp in bits 0-4, segment mask in bits 8-12) select from
+    /// this thread's lane; `pred_dst` whether that lane was in range (else its own value).
+    Shfl {
+        mode: ShflMode,
+        lane: Operand,
+        clamp: Operand,
+    },
+    /// `vote.sync.MODE` on the predicate `value` (non-zero is true).
+    Vote(VoteOp),
+}
+
+/// How `shfl.sync` computes its source lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    /// `b` names the lane (within the segment).
+    Idx,
+    /// Lane minus `b`.
+    Up,
+    /// Lane plus `b`.
+    Down,
+    /// Lane xor `b` (butterfly).
+    Bfly,
+}
+
+/// What `vote.sync` computes over the predicates of the lanes that meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VoteOp {
+    /// The mask of the lanes whose predicate is true.
+    Ballot,
+    /// 1 when some predicate is true.
+    Any,
+    /// 1 when every predicate is true.
+    All,
+    /// 1 when the predicates are all equal.
+    Uni,
+}
+
+impl ShflMode {
+    /// The source lane of `shfl.sync` for a thread at `lane` with operands `b` and `c`, as the
+    /// PTX ISA defines it, and whether it is in range (when it is not, the thread's own lane).
+    pub fn source_lane(self, lane: u32, b: Value, c: Value) -> (u32, bool) {
+        let (b, c) = (b as u32 & 0x1f, c as u32);
+        let clamp = c & 0x1f;
+        let seg = (c >> 8) & 0x1f;
+        let max_lane = (lane & seg) | (clamp & !seg);
+        let min_lane = lane & seg;
+        let (j, ok) = match self {
+            ShflMode::Up => {
+                let j = lane as i64 - b as i64;
+                (j, j >= max_lane as i64)
+            }
+            ShflMode::Down => {
+                let j = (lane + b) as i64;
+                (j, j <= max_lane as i64)
+            }
+            ShflMode::Bfly => {
+                let j = (lane ^ b) as i64;
+                (j, j <= max_lane as i64)
+            }
+            ShflMode::Idx => {
+                let j = (min_lane | (b & !seg)) as i64;
+                (j, j <= max_lane as i64)
+            }
+        };
+        if ok {
+            (j as u32, true)
+        } else {
+            (lane, false)
+        }
+    }
+}
+
 /// One instruction of a thread. The exhaustive list of what a thread can do: every consumer
 /// matches on it, so adding a kind shows every place that must handle it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -684,6 +796,17 @@ pub enum InstrKind {
         kind: BarrierKind,
         count: Option<u32>,
     },
+    /// A warp collective: the threads of this thread's warp whose lanes `mask` names (its own
+    /// lane among them; [`Program::lane`]) meet here, each at its collective of the same kind and
+    /// mask, and those that finished without are left out. Each contributes `value`; `dst` and
+    /// `pred_dst` receive what [`WarpOp`] says.
+    Warp {
+        op: WarpOp,
+        mask: Operand,
+        value: Operand,
+        dst: Option<RegId>,
+        pred_dst: Option<RegId>,
+    },
     Mov {
         dst: RegId,
         src: Operand,
@@ -704,22 +827,24 @@ pub enum InstrKind {
 }
 
 impl InstrKind {
-    /// The register the instruction writes, if any.
-    pub fn written_register(&self) -> Option<RegId> {
-        match self {
+    /// The registers the instruction writes (a warp shuffle may write two).
+    pub fn written_registers(&self) -> impl Iterator<Item = RegId> {
+        let (a, b) = match self {
             InstrKind::Load { dst, .. }
             | InstrKind::Mov { dst, .. }
-            | InstrKind::Binary { dst, .. } => Some(*dst),
-            InstrKind::Rmw { dst, .. } => *dst,
+            | InstrKind::Binary { dst, .. } => (Some(*dst), None),
+            InstrKind::Rmw { dst, .. } => (*dst, None),
+            InstrKind::Warp { dst, pred_dst, .. } => (*dst, *pred_dst),
             InstrKind::Barrier {
                 kind: BarrierKind::Red { dst, .. },
                 ..
-            } => Some(*dst),
+            } => (Some(*dst), None),
             InstrKind::Store { .. }
             | InstrKind::Fence { .. }
             | InstrKind::Barrier { .. }
-            | InstrKind::Branch { .. } => None,
-        }
+            | InstrKind::Branch { .. } => (None, None),
+        };
+        a.into_iter().chain(b)
     }
 
     /// The address of a memory access (load, store, RMW).
@@ -906,6 +1031,33 @@ pub struct Program {
 pub struct AddressFault(pub String);
 
 impl Program {
+    /// Whether two device threads share a warp (a thread without a warp number is alone in one).
+    fn same_warp(&self, a: ThreadId, b: ThreadId) -> bool {
+        let p = |t: ThreadId| self.threads[t.0 as usize].placement;
+        a == b || (p(a).scope_includes(Scope::Warp, &p(b)) && p(b).same_cta(&p(a)))
+    }
+
+    /// The lane of thread `t` in its warp: its rank among the program's threads of that warp,
+    /// in thread order (the front-ends create a warp's threads lane by lane). A thread in no
+    /// warp is lane 0 of a warp of its own; a host thread has none.
+    pub fn lane(&self, t: ThreadId) -> Option<u32> {
+        if self.threads[t.0 as usize].placement == Placement::Host {
+            return None;
+        }
+        Some((0..t.0).filter(|&u| self.same_warp(ThreadId(u), t)).count() as u32)
+    }
+
+    /// The threads of `t`'s warp whose lanes `mask` names, in lane order.
+    pub fn warp_members(&self, t: ThreadId, mask: u32) -> Vec<ThreadId> {
+        (0..self.threads.len() as u32)
+            .map(ThreadId)
+            .filter(|&u| self.same_warp(u, t))
+            .enumerate()
+            .filter(|&(lane, _)| lane < 32 && mask & (1 << lane) != 0)
+            .map(|(_, u)| u)
+            .collect()
+    }
+
     /// Whose rules decide undefined arithmetic in this program.
     pub fn arithmetic(&self) -> Arithmetic {
         match self.arch {
@@ -1170,6 +1322,55 @@ mod arithmetic_tests {
 
     const C: Arithmetic = Arithmetic::C;
     const PTX: Arithmetic = Arithmetic::Ptx;
+
+    #[test]
+    fn bit_operations_count_in_the_width() {
+        let u = |op: BinOp, ty, a| op.eval(ty, C, a, 0).unwrap();
+        assert_eq!(u(BinOp::Popc, IntType::U32, 0xf0f0), 8);
+        // -1 as 32 bits has 32 set bits, not 64.
+        assert_eq!(u(BinOp::Popc, IntType::S32, -1), 32);
+        assert_eq!(u(BinOp::Clz, IntType::U32, 1), 31);
+        assert_eq!(u(BinOp::Clz, IntType::U64, 1), 63);
+        assert_eq!(u(BinOp::Clz, IntType::U32, 0), 32);
+        assert_eq!(u(BinOp::Brev, IntType::U32, 1), 0x8000_0000);
+        assert_eq!(u(BinOp::Brev, IntType::U32, 0b110), 0x6000_0000);
+        // bfind: the highest set bit, all ones when none; .shiftamt counts it from the top.
+        assert_eq!(u(BinOp::Bfind, IntType::U32, 0x50), 6);
+        assert_eq!(u(BinOp::Bfind, IntType::U32, 0), 0xffff_ffff);
+        assert_eq!(u(BinOp::BfindShift, IntType::U32, 0x50), 25);
+        // Signed: for a negative value, the highest 0 bit.
+        assert_eq!(u(BinOp::Bfind, IntType::S32, -5), 2);
+        // NVRTC's __ffs(x) - 1: bfind.shiftamt of the bits reversed.
+        let ffs = |x: Value| {
+            u(
+                BinOp::BfindShift,
+                IntType::U32,
+                u(BinOp::Brev, IntType::U32, x),
+            )
+        };
+        assert_eq!(ffs(0b1000), 3);
+        assert_eq!(ffs(1), 0);
+        assert_eq!(IntType::S32.wrap(ffs(0)), -1);
+    }
+
+    #[test]
+    fn shuffle_source_lanes_follow_the_isa() {
+        // c = 31: the whole warp is one segment, clamp 31 (down, bfly, idx); up uses c = 0.
+        assert_eq!(ShflMode::Down.source_lane(3, 2, 31), (5, true));
+        assert_eq!(ShflMode::Down.source_lane(30, 2, 31), (30, false));
+        assert_eq!(ShflMode::Up.source_lane(1, 2, 0), (1, false));
+        assert_eq!(ShflMode::Up.source_lane(5, 2, 0), (3, true));
+        assert_eq!(ShflMode::Bfly.source_lane(5, 1, 31), (4, true));
+        assert_eq!(ShflMode::Idx.source_lane(9, 0, 31), (0, true));
+        // width 16 (c = (32 - 16) << 8 | 31): each half-warp is a segment.
+        let c = (16 << 8) | 31;
+        assert_eq!(ShflMode::Idx.source_lane(20, 3, c), (19, true));
+        assert_eq!(ShflMode::Down.source_lane(14, 4, c), (14, false));
+        assert_eq!(ShflMode::Bfly.source_lane(17, 2, c), (19, true));
+        let c_up = 16 << 8;
+        assert_eq!(ShflMode::Up.source_lane(17, 2, c_up), (17, false));
+        assert_eq!(ShflMode::Up.source_lane(19, 2, c_up), (17, true));
+    }
 
     #[test]
     fn values_wrap_to_their_width() {

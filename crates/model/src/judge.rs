@@ -195,6 +195,11 @@ pub fn judge(
                     program.thread(thread).name,
                     scopecheck_explore::trace::MAX_PATHS_PER_THREAD
                 ),
+                TraceLimit::Unsupported { thread, instr } => format!(
+                    "the candidate enumerator, which runs where the graph explorer's completeness \
+                     gate fails, cannot follow {} (a warp collective)",
+                    describe_instr(program, thread, instr)
+                ),
             };
             incomplete = Some(Incomplete { reason });
         }

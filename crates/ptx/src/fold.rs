@@ -22,7 +22,7 @@ pub fn fold_addresses(program: &mut Program, threads: &[ThreadId]) {
         let code = &thread.code;
         let mut writers: HashMap<RegId, usize> = HashMap::new();
         for i in code {
-            if let Some(r) = i.kind.written_register() {
+            for r in i.kind.written_registers() {
                 *writers.entry(r).or_default() += 1;
             }
         }

@@ -24,7 +24,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use scopecheck_ir::{
     Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, DevicePlacement, FenceOrder,
     FenceSpaces, Instr, InstrKind, IntType, LocId, Location, MemorySpace, Operand, Order,
-    Placement, Program, RegId, RmwKind, RmwOp, Scope, Span, Thread, ThreadId, Value,
+    Placement, Program, RegId, RmwKind, RmwOp, Scope, ShflMode, Span, Thread, ThreadId, Value,
+    VoteOp, WarpOp,
 };
 
 use crate::ast::{
@@ -712,7 +713,17 @@ fn render(ins: &Instruction) -> String {
     s.push_str(&mnemonic(ins));
     if !ins.operands.is_empty() {
         s.push(' ');
-        s.push_str(&join(&ins.operands));
+        // `shfl`'s destination pair `%r8|%p2` as written.
+        if ins.opcode == "shfl" && ins.operands.len() == 6 {
+            s.push_str(&format!(
+                "{}|{}, {}",
+                render_operand(&ins.operands[0]),
+                render_operand(&ins.operands[1]),
+                join(&ins.operands[2..])
+            ));
+        } else {
+            s.push_str(&join(&ins.operands));
+        }
     }
     s
 }
@@ -1926,7 +1937,14 @@ impl<'a, 'm> Lower<'a, 'm> {
             // A trap aborts the whole grid with an error; the IR has no way for one thread
             // to stop the others and fail the run, so it cannot be modelled faithfully yet.
             "trap" => Err(LowerError::at(ins, "`trap` is not supported yet")),
-            "vote" | "shfl" | "activemask" | "match" | "redux" | "elect" => Err(LowerError::at(
+            "shfl" => self.shfl(f, ins),
+            "vote" => self.vote(f, ins),
+            "popc" | "clz" | "brev" | "bfind" => self.bits(f, ins),
+            "activemask" => Err(LowerError::at(
+                ins,
+                "warp-collective `activemask` is not supported yet: which lanes run converged is the scheduler's choice under independent thread scheduling",
+            )),
+            "match" | "redux" | "elect" => Err(LowerError::at(
                 ins,
                 format!("warp-collective `{}` is not supported yet", ins.opcode),
             )),
@@ -2202,6 +2220,163 @@ impl<'a, 'm> Lower<'a, 'm> {
         let kept = self.scratch();
         self.binary(kept, BinOp::And, ty, b, Operand::Imm(keep));
         self.binary(d, BinOp::Or, ty, Operand::Reg(inserted), Operand::Reg(kept));
+        Ok(())
+    }
+
+    /// `popc`, `clz`, `brev`, `bfind[.shiftamt]`: bit operations of one operand (`popc`,
+    /// `clz` and `bfind` give a `.u32` whatever their operand's type).
+    fn bits(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        let q = quals(ins, false);
+        no_memory_quals(ins, &q)?;
+        let shiftamt = ins.opcode == "bfind" && q.other.contains(&"shiftamt");
+        only(
+            ins,
+            &q,
+            if ins.opcode == "bfind" {
+                &["shiftamt"]
+            } else {
+                &[]
+            },
+        )?;
+        let ty = arith_type(ins, &q, false)?;
+        let [d, a] = self.operands(ins, 2)? else {
+            unreachable!()
+        };
+        let a = self.src(f, ins, a, ty)?;
+        let d = self.dst(f, ins, d)?;
+        let op = match ins.opcode.as_str() {
+            "popc" => BinOp::Popc,
+            "clz" => BinOp::Clz,
+            "brev" => BinOp::Brev,
+            _ if shiftamt => BinOp::BfindShift,
+            _ => BinOp::Bfind,
+        };
+        if op == BinOp::Brev {
+            self.binary(d, op, ty, a, Operand::Imm(0));
+        } else {
+            // The count is a `.u32`, whatever the operand's width (`bfind`'s "none" too).
+            let t = self.scratch();
+            self.binary(t, op, ty, a, Operand::Imm(0));
+            self.binary(
+                d,
+                BinOp::And,
+                IntType::U32,
+                Operand::Reg(t),
+                Operand::Imm(0xffff_ffff),
+            );
+        }
+        Ok(())
+    }
+
+    /// `shfl.sync.MODE.b32 d[|p], a, b, c, membermask`.
+    fn shfl(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        let q = quals(ins, false);
+        no_memory_quals(ins, &q)?;
+        let mode = match q.other.as_slice() {
+            ["sync", "up"] => ShflMode::Up,
+            ["sync", "down"] => ShflMode::Down,
+            ["sync", "bfly"] => ShflMode::Bfly,
+            ["sync", "idx"] => ShflMode::Idx,
+            _ => {
+                return Err(LowerError::at(
+                    ins,
+                    format!(
+                        "`{}`: expected `shfl.sync.up`, `.down`, `.bfly` or `.idx` (the `shfl` without `.sync` of sm_6x and before is not supported)",
+                        mnemonic(ins)
+                    ),
+                ))
+            }
+        };
+        let ty = arith_type(ins, &q, false)?;
+        let ops = &ins.operands;
+        let (d, p, rest) = match ops.len() {
+            5 => (&ops[0], None, &ops[1..]),
+            6 => (&ops[0], Some(&ops[1]), &ops[2..]),
+            n => {
+                return Err(LowerError::at(
+                    ins,
+                    format!(
+                        "`{}` takes 5 operands (6 with a predicate destination), found {n}",
+                        mnemonic(ins)
+                    ),
+                ))
+            }
+        };
+        let value = self.src(f, ins, &rest[0], ty)?;
+        let lane = self.src(f, ins, &rest[1], IntType::U32)?;
+        let clamp = self.src(f, ins, &rest[2], IntType::U32)?;
+        let mask = self.src(f, ins, &rest[3], IntType::U32)?;
+        let dst = Some(self.dst(f, ins, d)?);
+        let pred_dst = p.map(|p| self.dst(f, ins, p)).transpose()?;
+        self.emit(InstrKind::Warp {
+            op: WarpOp::Shfl { mode, lane, clamp },
+            mask,
+            value,
+            dst,
+            pred_dst,
+        });
+        Ok(())
+    }
+
+    /// `vote.sync.ballot.b32 d, {!}a, membermask` and `vote.sync.{any,all,uni}.pred d, {!}a,
+    /// membermask`.
+    fn vote(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        let q = quals(ins, false);
+        no_memory_quals(ins, &q)?;
+        let op = match q.other.as_slice() {
+            ["sync", "ballot"] => VoteOp::Ballot,
+            ["sync", "any"] => VoteOp::Any,
+            ["sync", "all"] => VoteOp::All,
+            ["sync", "uni"] => VoteOp::Uni,
+            _ => {
+                return Err(LowerError::at(
+                    ins,
+                    format!(
+                        "`{}`: expected `vote.sync.ballot`, `.any`, `.all` or `.uni` (the `vote` without `.sync` of sm_6x and before is not supported)",
+                        mnemonic(ins)
+                    ),
+                ))
+            }
+        };
+        let [d, a, m] = self.operands(ins, 3)? else {
+            unreachable!()
+        };
+        let value = self.src(f, ins, a, PRED)?;
+        let mask = self.src(f, ins, m, IntType::U32)?;
+        let dst = Some(self.dst(f, ins, d)?);
+        self.emit(InstrKind::Warp {
+            op: WarpOp::Vote(op),
+            mask,
+            value,
+            dst,
+            pred_dst: None,
+        });
+        Ok(())
+    }
+
+    /// `bar.warp.sync membermask`: `__syncwarp`.
+    fn warp_sync(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        if ins
+            .modifiers
+            .iter()
+            .any(|m| !matches!(m.as_str(), "warp" | "sync"))
+        {
+            return Err(LowerError::at(
+                ins,
+                format!("expected `bar.warp.sync`, found `{}`", mnemonic(ins)),
+            ));
+        }
+        let [m] = self.operands(ins, 1)? else {
+            unreachable!()
+        };
+        let mask = self.src(f, ins, m, IntType::U32)?;
+        self.emit(InstrKind::Warp {
+            op: WarpOp::Sync,
+            mask,
+            value: Operand::Imm(0),
+            dst: None,
+            pred_dst: None,
+        });
         Ok(())
     }
 
@@ -2986,12 +3161,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 // `.cta` is the only barrier scope here, `.aligned` a promise about
                 // convergence: neither changes what the barrier does.
                 "cta" | "aligned" | "u32" | "pred" => {}
-                "warp" => {
-                    return Err(LowerError::at(
-                        ins,
-                        format!("warp-collective `{}` is not supported yet", mnemonic(ins)),
-                    ))
-                }
+                "warp" => return self.warp_sync(f, ins),
                 "cluster" => {
                     return Err(LowerError::at(
                         ins,
@@ -4377,20 +4547,113 @@ mod tests {
     }
 
     #[test]
+    fn warp_collectives_lower_to_the_ir_collective() {
+        let p = one_thread(
+            vec![],
+            vec![
+                i(1, "mov.u32", vec![r("%r1"), imm(5)]),
+                i(
+                    2,
+                    "shfl.sync.down.b32",
+                    vec![r("%r2"), r("%p1"), r("%r1"), imm(1), imm(31), imm(-1)],
+                ),
+                i(
+                    3,
+                    "shfl.sync.bfly.b32",
+                    vec![r("%r3"), r("%r1"), imm(2), imm(4127), imm(3)],
+                ),
+                i(
+                    4,
+                    "vote.sync.ballot.b32",
+                    vec![r("%r4"), Op::Not(Box::new(r("%p1"))), imm(-1)],
+                ),
+                i(5, "vote.sync.any.pred", vec![r("%p2"), r("%p1"), imm(-1)]),
+                i(6, "bar.warp.sync", vec![imm(-1)]),
+                i(7, "popc.b32", vec![r("%r5"), r("%r4")]),
+            ],
+        );
+        let t = &p.threads[0];
+        let warp: Vec<&InstrKind> = t
+            .code
+            .iter()
+            .map(|i| &i.kind)
+            .filter(|k| matches!(k, InstrKind::Warp { .. }))
+            .collect();
+        let reg = |n: &str| Operand::Reg(reg_of(&p, 0, n));
+        assert!(matches!(
+            warp[0],
+            InstrKind::Warp {
+                op: WarpOp::Shfl {
+                    mode: ShflMode::Down,
+                    lane: Operand::Imm(1),
+                    clamp: Operand::Imm(31)
+                },
+                mask: Operand::Imm(0xffff_ffff),
+                dst: Some(_),
+                pred_dst: Some(_),
+                ..
+            }
+        ));
+        // Without a predicate destination; the mask as written.
+        assert!(matches!(
+            warp[1],
+            InstrKind::Warp {
+                op: WarpOp::Shfl {
+                    mode: ShflMode::Bfly,
+                    ..
+                },
+                mask: Operand::Imm(3),
+                pred_dst: None,
+                ..
+            }
+        ));
+        assert!(matches!(
+            warp[2],
+            InstrKind::Warp {
+                op: WarpOp::Vote(VoteOp::Ballot),
+                ..
+            }
+        ));
+        assert!(
+            matches!(warp[3], InstrKind::Warp { op: WarpOp::Vote(VoteOp::Any), value, .. } if *value == reg("%p1"))
+        );
+        assert!(matches!(
+            warp[4],
+            InstrKind::Warp {
+                op: WarpOp::Sync,
+                ..
+            }
+        ));
+        assert_eq!(warp.len(), 5);
+        assert!(t.code.iter().any(|i| matches!(
+            i.kind,
+            InstrKind::Binary {
+                op: BinOp::Popc,
+                ..
+            }
+        )));
+    }
+
+    #[test]
     fn unsupported_instructions_are_errors_at_their_span() {
         let e = one_thread_err(vec![
             i(1, "mov.u32", vec![r("%r1"), imm(0)]),
-            i(7, "bfind.u32", vec![r("%r1"), r("%r2")]),
+            i(7, "prmt.b32", vec![r("%r1"), r("%r1"), r("%r1"), r("%r1")]),
         ]);
-        assert!(e.message.contains("`bfind`"), "{}", e.message);
+        assert!(e.message.contains("`prmt`"), "{}", e.message);
         assert_eq!((e.span, e.loc), (span(7), Some((1, 7, 5))));
         let e = one_thread_err(vec![i(
             8,
-            "vote.sync.ballot.b32",
-            vec![r("%r1"), r("%p1"), imm(-1)],
+            "redux.sync.add.u32",
+            vec![r("%r1"), r("%r1"), imm(-1)],
         )]);
-        assert_eq!(e.message, "warp-collective `vote` is not supported yet");
+        assert_eq!(e.message, "warp-collective `redux` is not supported yet");
         assert_eq!(e.span, span(8));
+        let e = one_thread_err(vec![i(8, "activemask.b32", vec![r("%r1")])]);
+        assert!(e.message.contains("`activemask`"), "{}", e.message);
+        // The pre-Volta forms without `.sync` name no lanes.
+        let e = one_thread_err(vec![i(8, "vote.ballot.b32", vec![r("%r1"), imm(1)])]);
+        assert!(e.message.contains("without `.sync`"), "{}", e.message);
         let e = one_thread_err(vec![i(9, "trap", vec![])]);
         assert!(e.message.contains("trap"), "{}", e.message);
         let e = one_thread_err(vec![i(9, "fence.proxy.async", vec![])]);
@@ -4435,7 +4698,7 @@ mod tests {
                 vec![],
                 vec![
                     i(1, "st.global.u32", vec![at(sym("x"), 0), imm(1)]),
-                    i(2, "vote.sync.all.pred", vec![r("%p1"), r("%p2"), imm(-1)]),
+                    i(2, "activemask.b32", vec![r("%r1")]),
                 ],
             )],
         );

@@ -110,7 +110,10 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
             scope: scope(s),
             spaces: FenceSpaces::ALL,
         }],
+        // Warp collectives compile to their PTX namesakes (`shfl.sync`, `vote.sync`,
+        // `bar.warp.sync`).
         k @ (InstrKind::Barrier { .. }
+        | InstrKind::Warp { .. }
         | InstrKind::Mov { .. }
         | InstrKind::Binary { .. }
         | InstrKind::Branch { .. }) => {

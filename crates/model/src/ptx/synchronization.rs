@@ -18,7 +18,8 @@ fn is_release_fence(e: &Event) -> bool {
                 FenceOrder::Release | FenceOrder::AcqRel | FenceOrder::Sc
             )
         }
-        EventKind::Wait { .. } => true,
+        // A shuffle's or a vote's wait orders no memory.
+        EventKind::Wait { barrier, .. } => barrier.orders_memory(),
         _ => false,
     }
 }
@@ -32,7 +33,7 @@ fn is_acquire_fence(e: &Event) -> bool {
                 FenceOrder::Acquire | FenceOrder::AcqRel | FenceOrder::Sc
             )
         }
-        EventKind::Wait { .. } => true,
+        EventKind::Wait { barrier, .. } => barrier.orders_memory(),
         _ => false,
     }
 }

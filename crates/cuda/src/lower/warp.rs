@@ -1,0 +1,161 @@
+//! CUDA's warp intrinsics: `__syncwarp`, the `__shfl*_sync` shuffles, the `__ballot_sync` /
+//! `__any_sync` / `__all_sync` / `__uni_sync` votes (each a warp collective of the IR:
+//! [`InstrKind::Warp`]), and the bit intrinsics warp code computes masks with (`__popc`,
+//! `__clz`, `__ffs`, `__brev` and their `ll` forms).
+//!
+//! The shuffles take `width` as CUDA's headers do: it becomes the ISA's `c` operand, the
+//! segment mask `(32 - width) << 8` with the clamp 31 (0 for `__shfl_up_sync`).
+
+use scopecheck_ir::{BinOp, InstrKind, IntType, Operand, RegId, ShflMode, VoteOp, WarpOp};
+use tree_sitter::Node;
+
+use super::{err, Lw, Val, R};
+
+impl<'t> Lw<'_, '_, 't> {
+    /// A warp or bit intrinsic, if `name` is one; `None` otherwise.
+    pub(super) fn warp_call(
+        &mut self,
+        name: &str,
+        args: &[Node<'t>],
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> R<Option<Operand>> {
+        let shfl = match name {
+            "__shfl_sync" => Some(ShflMode::Idx),
+            "__shfl_up_sync" => Some(ShflMode::Up),
+            "__shfl_down_sync" => Some(ShflMode::Down),
+            "__shfl_xor_sync" => Some(ShflMode::Bfly),
+            _ => None,
+        };
+        let vote = match name {
+            "__ballot_sync" => Some(VoteOp::Ballot),
+            "__any_sync" => Some(VoteOp::Any),
+            "__all_sync" => Some(VoteOp::All),
+            "__uni_sync" => Some(VoteOp::Uni),
+            _ => None,
+        };
+        if let Some(mode) = shfl {
+            self.device_only(name, e)?;
+            let what = if mode == ShflMode::Idx {
+                "mask, value, source lane[, width]"
+            } else {
+                "mask, value, delta[, width]"
+            };
+            self.arity(name, args, (3, 4), what, e)?;
+            let mask = self.mask(args[0])?;
+            let v = self.val(args[1], None)?;
+            let lane = self.value(args[2], None)?;
+            let clamp = match args.get(3) {
+                None => Operand::Imm(if mode == ShflMode::Up { 0 } else { 31 }),
+                Some(&w) => {
+                    let w = self.val(w, None)?;
+                    let w = self.convert(w, IntType::S32, None, e);
+                    let seg = self.binary(BinOp::Sub, Val::imm(32, IntType::S32), w, None, e);
+                    let seg = self.binary(BinOp::Shl, seg, Val::imm(8, IntType::S32), None, e);
+                    let low = if mode == ShflMode::Up { 0 } else { 31 };
+                    self.binary(BinOp::Or, seg, Val::imm(low, IntType::S32), None, e)
+                        .op
+                }
+            };
+            let dst = self.dst_for(hint, v.ty);
+            self.emit(
+                InstrKind::Warp {
+                    op: WarpOp::Shfl { mode, lane, clamp },
+                    mask,
+                    value: v.op,
+                    dst: Some(dst),
+                    pred_dst: None,
+                },
+                e,
+            );
+            return Ok(Some(Operand::Reg(dst)));
+        }
+        if let Some(op) = vote {
+            self.device_only(name, e)?;
+            self.arity(name, args, (2, 2), "mask, predicate", e)?;
+            let mask = self.mask(args[0])?;
+            let p = self.val(args[1], None)?;
+            let p = self.binary(BinOp::Ne, p, Val::imm(0, IntType::S32), None, e);
+            let ty = if op == VoteOp::Ballot {
+                IntType::U32
+            } else {
+                IntType::S32
+            };
+            let dst = self.dst_for(hint, ty);
+            self.emit(
+                InstrKind::Warp {
+                    op: WarpOp::Vote(op),
+                    mask,
+                    value: p.op,
+                    dst: Some(dst),
+                    pred_dst: None,
+                },
+                e,
+            );
+            return Ok(Some(Operand::Reg(dst)));
+        }
+        match name {
+            "__syncwarp" => {
+                self.device_only(name, e)?;
+                self.arity(name, args, (0, 1), "[mask]", e)?;
+                let mask = match args.first() {
+                    Some(&m) => self.mask(m)?,
+                    None => Operand::Imm(0xffff_ffff),
+                };
+                self.emit(
+                    InstrKind::Warp {
+                        op: WarpOp::Sync,
+                        mask,
+                        value: Operand::Imm(0),
+                        dst: None,
+                        pred_dst: None,
+                    },
+                    e,
+                );
+                Ok(Some(Operand::Imm(0)))
+            }
+            "__activemask" => err(
+                e,
+                "not supported: warp-collective `__activemask()`: which lanes run converged is \
+                 the scheduler's choice under independent thread scheduling, and scopecheck does \
+                 not explore it yet; name the lanes the code means (`__ballot_sync(0xffffffff, 1)` \
+                 for every lane of a full warp)",
+            ),
+            "__popc" | "__popcll" | "__clz" | "__clzll" | "__brev" | "__brevll" | "__ffs"
+            | "__ffsll" => {
+                self.arity(name, args, (1, 1), "one integer", e)?;
+                let wide = name.ends_with("ll");
+                let ty = if wide { IntType::U64 } else { IntType::U32 };
+                let x = self.val(args[0], None)?;
+                let x = self.convert(x, ty, None, e);
+                let zero = Val::imm(0, ty);
+                let bits = |lw: &mut Self, op, v| lw.binary(op, v, zero, None, e);
+                let v = match name.trim_end_matches("ll") {
+                    "__popc" => bits(self, BinOp::Popc, x),
+                    "__clz" => bits(self, BinOp::Clz, x),
+                    "__brev" => return Ok(Some(bits(self, BinOp::Brev, x).op)),
+                    // The position of the lowest set bit, from 1; 0 when there is none: the
+                    // lowest set bit alone, minus one, has that many bits below it set.
+                    _ => {
+                        let neg = self.binary(BinOp::Sub, zero, x, None, e);
+                        let low = self.binary(BinOp::And, x, neg, None, e);
+                        let below = self.binary(BinOp::Sub, low, Val::imm(1, ty), None, e);
+                        let n = bits(self, BinOp::Popc, below);
+                        let n = self.binary(BinOp::Add, n, Val::imm(1, ty), None, e);
+                        let some = self.binary(BinOp::Ne, x, zero, None, e);
+                        let some = self.convert(some, ty, None, e);
+                        self.binary(BinOp::Mul, n, some, None, e)
+                    }
+                };
+                Ok(Some(self.convert(v, IntType::S32, hint, e).op))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A lane mask, as the `unsigned` the intrinsics take.
+    fn mask(&mut self, m: Node<'t>) -> R<Operand> {
+        let v = self.val(m, None)?;
+        Ok(self.convert(v, IntType::U32, None, m).op)
+    }
+}
