@@ -87,6 +87,24 @@ pub(crate) enum BarrierGroup {
     Warp(usize),
 }
 
+/// The threads that meet thread `t` at `barrier` (`t` among them): its CTA, or the lanes of its
+/// warp that a collective's mask names.
+pub(crate) fn barrier_members(program: &Program, t: usize, barrier: BarrierName) -> Vec<usize> {
+    match barrier {
+        BarrierName::Cta(_) => {
+            let cta = cta_key(&program.threads[t].placement, t);
+            (0..program.threads.len())
+                .filter(|&u| cta_key(&program.threads[u].placement, u) == cta)
+                .collect()
+        }
+        BarrierName::Warp { mask, .. } => program
+            .warp_members(ThreadId(t as u32), mask)
+            .into_iter()
+            .map(|u| u.0 as usize)
+            .collect(),
+    }
+}
+
 /// The group thread `t` meets at `barrier` with.
 pub(crate) fn barrier_group(program: &Program, t: usize, barrier: BarrierName) -> BarrierGroup {
     match barrier {
@@ -420,43 +438,28 @@ pub(crate) fn match_barriers(
         if inst.waits.is_empty() || !barrier.orders_memory() {
             continue;
         }
-        // Which lanes a warp collective's round holds was settled as the threads ran.
-        let BarrierGroup::Cta(cta) = group else {
-            for &(w, _) in &inst.waits {
-                for &(a, _, _) in &inst.arrives {
-                    if events[a].thread != events[w].thread {
-                        sync.insert(a, w);
-                    }
-                }
+        // A CTA round holds its count of threads, or the CTA's; which lanes a warp
+        // collective's round holds was settled as the threads ran.
+        if let BarrierGroup::Cta(_) = group {
+            let expected = inst
+                .arrives
+                .iter()
+                .find_map(|a| a.2)
+                .map(|c| c as usize)
+                .unwrap_or_else(|| {
+                    let t = events[inst.arrives[0].0]
+                        .thread
+                        .expect("an arrival's thread");
+                    barrier_members(program, t.0 as usize, *barrier).len()
+                });
+            if inst.arrives.len() != expected {
+                blocked.extend(inst.waits.iter().map(|w| w.0));
+                continue;
             }
-            continue;
-        };
-        let expected = inst
-            .arrives
-            .iter()
-            .find_map(|a| a.2)
-            .map(|c| c as usize)
-            .unwrap_or_else(|| {
-                program
-                    .threads
-                    .iter()
-                    .enumerate()
-                    .filter(|(t, th)| cta_key(&th.placement, *t) == *cta)
-                    .count()
-            });
-        if inst.arrives.len() != expected {
-            blocked.extend(inst.waits.iter().map(|w| w.0));
-            continue;
         }
         for &(w, red) in &inst.waits {
             if let Some((op, v)) = red {
-                let preds = inst.arrives.iter().map(|a| a.1.unwrap_or(0) != 0);
-                let got = match op {
-                    BarrierRedOp::Popc => preds.filter(|p| *p).count() as Value,
-                    BarrierRedOp::And => Value::from(preds.clone().all(|p| p)),
-                    BarrierRedOp::Or => Value::from(preds.clone().any(|p| p)),
-                };
-                if got != v {
+                if op.reduce(inst.arrives.iter().map(|a| a.1)) != v {
                     return Err(BarrierError::Wrong);
                 }
             }

@@ -180,18 +180,9 @@ impl ThreadRun {
                 kind: BarrierKind::Red { pred, .. },
                 ..
             } => self.is_unknown(*pred),
-            InstrKind::Warp {
-                op, mask, value, ..
-            } => {
-                self.is_unknown(*mask)
-                    || self.is_unknown(*value)
-                    || match *op {
-                        WarpOp::Shfl { lane, clamp, .. } => {
-                            self.is_unknown(lane) || self.is_unknown(clamp)
-                        }
-                        WarpOp::Sync | WarpOp::Vote(_) => false,
-                    }
-            }
+            InstrKind::Warp { .. } => crate::loops::reads_of(kind)
+                .iter()
+                .any(|r| self.unknown[r.0 as usize]),
             // Whether the result is defined may depend on either operand.
             InstrKind::Binary { op, a, b, ty, .. } => {
                 (self.is_unknown(*a) || self.is_unknown(*b)) && op.can_be_undefined(*ty, rules)
@@ -706,11 +697,7 @@ impl ThreadRun {
 
     /// The arrivals this thread made at `barrier` so far.
     fn arrivals_at(&self, barrier: BarrierName) -> u32 {
-        self.trace
-            .events
-            .iter()
-            .filter(|e| matches!(e.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
-            .count() as u32
+        crate::trace::arrivals_at(&self.trace.events, barrier) as u32
     }
 
     /// Lets a waiting thread through its barrier, with what the round gives it: the reduction

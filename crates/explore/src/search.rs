@@ -14,9 +14,9 @@
 
 use std::time::Instant;
 
-use scopecheck_ir::{BarrierRedOp, LocId, Program, ThreadId, Value, VoteOp};
+use scopecheck_ir::{LocId, Program, ThreadId, Value, VoteOp};
 
-use crate::graph::cta_key;
+use crate::graph::{barrier_members, cta_key};
 use crate::interp::{Status, Step, ThreadRun};
 use crate::progress::Scheduler;
 use crate::statics::ThreadStatics;
@@ -111,24 +111,6 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Reads take only writes already in the graph, and each new write is placed in coherence
     /// and revisits earlier reads (`revisit`), instead of reads waiting for writes to come.
     pub(crate) revisits: bool,
-}
-
-/// The threads that meet thread `t` at `barrier` (`t` among them): its CTA, or the lanes of its
-/// warp that a collective's mask names.
-pub(crate) fn barrier_members(program: &Program, t: usize, barrier: BarrierName) -> Vec<usize> {
-    match barrier {
-        BarrierName::Cta(_) => {
-            let cta = cta_key(&program.threads[t].placement, t);
-            (0..program.threads.len())
-                .filter(|&u| cta_key(&program.threads[u].placement, u) == cta)
-                .collect()
-        }
-        BarrierName::Warp { mask, .. } => program
-            .warp_members(ThreadId(t as u32), mask)
-            .into_iter()
-            .map(|u| u.0 as usize)
-            .collect(),
-    }
 }
 
 /// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
@@ -283,11 +265,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             // The round: this thread's last arrival at the barrier; every other member's
             // arrival of the same round synchronizes with the wait (or, for a shuffle or a
             // vote, only precedes it).
-            let round = trace.events[..i]
-                .iter()
-                .filter(|x| matches!(x.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
-                .count()
-                .saturating_sub(1);
+            let round = crate::trace::arrivals_at(&trace.events[..i], barrier).saturating_sub(1);
             for u in barrier_members(self.program, t, barrier) {
                 if u == t {
                     continue;
@@ -709,17 +687,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     continue;
                 }
                 let result = match (red, warp, barrier) {
-                    (Some((op, _)), _, _) => {
-                        let preds = arrivals.iter().map(|a| a.2.unwrap_or(0) != 0);
-                        Ok(Some((
-                            match op {
-                                BarrierRedOp::Popc => preds.filter(|p| *p).count() as Value,
-                                BarrierRedOp::And => Value::from(preds.clone().all(|p| p)),
-                                BarrierRedOp::Or => Value::from(preds.clone().any(|p| p)),
-                            },
-                            0,
-                        )))
-                    }
+                    (Some((op, _)), _, _) => Ok(Some((op.reduce(arrivals.iter().map(|a| a.2)), 0))),
                     (None, Some(ww), BarrierName::Warp { mask, op }) => {
                         warp_result(self.program, t, mask, op, ww, &members, &arrivals).map(Some)
                     }

@@ -78,6 +78,14 @@ pub enum WarpKind {
     Vote(VoteOp),
 }
 
+/// How many arrivals at `barrier` a path's `events` hold.
+pub(crate) fn arrivals_at(events: &[TraceEvent], barrier: BarrierName) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
+        .count()
+}
+
 impl BarrierName {
     /// Whether passing it orders memory (a CTA barrier, `__syncwarp`); a shuffle or a vote only
     /// exchanges values.

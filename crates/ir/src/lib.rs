@@ -675,6 +675,18 @@ pub enum BarrierRedOp {
     Or,
 }
 
+impl BarrierRedOp {
+    /// The reduction of a round's predicates (`None`: a thread that contributed none, false).
+    pub fn reduce(self, preds: impl Iterator<Item = Option<Value>>) -> Value {
+        let mut preds = preds.map(|p| p.unwrap_or(0) != 0);
+        match self {
+            BarrierRedOp::Popc => preds.filter(|p| *p).count() as Value,
+            BarrierRedOp::And => Value::from(preds.all(|p| p)),
+            BarrierRedOp::Or => Value::from(preds.any(|p| p)),
+        }
+    }
+}
+
 /// What a warp collective does ([`InstrKind::Warp`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WarpOp {
