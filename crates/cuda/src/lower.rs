@@ -3593,7 +3593,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(&name, &args, (0, 0), "no arguments", e)?;
                 self.emit(
                     InstrKind::Barrier {
-                        id: 0,
+                        id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
                         count: None,
                     },
@@ -3932,7 +3932,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.device_only("thread_block::sync", e)?;
                 self.emit(
                     InstrKind::Barrier {
-                        id: 0,
+                        id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
                         count: None,
                     },

@@ -119,6 +119,47 @@ pub(crate) fn barrier_group(program: &Program, t: usize, barrier: BarrierName) -
 }
 
 impl<'p> Graph<'p> {
+    /// The position of graph event `e` in thread `t`'s path.
+    pub(crate) fn path_index(&self, t: usize, e: usize) -> usize {
+        self.thread_events[t]
+            .iter()
+            .position(|&x| x == e)
+            .expect("an event of the thread")
+    }
+
+    /// Event `a` and everything before it in `po ∪ rf`, barrier synchronization, collectives
+    /// and launch order: what a revisit by `a` keeps whatever else it deletes, and what must
+    /// have happened before `a` in time.
+    pub(crate) fn causal_prefix(&self, a: usize) -> EventSet {
+        let mut set = EventSet::new(self.len());
+        let mut stack = vec![a];
+        while let Some(x) = stack.pop() {
+            if set.contains(x) {
+                continue;
+            }
+            set.insert(x);
+            if let Some(t) = self.events[x].thread {
+                let evs = &self.thread_events[t.0 as usize];
+                let k = self.path_index(t.0 as usize, x);
+                if k > 0 {
+                    stack.push(evs[k - 1]);
+                }
+                for before in &self.program.thread(t).after {
+                    stack.extend(self.thread_events[before.0 as usize].last());
+                }
+            }
+            if let Some(w) = self.rf[x] {
+                stack.push(w);
+            }
+            if matches!(self.events[x].kind, EventKind::Wait { .. }) {
+                stack.extend((0..self.len()).filter(|&y| {
+                    self.barrier_sync.contains(y, x) || self.collective.contains(y, x)
+                }));
+            }
+        }
+        set
+    }
+
     /// The graph of the initial writes alone.
     pub fn empty(program: &'p Program) -> Self {
         let n = program.locations.len();

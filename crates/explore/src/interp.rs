@@ -176,11 +176,7 @@ impl ThreadRun {
                         }
                     }
             }
-            InstrKind::Barrier {
-                kind: BarrierKind::Red { pred, .. },
-                ..
-            } => self.is_unknown(*pred),
-            InstrKind::Warp { .. } => crate::loops::reads_of(kind)
+            InstrKind::Barrier { .. } | InstrKind::Warp { .. } => crate::loops::reads_of(kind)
                 .iter()
                 .any(|r| self.unknown[r.0 as usize]),
             // Whether the result is defined may depend on either operand.
@@ -191,10 +187,7 @@ impl ThreadRun {
                 cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
                 ..
             } => self.is_unknown(*a) || self.is_unknown(*b),
-            InstrKind::Mov { .. }
-            | InstrKind::Fence { .. }
-            | InstrKind::Barrier { .. }
-            | InstrKind::Branch { .. } => false,
+            InstrKind::Mov { .. } | InstrKind::Fence { .. } | InstrKind::Branch { .. } => false,
         }
     }
 
@@ -361,6 +354,10 @@ impl ThreadRun {
                             Some((op, dst)),
                         ),
                         BarrierKind::Sync | BarrierKind::Arrive => (None, vec![], None),
+                    };
+                    let (id, count) = match self.barrier_operands(id, count, kind) {
+                        Ok(x) => x,
+                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
                     };
                     let barrier = BarrierName::Cta(id);
                     let round = self.arrivals_at(barrier);
@@ -695,6 +692,31 @@ impl ThreadRun {
         t
     }
 
+    /// A CTA barrier's id and thread count as this thread gives them, checked against the
+    /// ISA (`barrier{.cta}`): ids 0..15, a count that is not zero, and one for `arrive`.
+    fn barrier_operands(
+        &self,
+        id: Operand,
+        count: Option<Operand>,
+        kind: BarrierKind,
+    ) -> Result<(u32, Option<u32>), String> {
+        let id = self.operand(id);
+        if !(0..Value::from(scopecheck_ir::BARRIER_IDS)).contains(&id) {
+            return Err(format!(
+                "barrier {id} does not exist: a CTA has barriers 0 to {}",
+                scopecheck_ir::BARRIER_IDS - 1
+            ));
+        }
+        let count = count.map(|c| self.operand(c));
+        match count {
+            Some(c) if c <= 0 || c > Value::from(u32::MAX) => Err(format!(
+                "a barrier's thread count must be positive, and {c} is not"
+            )),
+            None if kind == BarrierKind::Arrive => Err("`bar.arrive` needs a thread count".into()),
+            _ => Ok((id as u32, count.map(|c| c as u32))),
+        }
+    }
+
     /// The arrivals this thread made at `barrier` so far.
     fn arrivals_at(&self, barrier: BarrierName) -> u32 {
         crate::trace::arrivals_at(&self.trace.events, barrier) as u32
@@ -739,6 +761,13 @@ impl ThreadRun {
             self.trace.end = PathEnd::Fault { instr, message };
             self.status = Status::Stopped;
         }
+    }
+
+    /// Ends the path with a fault at the instruction of its last event.
+    pub fn fault_at_last_event(&mut self, message: String) {
+        let instr = self.trace.events.last().map_or(self.pc, |e| e.instr);
+        self.trace.end = PathEnd::Fault { instr, message };
+        self.status = Status::Stopped;
     }
 
     /// Marks the thread as never scheduled again from here (a starved thread).

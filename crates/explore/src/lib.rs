@@ -20,6 +20,7 @@ pub mod orders;
 pub mod progress;
 pub mod relation;
 mod revisit;
+mod rounds;
 mod search;
 pub mod statics;
 pub mod symmetry;

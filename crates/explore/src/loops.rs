@@ -116,10 +116,15 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
             op(a);
             op(b);
         }
-        InstrKind::Barrier {
-            kind: BarrierKind::Red { pred, .. },
-            ..
-        } => op(pred),
+        InstrKind::Barrier { id, kind, count } => {
+            op(id);
+            if let Some(c) = count {
+                op(c);
+            }
+            if let BarrierKind::Red { pred, .. } = kind {
+                op(pred);
+            }
+        }
         InstrKind::Warp {
             op: wop,
             mask,
@@ -133,7 +138,7 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
                 op(clamp);
             }
         }
-        InstrKind::Branch { .. } | InstrKind::Fence { .. } | InstrKind::Barrier { .. } => {}
+        InstrKind::Branch { .. } | InstrKind::Fence { .. } => {}
     }
     v
 }

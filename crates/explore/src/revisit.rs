@@ -40,51 +40,10 @@ fn source_of(g: &Graph, w: usize) -> Source {
         None => Source::Init(g.events[w].kind.loc().expect("an initial write")),
         Some(t) => {
             let t = t.0 as usize;
-            let i = path_index(g, t, w);
+            let i = g.path_index(t, w);
             Source::Event(t, i)
         }
     }
-}
-
-/// The position of graph event `e` in thread `t`'s path.
-fn path_index(g: &Graph, t: usize, e: usize) -> usize {
-    g.thread_events[t]
-        .iter()
-        .position(|&x| x == e)
-        .expect("an event of the thread")
-}
-
-/// Event `a` and everything before it in `po ∪ rf`, barrier synchronization and launch order:
-/// what a revisit by `a` keeps whatever else it deletes.
-fn porf_prefix(g: &Graph, a: usize) -> EventSet {
-    let mut set = EventSet::new(g.len());
-    let mut stack = vec![a];
-    while let Some(x) = stack.pop() {
-        if set.contains(x) {
-            continue;
-        }
-        set.insert(x);
-        if let Some(t) = g.events[x].thread {
-            let evs = &g.thread_events[t.0 as usize];
-            let k = path_index(g, t.0 as usize, x);
-            if k > 0 {
-                stack.push(evs[k - 1]);
-            }
-            for before in &g.program.thread(t).after {
-                stack.extend(g.thread_events[before.0 as usize].last());
-            }
-        }
-        if let Some(w) = g.rf[x] {
-            stack.push(w);
-        }
-        if matches!(g.events[x].kind, crate::EventKind::Wait { .. }) {
-            stack.extend(
-                (0..g.len())
-                    .filter(|&y| g.barrier_sync.contains(y, x) || g.collective.contains(y, x)),
-            );
-        }
-    }
-    set
 }
 
 impl<'p> Search<'_, '_, 'p> {
@@ -164,7 +123,7 @@ impl<'p> Search<'_, '_, 'p> {
     pub(crate) fn add_write(&mut self, st: State<'p>, t: usize, e: usize) {
         let a = st.graph.thread_events[t][e];
         let g = &st.graph;
-        let prefix = porf_prefix(g, a);
+        let prefix = g.causal_prefix(a);
         let reads: Vec<usize> = g
             .reads
             .iter()
@@ -280,7 +239,7 @@ impl<'p> Search<'_, '_, 'p> {
         let in_spin = |x: usize| {
             g.events[x].thread.is_some_and(|u| {
                 let u = u.0 as usize;
-                spinning_from(u).is_some_and(|it| path_index(g, u, x) >= it)
+                spinning_from(u).is_some_and(|it| g.path_index(u, x) >= it)
             })
         };
         (0..st.threads.len()).any(|t| {
@@ -352,7 +311,7 @@ impl<'p> Search<'_, '_, 'p> {
             return None;
         }
         let rt = g.events[r].thread.expect("a thread's read").0 as usize;
-        let ri = path_index(g, rt, r);
+        let ri = g.path_index(rt, r);
         let program = self.program;
         let mut threads: Vec<_> = st
             .threads
@@ -394,7 +353,7 @@ impl<'p> Search<'_, '_, 'p> {
                 continue;
             };
             if !gone.contains(x) {
-                let i = path_index(g, u, x);
+                let i = g.path_index(u, x);
                 *m = graph.push(
                     scopecheck_ir::ThreadId(u as u32),
                     &threads[u].trace.events[i],
@@ -446,12 +405,15 @@ impl<'p> Search<'_, '_, 'p> {
                     .collect()
             })
             .collect();
+        let mut rounds = st.rounds.clone();
+        rounds.cut(|u| threads[u].trace.events.len());
         Some((
             State {
                 threads,
                 graph,
                 fresh: vec![],
                 co,
+                rounds,
             },
             map[a],
             pending,

@@ -45,6 +45,8 @@ pub(crate) struct State<'p> {
     /// Under the revisiting search, the coherence order of each location's writes (graph
     /// indices, the initial write first); empty otherwise.
     pub co: Vec<Vec<usize>>,
+    /// The CTA barrier rounds formed so far.
+    pub rounds: crate::rounds::Rounds,
 }
 
 /// Why the search cannot vouch for its own completeness on this program.
@@ -102,8 +104,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Consistent executions handed on, for the budget.
     pub(crate) found: u64,
     pub(crate) checks: u32,
-    /// The program has a barrier with an explicit thread count.
-    pub(crate) counted_barriers: bool,
+    /// Digests of the leaves reached after a choice of barrier rounds (`Rounds::chosen`).
+    pub(crate) leaves_seen: std::collections::HashSet<u128>,
     /// What each thread could do from where it waits (by thread, instruction, unknown
     /// registers), for the gate.
     pub(crate) after:
@@ -131,6 +133,36 @@ fn nth_arrival(
             _ => None,
         })
         .nth(round)
+}
+
+/// The arrivals (thread, path index) of the round that thread `t`'s last arrival at `barrier`
+/// before its path index `i` is in: the CTA round it was formed into, or the same arrival of
+/// each lane of a warp collective.
+fn round_arrivals(
+    threads: &[ThreadRun],
+    rounds: &crate::rounds::Rounds,
+    program: &Program,
+    t: usize,
+    i: usize,
+    barrier: BarrierName,
+) -> Vec<(usize, usize)> {
+    let events = &threads[t].trace.events[..i];
+    match barrier {
+        BarrierName::Cta(_) => events
+            .iter()
+            .rposition(|e| matches!(e.kind, EventKind::Arrive { barrier: b, .. } if b == barrier))
+            .and_then(|k| rounds.round_of(t, k))
+            .map_or(vec![], |r| r.arrivals.clone()),
+        BarrierName::Warp { .. } => {
+            let round = crate::trace::arrivals_at(events, barrier).saturating_sub(1);
+            barrier_members(program, t, barrier)
+                .into_iter()
+                .filter_map(|u| {
+                    nth_arrival(&threads[u].trace.events, barrier, round).map(|(k, _, _)| (u, k))
+                })
+                .collect()
+        }
+    }
 }
 
 /// Transitive launch successors (`Thread::after`) of every thread.
@@ -187,14 +219,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             checks: 0,
             after: Default::default(),
             revisits,
-            counted_barriers: program.threads.iter().any(|t| {
-                t.code.iter().any(|i| {
-                    matches!(
-                        i.kind,
-                        scopecheck_ir::InstrKind::Barrier { count: Some(_), .. }
-                    )
-                })
-            }),
+            leaves_seen: Default::default(),
         }
     }
 
@@ -221,6 +246,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             graph: Graph::empty(self.program),
             fresh: vec![],
             co,
+            rounds: Default::default(),
         });
     }
 
@@ -248,7 +274,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// Brings the graph up to date with thread `t`'s path: new events (with RMW links and the
     /// synchronization of a passed barrier) and values that became known.
     pub(crate) fn sync_graph(&self, st: &mut State<'p>, t: usize) {
-        let State { threads, graph, .. } = st;
+        let State {
+            threads,
+            graph,
+            rounds,
+            ..
+        } = st;
         let trace = &threads[t].trace;
         let known = graph.thread_events[t].len();
         for (i, e) in trace.events.iter().enumerate().take(known) {
@@ -262,21 +293,18 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let EventKind::Wait { barrier, .. } = e.kind else {
                 continue;
             };
-            // The round: this thread's last arrival at the barrier; every other member's
-            // arrival of the same round synchronizes with the wait (or, for a shuffle or a
-            // vote, only precedes it).
-            let round = crate::trace::arrivals_at(&trace.events[..i], barrier).saturating_sub(1);
-            for u in barrier_members(self.program, t, barrier) {
+            // The round: that of this thread's last arrival at the barrier; every other
+            // arrival of the round synchronizes with the wait (or, for a shuffle or a vote,
+            // only precedes it).
+            for (u, k) in round_arrivals(threads, rounds, self.program, t, i, barrier) {
                 if u == t {
                     continue;
                 }
-                if let Some((k, _, _)) = nth_arrival(&threads[u].trace.events, barrier, round) {
-                    if let Some(&a) = graph.thread_events[u].get(k) {
-                        if barrier.orders_memory() {
-                            graph.barrier_sync.insert(a, wait);
-                        } else {
-                            graph.collective.insert(a, wait);
-                        }
+                if let Some(&a) = graph.thread_events[u].get(k) {
+                    if barrier.orders_memory() {
+                        graph.barrier_sync.insert(a, wait);
+                    } else {
+                        graph.collective.insert(a, wait);
                     }
                 }
             }
@@ -324,6 +352,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return;
         }
         loop {
+            st = match self.form_rounds(st) {
+                Some(st) => st,
+                None => return,
+            };
             self.complete_barriers(&mut st);
             let Some(t) = self.next_thread(&st) else {
                 return self.leaf(st);
@@ -338,8 +370,15 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 }
             }
             let thread = &self.program.threads[t];
+            let events = st.threads[t].trace.events.len();
             let step = st.threads[t].step(self.program, thread, &self.statics[t]);
             self.sync_graph(&mut st, t);
+            if st.threads[t].trace.events.len() > events {
+                if let Some(message) = self.mixed_count(&st, t) {
+                    st.threads[t].fault_at_last_event(message);
+                    continue;
+                }
+            }
             match step {
                 Step::Wrote(e) if self.revisits => return self.add_write(st, t, e),
                 Step::Wrote(e) => {
@@ -658,36 +697,43 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 };
                 let (barrier, round, red, warp) = (w.barrier, w.round as usize, w.red, w.warp);
                 let members = barrier_members(self.program, t, barrier);
-                // (lane rank in `members`, count, value) of each member's arrival this round
-                let mut arrivals: Vec<(usize, Option<u32>, Option<Value>)> = Vec::new();
-                let mut missing = false;
-                for (rank, &u) in members.iter().enumerate() {
-                    let th = &st.threads[u];
-                    match nth_arrival(&th.trace.events, barrier, round) {
-                        Some((_, count, pred)) => arrivals.push((rank, count, pred)),
-                        // A lane that exited is left out of a warp collective.
-                        None if matches!(barrier, BarrierName::Warp { .. })
-                            && th.status == Status::Stopped
-                            && th.trace.end == PathEnd::Finished => {}
-                        None => missing = true,
-                    }
-                }
-                let complete = match barrier {
+                // (lane rank in `members`, value) of each arrival of this round
+                let mut arrivals: Vec<(usize, Option<Value>)> = Vec::new();
+                match barrier {
+                    // A CTA round is complete once it is formed (`rounds`).
                     BarrierName::Cta(_) => {
-                        let expected = arrivals
-                            .iter()
-                            .find_map(|a| a.1)
-                            .map(|c| c as usize)
-                            .unwrap_or(members.len());
-                        arrivals.len() == expected
+                        let k = st.threads[t].trace.events.len() - 1;
+                        let Some(r) = st.rounds.round_of(t, k) else {
+                            continue;
+                        };
+                        for &(u, k) in &r.arrivals {
+                            let EventKind::Arrive { pred, .. } = st.threads[u].trace.events[k].kind
+                            else {
+                                unreachable!("a round holds arrivals")
+                            };
+                            arrivals.push((u, pred));
+                        }
                     }
-                    BarrierName::Warp { .. } => !missing,
-                };
-                if !complete {
-                    continue;
+                    // A warp collective's round: the k-th arrival of every lane its mask names,
+                    // the lanes that exited left out.
+                    BarrierName::Warp { .. } => {
+                        let mut missing = false;
+                        for (rank, &u) in members.iter().enumerate() {
+                            let th = &st.threads[u];
+                            match nth_arrival(&th.trace.events, barrier, round) {
+                                Some((_, _, pred)) => arrivals.push((rank, pred)),
+                                None if th.status == Status::Stopped
+                                    && th.trace.end == PathEnd::Finished => {}
+                                None => missing = true,
+                            }
+                        }
+                        if missing {
+                            continue;
+                        }
+                    }
                 }
                 let result = match (red, warp, barrier) {
-                    (Some((op, _)), _, _) => Ok(Some((op.reduce(arrivals.iter().map(|a| a.2)), 0))),
+                    (Some((op, _)), _, _) => Ok(Some((op.reduce(arrivals.iter().map(|a| a.1)), 0))),
                     (None, Some(ww), BarrierName::Warp { mask, op }) => {
                         warp_result(self.program, t, mask, op, ww, &members, &arrivals).map(Some)
                     }
@@ -708,6 +754,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// A state where no thread can run.
     fn leaf(&mut self, mut st: State<'p>) {
+        // A round left to arrivals that never came: it completed with those it had, along
+        // another branch.
+        if st.rounds.deferral_pending() {
+            return;
+        }
         if st.threads.iter().any(|t| !t.holes.is_empty()) {
             self.out.dead_ends += 1;
             // Holes whose writers all stopped hide no execution; only a cycle needs the gate.
@@ -748,6 +799,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 return;
             }
         }
+        if !self.first_visit(&st) {
+            return;
+        }
         if self.cannot_hang(&st) {
             self.out.blocked += 1;
             if let Some(c) = &self.progress {
@@ -762,19 +816,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         let weight = self.weight(&st);
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
         let g = &st.graph;
-        // Rounds are formed as the threads arrive; a barrier whose thread count is not its
-        // CTA's could form them otherwise than the candidate enumerator's matching does.
-        if self.counted_barriers {
-            match crate::graph::match_barriers(self.program, &g.events) {
-                Ok(sync) if sync == g.barrier_sync => {}
-                _ => {
-                    self.gate = Some(GateFailure(
-                        "a barrier's rounds do not match its thread count".into(),
-                    ));
-                    return;
-                }
-            }
-        }
         let finished = paths.iter().all(|p| p.end == PathEnd::Finished);
         if finished {
             self.found += 1;
@@ -930,7 +971,7 @@ fn warp_result(
     op: WarpKind,
     ww: crate::interp::WarpWait,
     members: &[usize],
-    arrivals: &[(usize, Option<u32>, Option<Value>)],
+    arrivals: &[(usize, Option<Value>)],
 ) -> Result<(Value, Value), String> {
     let lane = program.lane(ThreadId(t as u32)).unwrap_or(0);
     let lane_of = |rank: usize| program.lane(ThreadId(members[rank] as u32)).unwrap_or(0);
@@ -939,7 +980,7 @@ fn warp_result(
             "lane {lane} meets at a warp collective with mask {mask:#x}, which leaves it out"
         ));
     }
-    let truth = |a: &(usize, Option<u32>, Option<Value>)| a.2.unwrap_or(0) != 0;
+    let truth = |a: &(usize, Option<Value>)| a.1.unwrap_or(0) != 0;
     Ok(match op {
         WarpKind::Sync => (0, 0),
         WarpKind::Vote(v) => {
@@ -964,7 +1005,7 @@ fn warp_result(
                     "lane {lane} shuffles from lane {j}, which is not among the lanes that meet (mask {mask:#x}): CUDA leaves the value undefined"
                 ));
             };
-            (a.2.unwrap_or(0), Value::from(in_range))
+            (a.1.unwrap_or(0), Value::from(in_range))
         }
     })
 }

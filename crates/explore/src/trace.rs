@@ -7,8 +7,8 @@
 //! add every value written, repeat until nothing new appears.
 
 use scopecheck_ir::{
-    BarrierKind, BarrierRedOp, FenceOrder, FenceSpaces, InstrKind, LocId, Order, Program, Scope,
-    ShflMode, Thread, ThreadId, Value, VoteOp,
+    BarrierKind, BarrierRedOp, FenceOrder, FenceSpaces, InstrKind, LocId, Operand, Order, Program,
+    Scope, ShflMode, Thread, ThreadId, Value, VoteOp,
 };
 
 use crate::machine::Machine;
@@ -184,7 +184,7 @@ pub enum TraceLimit {
     TooManyPaths {
         thread: ThreadId,
     },
-    /// An instruction the candidate enumerator cannot follow (a warp collective).
+    /// An instruction the candidate enumerator cannot follow (a warp collective, or a barrier whose rounds depend on the other threads).
     Unsupported {
         thread: ThreadId,
         instr: usize,
@@ -298,13 +298,31 @@ fn thread_paths(
     domain: &Domain,
     unroll: u32,
 ) -> Result<Vec<Trace>, TraceLimit> {
-    // Which lanes meet at a warp collective depends on the other threads as they run, which
-    // paths enumerated one thread at a time cannot know.
-    if let Some(instr) = thread
-        .code
+    let cta_size = program
+        .threads
         .iter()
-        .position(|i| matches!(i.kind, InstrKind::Warp { .. }))
-    {
+        .filter(|t| t.placement.same_cta(&thread.placement) || std::ptr::eq(*t, thread))
+        .count() as Value;
+    // Which lanes meet at a warp collective, and which arrivals form a round of a barrier,
+    // depends on the other threads as they run, which paths enumerated one thread at a time
+    // cannot know: this enumerator matches the k-th arrival of every thread of the CTA at
+    // each barrier on its own. That is the ISA's rounds only when every thread of the CTA
+    // takes part and waits (a `bar.arrive` may arrive again before the round completes), and
+    // it sees no deadlock across barriers unless each thread uses one barrier.
+    let mut first_id = None;
+    if let Some(instr) = thread.code.iter().position(|i| match i.kind {
+        InstrKind::Warp { .. } => true,
+        InstrKind::Barrier { id, count, kind } => {
+            let whole_cta = match count {
+                None => true,
+                Some(Operand::Imm(c)) => c == cta_size,
+                Some(Operand::Reg(_)) => false,
+            };
+            let one_id = id.imm().is_some() && *first_id.get_or_insert(id) == id;
+            !one_id || !whole_cta || kind == BarrierKind::Arrive
+        }
+        _ => false,
+    }) {
         return Err(TraceLimit::Unsupported { thread: tid, instr });
     }
     let start = State {
@@ -323,11 +341,6 @@ fn thread_paths(
             awaits[b] = Some(l.head);
         }
     }
-    let cta_size = program
-        .threads
-        .iter()
-        .filter(|t| t.placement.same_cta(&thread.placement) || std::ptr::eq(*t, thread))
-        .count() as Value;
     let mut out = Vec::new();
     let mut stack = vec![start];
     while let Some(mut s) = stack.pop() {
@@ -491,68 +504,74 @@ fn run(
                     &[],
                 );
             }
-            InstrKind::Barrier { id, kind, count } => match kind {
-                BarrierKind::Arrive => {
-                    s.push(
-                        pc,
-                        EventKind::Arrive {
-                            barrier: BarrierName::Cta(id),
-                            count,
-                            pred: None,
-                        },
-                        &[],
-                    );
-                }
-                BarrierKind::Sync => {
-                    s.push(
-                        pc,
-                        EventKind::Arrive {
-                            barrier: BarrierName::Cta(id),
-                            count,
-                            pred: None,
-                        },
-                        &[],
-                    );
-                    s.push(
-                        pc,
-                        EventKind::Wait {
-                            barrier: BarrierName::Cta(id),
-                            red: None,
-                            received: None,
-                        },
-                        &[],
-                    );
-                }
-                BarrierKind::Red { op, dst, pred } => {
-                    let p = s.m.operand(pred);
-                    let pdeps = s.m.operand_deps(pred).to_vec();
-                    s.push(
-                        pc,
-                        EventKind::Arrive {
-                            barrier: BarrierName::Cta(id),
-                            count,
-                            pred: Some(p),
-                        },
-                        &pdeps,
-                    );
-                    let results: Vec<Value> = match op {
-                        BarrierRedOp::Popc => (0..=cta_size).collect(),
-                        BarrierRedOp::And | BarrierRedOp::Or => vec![0, 1],
-                    };
-                    fork(s, &results, &|s, v| {
+            InstrKind::Barrier { id, kind, count } => {
+                let (Operand::Imm(id), count) = (id, count.map(|c| s.m.operand(c) as u32)) else {
+                    unreachable!("refused before the paths are enumerated")
+                };
+                let id = id as u32;
+                match kind {
+                    BarrierKind::Arrive => {
+                        s.push(
+                            pc,
+                            EventKind::Arrive {
+                                barrier: BarrierName::Cta(id),
+                                count,
+                                pred: None,
+                            },
+                            &[],
+                        );
+                    }
+                    BarrierKind::Sync => {
+                        s.push(
+                            pc,
+                            EventKind::Arrive {
+                                barrier: BarrierName::Cta(id),
+                                count,
+                                pred: None,
+                            },
+                            &[],
+                        );
                         s.push(
                             pc,
                             EventKind::Wait {
                                 barrier: BarrierName::Cta(id),
-                                red: Some((op, v)),
+                                red: None,
                                 received: None,
                             },
                             &[],
                         );
-                        s.m.set(dst, v, vec![]);
-                    });
+                    }
+                    BarrierKind::Red { op, dst, pred } => {
+                        let p = s.m.operand(pred);
+                        let pdeps = s.m.operand_deps(pred).to_vec();
+                        s.push(
+                            pc,
+                            EventKind::Arrive {
+                                barrier: BarrierName::Cta(id),
+                                count,
+                                pred: Some(p),
+                            },
+                            &pdeps,
+                        );
+                        let results: Vec<Value> = match op {
+                            BarrierRedOp::Popc => (0..=cta_size).collect(),
+                            BarrierRedOp::And | BarrierRedOp::Or => vec![0, 1],
+                        };
+                        fork(s, &results, &|s, v| {
+                            s.push(
+                                pc,
+                                EventKind::Wait {
+                                    barrier: BarrierName::Cta(id),
+                                    red: Some((op, v)),
+                                    received: None,
+                                },
+                                &[],
+                            );
+                            s.m.set(dst, v, vec![]);
+                        });
+                    }
                 }
-            },
+            }
             InstrKind::Warp { .. } => unreachable!("refused before the paths are enumerated"),
             InstrKind::Mov { dst, src } => {
                 let v = s.m.operand(src);

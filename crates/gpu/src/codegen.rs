@@ -887,7 +887,9 @@ impl Gen<'_> {
                 }
             }
             InstrKind::Warp { .. } => return unsupported("a warp collective"),
-            InstrKind::Barrier { id, kind, count } => {
+            InstrKind::Barrier { kind, .. } => {
+                let (id, count) = crate::layout::barrier_immediates(k)
+                    .expect("layout refuses barriers with register operands");
                 let group = self
                     .l
                     .groups

@@ -387,7 +387,14 @@ impl Layout {
         };
         for t in &program.threads {
             for i in &t.code {
-                if let InstrKind::Barrier { id, .. } = i.kind {
+                if let InstrKind::Barrier { .. } = i.kind {
+                    let Some((id, _)) = barrier_immediates(&i.kind) else {
+                        return Err(GenError::Unsupported(format!(
+                            "{}: `{}`: the runner needs a barrier's number and thread count \
+                             as immediates",
+                            t.name, i.text
+                        )));
+                    };
                     if id >= RESERVED_BARRIER {
                         return Err(GenError::Unsupported(format!(
                             "{}: barrier {id}: the runner reserves barrier {RESERVED_BARRIER} and \
@@ -704,7 +711,7 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
         let mut ids: Vec<u32> = Vec::new();
         for &r in &g.roles {
             for i in &program.thread(r).code {
-                if let InstrKind::Barrier { id, .. } = i.kind {
+                if let Some((id, _)) = barrier_immediates(&i.kind) {
                     if !ids.contains(&id) {
                         ids.push(id);
                     }
@@ -788,8 +795,8 @@ pub fn barrier_sequence(t: &Thread) -> Result<BarrierSequence, String> {
             continue;
         }
         let mut seq = at[i].clone().unwrap_or_default();
-        if let InstrKind::Barrier { id, count, .. } = code[i].kind {
-            seq.push((id, count));
+        if let Some(b) = barrier_immediates(&code[i].kind) {
+            seq.push(b);
         }
         for s in succ(i) {
             match &at[s] {
@@ -1118,7 +1125,7 @@ mod tests {
                 code: if barrier {
                     vec![Instr {
                         kind: InstrKind::Barrier {
-                            id: 0,
+                            id: scopecheck_ir::Operand::Imm(0),
                             kind: BarrierKind::Sync,
                             count: None,
                         },
@@ -1426,4 +1433,18 @@ mod barrier_paths {
         );
         assert!(after.is_ok(), "{:?}", after.err());
     }
+}
+
+/// A barrier's number and thread count, when both are immediates (the runner refuses others
+/// before it lays a test out).
+pub(crate) fn barrier_immediates(kind: &InstrKind) -> Option<(u32, Option<u32>)> {
+    let InstrKind::Barrier { id, count, .. } = *kind else {
+        return None;
+    };
+    let id = id.imm()? as u32;
+    let count = match count {
+        None => None,
+        Some(c) => Some(c.imm()? as u32),
+    };
+    Some((id, count))
 }

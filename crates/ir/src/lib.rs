@@ -336,6 +336,16 @@ pub enum Operand {
     Imm(Value),
 }
 
+impl Operand {
+    /// The value of an immediate.
+    pub fn imm(self) -> Option<Value> {
+        match self {
+            Operand::Imm(v) => Some(v),
+            Operand::Reg(_) => None,
+        }
+    }
+}
+
 /// A memory address, computed when the instruction runs. Leaving the allocation (an index out
 /// of bounds, a pointer to no location, a misaligned pointer or one to a location of another
 /// width) is a fault of the test at the instruction's line.
@@ -386,6 +396,10 @@ impl Address {
 /// `(k + 1) * ALLOCATION_STRIDE`, so that no pointer arithmetic within any allocation scopecheck
 /// can hold reaches another, and a null pointer (0) is no location's.
 pub const ALLOCATION_STRIDE: u64 = 1 << 32;
+
+/// The number of barriers of a CTA (PTX ISA, `barrier{.cta}`: "each CTA instance has sixteen
+/// barriers numbered 0..15").
+pub const BARRIER_IDS: u32 = 16;
 
 /// Read-modify-write operations (`atom` / `red`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -801,12 +815,14 @@ pub enum InstrKind {
         scope: Scope,
         spaces: FenceSpaces,
     },
-    /// A CTA barrier. `count` is the number of threads expected; `None` means every thread of
-    /// the test in the CTA.
+    /// A CTA barrier (`bar{.cta}`, `barrier{.cta}`): one of the CTA's [`BARRIER_IDS`] barriers,
+    /// named by `id`. `count` is the number of threads each round of it holds; `None` means
+    /// every thread of the test in the CTA. Both are immediates or registers; a value out of
+    /// range when it runs is a fault of the test.
     Barrier {
-        id: u32,
+        id: Operand,
         kind: BarrierKind,
-        count: Option<u32>,
+        count: Option<Operand>,
     },
     /// A warp collective: the threads of this thread's warp whose lanes `mask` names (its own
     /// lane among them; [`Program::lane`]) meet here, each at its collective of the same kind and

@@ -683,9 +683,9 @@ impl Parser<'_> {
         }
         match mode {
             Mode::Sync => {
-                let id = self.barrier_id()?;
+                let id = self.barrier_id(t)?;
                 let count = if self.eat(&Tok::Comma).is_some() {
-                    Some(self.thread_count()?)
+                    Some(self.thread_count(t)?)
                 } else {
                     None
                 };
@@ -699,9 +699,9 @@ impl Parser<'_> {
                 ))
             }
             Mode::Arrive => {
-                let id = self.barrier_id()?;
+                let id = self.barrier_id(t)?;
                 self.comma("the thread count (required for `arrive`)")?;
-                let count = Some(self.thread_count()?);
+                let count = Some(self.thread_count(t)?);
                 Ok((
                     InstrKind::Barrier {
                         id,
@@ -723,13 +723,13 @@ impl Parser<'_> {
                 };
                 let dst = self.dst(t)?;
                 self.comma("the barrier number")?;
-                let id = self.barrier_id()?;
+                let id = self.barrier_id(t)?;
                 self.comma("the predicate (or a thread count then the predicate)")?;
                 // `r, N, p` or `r, N, count, p`: a second comma means the first was the count.
-                let count = if matches!(self.peek().tok, Tok::Int(_))
+                let count = if matches!(self.peek().tok, Tok::Int(_) | Tok::Word(_))
                     && self.peek_at(1).tok == Tok::Comma
                 {
-                    let c = self.thread_count()?;
+                    let c = self.thread_count(t)?;
                     self.comma("the predicate")?;
                     Some(c)
                 } else {
@@ -848,8 +848,12 @@ impl Parser<'_> {
         Ok(Address::Loc { loc, index: offset })
     }
 
-    fn barrier_id(&mut self) -> Result<u32, ParseError> {
-        let (id, span) = self.u32_literal("a barrier number (0 to 15)")?;
+    /// A barrier number: an immediate 0 to 15, or a register (checked when it runs).
+    fn barrier_id(&mut self, t: usize) -> Result<Operand, ParseError> {
+        if let Some(r) = self.register_operand(t) {
+            return Ok(r);
+        }
+        let (id, span) = self.u32_literal("a barrier number (0 to 15) or a register")?;
         if id > 15 {
             return Err(ParseError::new(
                 span,
@@ -857,18 +861,32 @@ impl Parser<'_> {
             )
             .expecting(&["a barrier number (0 to 15)"]));
         }
-        Ok(id)
+        Ok(Operand::Imm(id.into()))
     }
 
-    fn thread_count(&mut self) -> Result<u32, ParseError> {
-        let (count, span) = self.u32_literal("a thread count")?;
+    /// A barrier's thread count: a positive immediate, or a register (checked when it runs).
+    fn thread_count(&mut self, t: usize) -> Result<Operand, ParseError> {
+        if let Some(r) = self.register_operand(t) {
+            return Ok(r);
+        }
+        let (count, span) = self.u32_literal("a thread count or a register")?;
         if count == 0 {
             return Err(ParseError::new(
                 span,
                 "a barrier's thread count must be positive",
             ));
         }
-        Ok(count)
+        Ok(Operand::Imm(count.into()))
+    }
+
+    /// The next token as a register operand, when it is one.
+    fn register_operand(&mut self, t: usize) -> Option<Operand> {
+        let Tok::Word(w) = &self.peek().tok else {
+            return None;
+        };
+        let r = register_name(w)?;
+        self.bump();
+        Some(Operand::Reg(self.reg(t, &r)))
     }
 }
 

@@ -786,10 +786,11 @@ fn fences_and_barriers() {
     assert_eq!(only_instr("membar.cta"), f(FenceOrder::Sc, Scope::Cta));
     assert_eq!(only_instr("membar.gl"), f(FenceOrder::Sc, Scope::Gpu));
     assert_eq!(only_instr("membar.sys"), f(FenceOrder::Sc, Scope::Sys));
-    let sync = |id, count| InstrKind::Barrier {
-        id,
+    let imm = |v: i64| Operand::Imm(v);
+    let sync = |id, count: Option<i64>| InstrKind::Barrier {
+        id: imm(id),
         kind: BarrierKind::Sync,
-        count,
+        count: count.map(imm),
     };
     assert_eq!(only_instr("bar.sync 0"), sync(0, None));
     assert_eq!(only_instr("bar.cta.sync 1"), sync(1, None));
@@ -798,27 +799,27 @@ fn fences_and_barriers() {
     assert_eq!(
         only_instr("bar.arrive 3, 2"),
         InstrKind::Barrier {
-            id: 3,
+            id: imm(3),
             kind: BarrierKind::Arrive,
-            count: Some(2)
+            count: Some(imm(2))
         }
     );
     assert_eq!(
         only_instr("bar.cta.arrive 3, 2"),
         InstrKind::Barrier {
-            id: 3,
+            id: imm(3),
             kind: BarrierKind::Arrive,
-            count: Some(2)
+            count: Some(imm(2))
         }
     );
-    let red = |op, count| InstrKind::Barrier {
-        id: 1,
+    let red = |op, count: Option<i64>| InstrKind::Barrier {
+        id: imm(1),
         kind: BarrierKind::Red {
             op,
             dst: RegId(0),
             pred: Operand::Reg(RegId(1)),
         },
-        count,
+        count: count.map(imm),
     };
     assert_eq!(
         only_instr("bar.red.popc.u32 r0, 1, r1"),
@@ -831,6 +832,15 @@ fn fences_and_barriers() {
     assert_eq!(
         only_instr("bar.cta.red.or.pred r0, 1, 4, r1"),
         red(BarrierRedOp::Or, Some(4))
+    );
+    // The barrier and the count in registers (read when the instruction runs).
+    assert_eq!(
+        only_instr("bar.cta.sync r3, r4"),
+        InstrKind::Barrier {
+            id: Operand::Reg(RegId(0)),
+            kind: BarrierKind::Sync,
+            count: Some(Operand::Reg(RegId(1))),
+        }
     );
 }
 
@@ -866,7 +876,13 @@ fn fence_and_barrier_errors() {
         10,
         "barrier number 16 is out of range",
     );
-    err_at(&one("bar.sync r0"), 4, 10, "expected a barrier number");
+    // A register may name the barrier; a location may not.
+    err_at(
+        &one("bar.sync x"),
+        4,
+        10,
+        "expected a barrier number (0 to 15) or a register",
+    );
     err_at(
         &one("bar.arrive 0"),
         4,

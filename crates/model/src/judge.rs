@@ -197,7 +197,9 @@ pub fn judge(
                 ),
                 TraceLimit::Unsupported { thread, instr } => format!(
                     "the candidate enumerator, which runs where the graph explorer's completeness \
-                     gate fails, cannot follow {} (a warp collective)",
+                     gate fails, cannot follow {} (a warp collective, or a barrier whose \
+                     rounds it cannot match: a count other than the CTA's, a register, \
+                     `bar.arrive`, or a second barrier in one thread)",
                     describe_instr(program, thread, instr)
                 ),
             };

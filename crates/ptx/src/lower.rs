@@ -3132,20 +3132,6 @@ impl<'a, 'm> Lower<'a, 'm> {
         Ok(())
     }
 
-    fn constant(&self, ins: &Instruction, o: &Op, what: &str) -> R<u32> {
-        match o {
-            Op::Int(v) => u32::try_from(*v)
-                .map_err(|_| LowerError::at(ins, format!("{what} {v} is out of range"))),
-            _ => Err(LowerError::at(
-                ins,
-                format!(
-                    "{what} `{}` is not a constant: not supported yet",
-                    render_operand(o)
-                ),
-            )),
-        }
-    }
-
     /// `bar{.cta}.sync a{, b}`, `bar{.cta}.arrive a, b`, `bar{.cta}.red.op.type d, a{, b},
     /// {!}c` and the same with `barrier` (`bar.sync` is `barrier.sync.aligned`); mirrors
     /// crates/litmus/src/instr.rs (`barrier`).
@@ -3176,19 +3162,22 @@ impl<'a, 'm> Lower<'a, 'm> {
                 }
             }
         }
-        let id_of = |lw: &Self, o: &Op| -> R<u32> {
-            let id = lw.constant(ins, o, "barrier number")?;
-            if id > 15 {
-                return Err(LowerError::at(
-                    ins,
-                    format!("barrier number {id} is out of range; PTX has barriers 0 to 15"),
-                ));
+        // An id or count in a register is checked when it runs (the explorer's fault).
+        let id_of = |lw: &mut Self, f: &mut Frame<'m>, o: &Op| -> R<Operand> {
+            let id = lw.src(f, ins, o, IntType::U32)?;
+            if let Operand::Imm(v) = id {
+                if !(0..Value::from(scopecheck_ir::BARRIER_IDS)).contains(&v) {
+                    return Err(LowerError::at(
+                        ins,
+                        format!("barrier number {v} is out of range; PTX has barriers 0 to 15"),
+                    ));
+                }
             }
             Ok(id)
         };
-        let count_of = |lw: &Self, o: &Op| -> R<u32> {
-            let c = lw.constant(ins, o, "thread count")?;
-            if c == 0 {
+        let count_of = |lw: &mut Self, f: &mut Frame<'m>, o: &Op| -> R<Operand> {
+            let c = lw.src(f, ins, o, IntType::U32)?;
+            if c == Operand::Imm(0) {
                 return Err(LowerError::at(
                     ins,
                     "a barrier's thread count must be positive",
@@ -3199,19 +3188,22 @@ impl<'a, 'm> Lower<'a, 'm> {
         let ops = &ins.operands;
         let kind = match (mode, red) {
             (Some("sync"), None) if matches!(ops.len(), 1 | 2) => InstrKind::Barrier {
-                id: id_of(self, &ops[0])?,
+                id: id_of(self, f, &ops[0])?,
                 kind: BarrierKind::Sync,
-                count: ops.get(1).map(|o| count_of(self, o)).transpose()?,
+                count: match ops.get(1) {
+                    Some(o) => Some(count_of(self, f, o)?),
+                    None => None,
+                },
             },
             (Some("arrive"), None) if ops.len() == 2 => InstrKind::Barrier {
-                id: id_of(self, &ops[0])?,
+                id: id_of(self, f, &ops[0])?,
                 kind: BarrierKind::Arrive,
-                count: Some(count_of(self, &ops[1])?),
+                count: Some(count_of(self, f, &ops[1])?),
             },
             (Some("red"), Some(op)) if matches!(ops.len(), 3 | 4) => {
-                let id = id_of(self, &ops[1])?;
+                let id = id_of(self, f, &ops[1])?;
                 let count = if ops.len() == 4 {
-                    Some(count_of(self, &ops[2])?)
+                    Some(count_of(self, f, &ops[2])?)
                 } else {
                     None
                 };
@@ -4313,7 +4305,7 @@ mod tests {
         assert_eq!(
             k[3],
             &InstrKind::Barrier {
-                id: 0,
+                id: Operand::Imm(0),
                 kind: BarrierKind::Sync,
                 count: None
             }
@@ -4321,23 +4313,23 @@ mod tests {
         assert_eq!(
             k[4],
             &InstrKind::Barrier {
-                id: 1,
+                id: Operand::Imm(1),
                 kind: BarrierKind::Sync,
-                count: Some(64)
+                count: Some(Operand::Imm(64))
             }
         );
         assert_eq!(
             k[5],
             &InstrKind::Barrier {
-                id: 2,
+                id: Operand::Imm(2),
                 kind: BarrierKind::Arrive,
-                count: Some(32)
+                count: Some(Operand::Imm(32))
             }
         );
         assert!(matches!(
             k[6],
             InstrKind::Barrier {
-                id: 3,
+                id: Operand::Imm(3),
                 kind: BarrierKind::Red {
                     op: BarrierRedOp::Popc,
                     ..

@@ -193,7 +193,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     self.cl_flags(args[0])?;
                     self.emit(
                         InstrKind::Barrier {
-                            id: 0,
+                            id: Operand::Imm(0),
                             kind: BarrierKind::Sync,
                             count: None,
                         },

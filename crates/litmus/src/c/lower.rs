@@ -1309,7 +1309,7 @@ impl<'a> Lower<'a> {
                 }
                 self.emit(
                     InstrKind::Barrier {
-                        id: 0,
+                        id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
                         count: None,
                     },

@@ -1058,7 +1058,7 @@ fn opencl_fences_and_barriers() {
         spaces: FenceSpaces { global, shared },
     };
     let bar = InstrKind::Barrier {
-        id: 0,
+        id: Operand::Imm(0),
         kind: BarrierKind::Sync,
         count: None,
     };
@@ -1230,7 +1230,7 @@ fn cuda_legacy_atomics_fences_and_barriers() {
             fence(Scope::Gpu),
             fence(Scope::Sys),
             InstrKind::Barrier {
-                id: 0,
+                id: Operand::Imm(0),
                 kind: BarrierKind::Sync,
                 count: None
             },

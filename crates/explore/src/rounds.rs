@@ -1,0 +1,356 @@
+//! Rounds of CTA barriers as the PTX ISA defines them (`barrier{.cta}`): a round completes once
+//! its thread count of threads has arrived (every thread of the CTA when no count is given),
+//! releases its waiters, and the barrier starts the next round with the arrivals that follow.
+//!
+//! Which arrivals fill a round is the execution's choice: in time, the first `count` to arrive,
+//! whichever threads make them (a thread that arrives twice with `bar.arrive` counts twice, as
+//! the barrier's counter does). The search makes that choice explicitly. Whenever a barrier has
+//! at least `count` arrivals not yet in a round, it branches over the sets of `count` of them
+//! that are closed under the causal order among them (an arrival that must have happened before
+//! a member is a member too: it came first; a thread's own arrivals in program order among
+//! them), and over *deferring*: leaving the round to arrivals still to come, if some thread of
+//! the CTA may still arrive. A deferred barrier forms its next round only with at
+//! least one arrival it did not have when it deferred, so that no round is formed at two points
+//! of one path; a path that ends with a deferral pending is no execution (its round would have
+//! completed) and is dropped. Rounds that complete in another order in time can give the same
+//! execution graph, so leaves reached after a choice are compared ([`Search::first_visit`]).
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use crate::graph::{barrier_group, barrier_members, BarrierGroup};
+use crate::interp::Status;
+use crate::search::{Search, State};
+use crate::trace::{BarrierName, EventKind, PathEnd};
+
+/// One round of a CTA barrier: the arrivals (thread, path index) that filled it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Round {
+    pub group: BarrierGroup,
+    pub id: u32,
+    pub arrivals: Vec<(usize, usize)>,
+}
+
+/// An arrival: (thread, path index).
+type Arrival = (usize, usize);
+
+/// The rounds an execution has formed so far, and the choices still open.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Rounds {
+    pub formed: Vec<Round>,
+    /// Barriers whose next round must hold an arrival other than these.
+    deferred: Vec<(BarrierGroup, u32, Vec<Arrival>)>,
+    /// A round was chosen among several ways along this path.
+    pub chosen: bool,
+}
+
+impl Rounds {
+    /// The round that arrival `k` of thread `t` is in.
+    pub fn round_of(&self, t: usize, k: usize) -> Option<&Round> {
+        self.formed.iter().find(|r| r.arrivals.contains(&(t, k)))
+    }
+
+    /// Whether a deferred round is still waiting for an arrival that never came.
+    pub fn deferral_pending(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// What is left after a revisit cut each thread `u` back to `kept(u)` events: the rounds
+    /// whose arrivals are all kept (a kept wait's round always is); the others' arrivals are
+    /// pending again, and choices made after the cut are open again.
+    pub fn cut(&mut self, kept: impl Fn(usize) -> usize) {
+        self.formed
+            .retain(|r| r.arrivals.iter().all(|&(u, k)| k < kept(u)));
+        self.deferred.clear();
+    }
+}
+
+/// A barrier whose next round can be formed now.
+struct Formable {
+    group: BarrierGroup,
+    id: u32,
+    count: usize,
+    /// The arrivals in no round yet, with whether the barrier's deferral (if any) did not have
+    /// it.
+    eligible: Vec<((usize, usize), bool)>,
+    /// Some thread of the CTA without an eligible arrival may still arrive.
+    may_defer: bool,
+}
+
+/// The thread count a CTA barrier arrival asks for: its own, or every thread of the CTA.
+fn round_size(count: Option<u32>, members: usize) -> usize {
+    count.map_or(members, |c| c as usize)
+}
+
+impl<'p> Search<'_, '_, 'p> {
+    /// Forms every round whose arrivals leave no choice, and branches where there is one:
+    /// `Some` state to go on with, or `None` when the branches have been visited.
+    pub(crate) fn form_rounds(&mut self, mut st: State<'p>) -> Option<State<'p>> {
+        loop {
+            let Some(f) = self.formable(&st) else {
+                return Some(st);
+            };
+            let sets = self.round_sets(&st, &f);
+            if sets.len() == 1 && !f.may_defer {
+                let set = sets.into_iter().next().expect("one set");
+                Self::form(&mut st, &f, set);
+                continue;
+            }
+            for set in sets {
+                let mut next = st.clone();
+                Self::form(&mut next, &f, set);
+                next.rounds.chosen = true;
+                self.visit(next);
+                if self.stopped() {
+                    return None;
+                }
+            }
+            if f.may_defer {
+                let mut next = st;
+                next.rounds
+                    .deferred
+                    .retain(|d| (d.0, d.1) != (f.group, f.id));
+                let have = f.eligible.iter().map(|e| e.0).collect();
+                next.rounds.deferred.push((f.group, f.id, have));
+                next.rounds.chosen = true;
+                self.visit(next);
+            }
+            return None;
+        }
+    }
+
+    fn form(st: &mut State<'p>, f: &Formable, arrivals: Vec<(usize, usize)>) {
+        st.rounds.deferred.retain(|d| (d.0, d.1) != (f.group, f.id));
+        st.rounds.formed.push(Round {
+            group: f.group,
+            id: f.id,
+            arrivals,
+        });
+    }
+
+    /// The first barrier (in thread and path order of its arrivals) whose next round can be
+    /// formed now.
+    fn formable(&self, st: &State<'p>) -> Option<Formable> {
+        let mut seen: Vec<(BarrierGroup, u32)> = Vec::new();
+        for (t, th) in st.threads.iter().enumerate() {
+            for e in &th.trace.events {
+                let EventKind::Arrive {
+                    barrier: b @ BarrierName::Cta(id),
+                    ..
+                } = e.kind
+                else {
+                    continue;
+                };
+                let group = barrier_group(self.program, t, b);
+                if seen.contains(&(group, id)) {
+                    continue;
+                }
+                seen.push((group, id));
+                if let Some(f) = self.formable_at(st, t, group, id) {
+                    return Some(f);
+                }
+            }
+        }
+        None
+    }
+
+    fn formable_at(
+        &self,
+        st: &State<'p>,
+        t: usize,
+        group: BarrierGroup,
+        id: u32,
+    ) -> Option<Formable> {
+        let barrier = BarrierName::Cta(id);
+        let members = barrier_members(self.program, t, barrier);
+        let mut eligible = Vec::new();
+        let mut count = None;
+        for &u in &members {
+            let th = &st.threads[u];
+            // A thread that faulted ends its execution's judgement; its arrivals fill nothing.
+            if matches!(th.trace.end, PathEnd::Fault { .. }) {
+                continue;
+            }
+            for (k, e) in th.trace.events.iter().enumerate() {
+                if let EventKind::Arrive {
+                    barrier: b,
+                    count: c,
+                    ..
+                } = e.kind
+                {
+                    if b == barrier && st.rounds.round_of(u, k).is_none() {
+                        count.get_or_insert(round_size(c, members.len()));
+                        eligible.push((u, k));
+                    }
+                }
+            }
+        }
+        let count = count?;
+        if eligible.len() < count {
+            return None;
+        }
+        let deferral = st
+            .rounds
+            .deferred
+            .iter()
+            .find(|d| (d.0, d.1) == (group, id));
+        let eligible: Vec<((usize, usize), bool)> = eligible
+            .into_iter()
+            .map(|a| (a, deferral.is_none_or(|d| !d.2.contains(&a))))
+            .collect();
+        if deferral.is_some() && !eligible.iter().any(|e| e.1) {
+            return None;
+        }
+        // A thread that waits at this barrier arrives again only after its round.
+        let may_defer = members.iter().any(|&u| match &st.threads[u].status {
+            Status::Stopped => false,
+            Status::Waiting(w) => w.barrier != barrier,
+            _ => true,
+        });
+        Some(Formable {
+            group,
+            id,
+            count,
+            eligible,
+            may_defer,
+        })
+    }
+
+    /// The sets of `f.count` eligible arrivals that may fill the next round: closed under the
+    /// causal order among the eligible ones, and holding an arrival the barrier's deferral did
+    /// not have.
+    fn round_sets(&self, st: &State<'p>, f: &Formable) -> Vec<Vec<(usize, usize)>> {
+        let g = &st.graph;
+        let event = |&(u, k): &(usize, usize)| g.thread_events[u][k];
+        let prefixes: Vec<_> = f
+            .eligible
+            .iter()
+            .map(|e| g.causal_prefix(event(&e.0)))
+            .collect();
+        let n = f.eligible.len();
+        let mut out = Vec::new();
+        let mut pick: Vec<usize> = Vec::with_capacity(f.count);
+        combinations(n, f.count, 0, &mut pick, &mut |set| {
+            if !set.iter().any(|&i| f.eligible[i].1) {
+                return;
+            }
+            let closed = set.iter().all(|&i| {
+                (0..n)
+                    .filter(|j| !set.contains(j))
+                    .all(|j| !prefixes[i].contains(event(&f.eligible[j].0)))
+            });
+            if closed {
+                out.push(set.iter().map(|&i| f.eligible[i].0).collect());
+            }
+        });
+        out
+    }
+
+    /// When thread `t`'s last event is an arrival at a CTA barrier whose thread count differs
+    /// from that of another arrival at the same barrier of its CTA: why that is an error of
+    /// the test.
+    pub(crate) fn mixed_count(&self, st: &State<'p>, t: usize) -> Option<String> {
+        let last = st.threads[t].trace.events.last()?;
+        let EventKind::Arrive {
+            barrier: barrier @ BarrierName::Cta(id),
+            count,
+            ..
+        } = last.kind
+        else {
+            return None;
+        };
+        let members = barrier_members(self.program, t, barrier);
+        let mine = round_size(count, members.len());
+        for &u in &members {
+            for e in &st.threads[u].trace.events {
+                if let EventKind::Arrive {
+                    barrier: b, count, ..
+                } = e.kind
+                {
+                    let theirs = round_size(count, members.len());
+                    if b == barrier && theirs != mine {
+                        let th = &self.program.threads[u];
+                        return Some(format!(
+                            "barrier {id} is used with a thread count of {mine} here and of \
+                             {theirs} by {} at line {}: one barrier of a CTA takes one count",
+                            th.name, th.code[e.instr].span.line
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether this leaf, reached after a choice of rounds, is an execution not reached
+    /// before (the same graph can come from rounds completed in another order).
+    pub(crate) fn first_visit(&mut self, st: &State<'p>) -> bool {
+        if !st.rounds.chosen {
+            return true;
+        }
+        let g = &st.graph;
+        // Graph indices depend on the order events were added: name events by thread and
+        // path position instead.
+        let name = |x: usize| -> (usize, usize) {
+            match g.events[x].thread {
+                Some(t) => (t.0 as usize, g.path_index(t.0 as usize, x)),
+                None => (usize::MAX, x),
+            }
+        };
+        let mut key = String::new();
+        for th in &st.threads {
+            key.push_str(&format!(
+                "{:?}{:?}|",
+                th.trace.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
+                th.trace.end
+            ));
+        }
+        let mut rf: Vec<_> = g
+            .reads
+            .iter()
+            .map(|x| (name(x), g.rf[x].map(name)))
+            .collect();
+        rf.sort_unstable();
+        key.push_str(&format!("{rf:?}"));
+        let mut sync: Vec<_> = g
+            .barrier_sync
+            .pairs()
+            .map(|(a, b)| (name(a), name(b)))
+            .collect();
+        sync.sort_unstable();
+        key.push_str(&format!("{sync:?}"));
+        for order in &st.co {
+            key.push_str(&format!(
+                "{:?}",
+                order.iter().map(|&x| name(x)).collect::<Vec<_>>()
+            ));
+        }
+        let mut h1 = DefaultHasher::new();
+        key.hash(&mut h1);
+        let mut h2 = DefaultHasher::new();
+        (key.len(), &key, 0x5c0_9ec4u32).hash(&mut h2);
+        let digest = (u128::from(h1.finish()) << 64) | u128::from(h2.finish());
+        self.leaves_seen.insert(digest)
+    }
+}
+
+/// Calls `each` with every increasing choice of `k` indices of `0..n` (after `pick`).
+fn combinations(
+    n: usize,
+    k: usize,
+    from: usize,
+    pick: &mut Vec<usize>,
+    each: &mut dyn FnMut(&[usize]),
+) {
+    if pick.len() == k {
+        return each(pick);
+    }
+    for i in from..n {
+        if n - i < k - pick.len() {
+            break;
+        }
+        pick.push(i);
+        combinations(n, k, i + 1, pick, each);
+        pick.pop();
+    }
+}
