@@ -12,13 +12,13 @@ use clap::Args;
 use rayon::prelude::*;
 use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::Program;
-use scopecheck_litmus::Warning;
+use scopecheck_litmus::{OptionWord, Warning};
 use scopecheck_model::suggest::{self, CostTable, Suggestion};
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
 use crate::costs;
 use crate::inputs::{self, Input};
-use crate::options::CheckFlags;
+use crate::options::{CheckFlags, FileOptions};
 use crate::render::Failure;
 
 #[derive(Args)]
@@ -56,7 +56,16 @@ pub struct Checked {
     pub disagreements: Vec<String>,
     /// With `--suggest`: the cheapest ways found to make the test right (first model).
     pub suggestions: Vec<Suggestion>,
+    /// What the file's `(* options: ... *)` comments set (empty when it has none).
+    pub file_options: FileOptions,
     pub time: Duration,
+}
+
+/// What a file's own options are merged with: the command line's flags and which of them it
+/// gave explicitly.
+pub struct CommandLine<'a> {
+    pub flags: &'a CheckFlags,
+    pub given: &'a [String],
 }
 
 impl Checked {
@@ -70,8 +79,9 @@ impl Checked {
     }
 }
 
-/// Runs `check`; returns whether every file was checked.
-pub fn run(args: &CheckArgs) -> bool {
+/// Runs `check`; returns whether every file was checked. `given`: the ids of the options the
+/// command line gave explicitly, which a file's own options do not override.
+pub fn run(args: &CheckArgs, given: &[String]) -> bool {
     let inputs = inputs::collect(&args.paths);
     if let Err(e) = args.flags.platform() {
         eprintln!("error: {e}");
@@ -89,6 +99,10 @@ pub fn run(args: &CheckArgs) -> bool {
         Some(Ok(t)) => Some(t),
         None => None,
     };
+    let cli = CommandLine {
+        flags: &args.flags,
+        given,
+    };
     let (tx, rx) = mpsc::channel();
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -97,13 +111,14 @@ pub fn run(args: &CheckArgs) -> bool {
             s.spawn(move || crate::progress::show(c, done));
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
+        let cli = &cli;
         s.spawn(move || {
             inputs
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, input)| {
                     // The receiver lives until every result is in.
-                    let checked = check_file(input, opts, models, cuda, costs.as_ref());
+                    let checked = check_file(input, opts, models, cuda, costs.as_ref(), cli);
                     let _ = tx.send((i, checked));
                 });
         });
@@ -123,20 +138,26 @@ pub fn run(args: &CheckArgs) -> bool {
     })
 }
 
-/// Reads, parses and checks one file under each of `models`.
+/// Reads, parses and checks one file under each of `models`, or under those its own
+/// `(* options: ... *)` comments set (merged with the command line `cli`).
 pub fn check_file(
     input: &Input,
     opts: &CheckOptions,
     models: &[Option<ModelKind>],
     cuda: &CudaOptions,
     costs: Option<&CostTable>,
+    cli: &CommandLine,
 ) -> Result<Checked, Box<Failure>> {
     let is_cu = input
         .path
         .extension()
         .is_some_and(|e| e == inputs::CUDA_EXTENSION);
-    let (source, program, mut warnings, ptx_only) = match read_parse_warn(input, cuda) {
-        Ok((s, p, w)) => (s, p, w, false),
+    let mut option_words = Vec::new();
+    let (source, program, mut warnings, ptx_only) = match read_parse_full(input, cuda) {
+        Ok((s, p, w, o)) => {
+            option_words = o;
+            (s, p, w, false)
+        }
         // Kernels beyond the language-level front-end (templates, classes, ...): the file is
         // checked as NVRTC compiles it, when its harness can be read.
         // Asked for scoped C11 alone, a PTX verdict would answer another question.
@@ -152,6 +173,20 @@ pub fn check_file(
         },
         Err(f) => return Err(f),
     };
+    // The file's own options, over the defaults and under the command line.
+    let (file_opts, file_models, file_options) = if option_words.is_empty() {
+        (None, None, FileOptions::default())
+    } else {
+        let (flags, report) = cli
+            .flags
+            .with_file_options(cli.given, &option_words)
+            .map_err(|e| Failure::parse(&input.file, source.clone(), &e))?;
+        let mut o = flags.check_options();
+        o.progress = opts.progress.clone();
+        (Some(o), Some(flags.models()), report)
+    };
+    let opts = file_opts.as_ref().unwrap_or(opts);
+    let models = file_models.as_deref().unwrap_or(models);
     let ptx_models = [Some(ModelKind::Ptx)];
     let models: &[Option<ModelKind>] = if ptx_only { &ptx_models } else { models };
     let start = Instant::now();
@@ -194,6 +229,7 @@ pub fn check_file(
         verdicts,
         disagreements,
         suggestions,
+        file_options,
         time: start.elapsed(),
     })
 }
@@ -358,6 +394,16 @@ pub fn read_parse_warn(
     input: &Input,
     cuda: &CudaOptions,
 ) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
+    read_parse_full(input, cuda).map(|(s, p, w, _)| (s, p, w))
+}
+
+/// A file's text, program and warnings, with the words of a litmus test's option comments.
+type Parsed = (String, Program, Vec<Warning>, Vec<OptionWord>);
+
+/// Reads and parses one file, with the front-end's warnings and, for a litmus test, the words
+/// of its `(* options: ... *)` comments.
+fn read_parse_full(input: &Input, cuda: &CudaOptions) -> Result<Parsed, Box<Failure>> {
+    let none = |(s, p, w): (String, Program, Vec<Warning>)| (s, p, w, Vec::new());
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
@@ -365,7 +411,7 @@ pub fn read_parse_warn(
         .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
     let ext = input.path.extension();
     if ext.is_some_and(|e| e == inputs::PTX_EXTENSION) {
-        return read_ptx(input, source, cuda);
+        return read_ptx(input, source, cuda).map(none);
     }
     if ext.is_some_and(|e| e == inputs::CUDA_EXTENSION || e == inputs::OPENCL_EXTENSION) {
         let parsed = if ext.is_some_and(|e| e == inputs::OPENCL_EXTENSION) {
@@ -386,7 +432,7 @@ pub fn read_parse_warn(
                         message: w.message,
                     })
                     .collect();
-                Ok((source, program, warnings))
+                Ok((source, program, warnings, Vec::new()))
             }
             Err(e) => {
                 let e = scopecheck_litmus::ParseError {
@@ -398,8 +444,8 @@ pub fn read_parse_warn(
             }
         };
     }
-    match scopecheck_litmus::parse_with_warnings(&source) {
-        Ok((program, warnings)) => Ok((source, program, warnings)),
+    match scopecheck_litmus::parse_test(&source) {
+        Ok(t) => Ok((source, t.program, t.warnings, t.options)),
         Err(e) => Err(Failure::parse(&input.file, source, &e)),
     }
 }
@@ -419,15 +465,42 @@ pub fn check_guarded(
     }
 }
 
+/// The text report's line for a file's own options: `Options NAME --unroll 3 (from the
+/// file)`, and those the command line overrode; `None` when the file set none.
+fn options_line(name: &str, o: &FileOptions) -> Option<String> {
+    if o.applied.is_empty() && o.overridden.is_empty() {
+        return None;
+    }
+    let mut line = format!("Options {name}");
+    if !o.applied.is_empty() {
+        line.push_str(&format!(" {} (from the file)", o.applied.join(" ")));
+    }
+    if !o.overridden.is_empty() {
+        line.push_str(&format!(
+            " (the command line overrides the file's {})",
+            o.overridden.join(" ")
+        ));
+    }
+    Some(line)
+}
+
 /// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
 /// returns whether the file was checked.
 fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both: bool) -> bool {
     let mut out = std::io::stdout().lock();
+    // A file's own `--model` may ask for both models, or for one.
+    let both = match result {
+        Ok(c) => c.verdicts.len() > 1,
+        Err(_) => both,
+    };
     // A closed stdout (`| head`) is not an error worth reporting; keep going quietly.
     match (result, json) {
         (Ok(c), false) => {
             for w in &c.warnings {
                 let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
+            }
+            if let Some(line) = options_line(&c.program.name, &c.file_options) {
+                let _ = writeln!(out, "{line}");
             }
             for v in &c.verdicts {
                 if both {
@@ -502,6 +575,11 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                 m.insert(
                     "suggestions".into(),
                     scopecheck_report::suggestions_json(&c.program, &c.suggestions),
+                );
+                m.insert("file_options".into(), c.file_options.applied.clone().into());
+                m.insert(
+                    "file_options_overridden".into(),
+                    c.file_options.overridden.clone().into(),
                 );
             }
             let _ = writeln!(out, "{line}");

@@ -25,7 +25,7 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "scopecheck", version, about)]
@@ -49,9 +49,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches say which options the command line gave (a litmus file's own options
+    // yield to those).
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let all_checked = match cli.command {
-        Command::Check(args) => check::run(&args),
+        Command::Check(args) => {
+            let given = matches
+                .subcommand_matches("check")
+                .map(options::given_on_command_line)
+                .unwrap_or_default();
+            check::run(&args, &given)
+        }
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Caps(args) => caps::run(&args),

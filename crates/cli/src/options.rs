@@ -1,6 +1,9 @@
 //! The options every checking subcommand shares: model, unroll bound, scheduler.
 
-use clap::{Args, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use scopecheck_ir::Span;
+use scopecheck_litmus::{OptionWord, ParseError};
 use scopecheck_model::{
     CheckOptions, Engine, ModelKind, Platform, Progress, Scheduler, DEFAULT_UNROLL,
 };
@@ -230,9 +233,299 @@ impl CheckFlags {
     }
 }
 
+/// The checking options a litmus file may set for itself in `(* options: ... *)`, by clap id:
+/// those that say how to check this test. The others concern the run (`--json`, `--suggest`),
+/// other inputs (`--harness`, `--max-threads`), files of their own (`--platform-file`) or
+/// testing scopecheck (`--engine`), and are refused in a file.
+pub const FILE_OPTIONS: &[&str] = &[
+    "model",
+    "unroll",
+    "progress",
+    "its",
+    "resident_blocks",
+    "platform",
+    "max_executions",
+    "timeout",
+    "symmetry",
+];
+
+/// The check subcommand's ids of the options given on the command line itself (not defaulted),
+/// among those a file may set, with `platform_file` (which overrides a file's `--platform`).
+pub fn given_on_command_line(m: &ArgMatches) -> Vec<String> {
+    FILE_OPTIONS
+        .iter()
+        .chain(&["platform_file"])
+        .filter(|id| m.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect()
+}
+
+/// The file options as clap reads them: the command line's definitions, nothing else.
+#[derive(Parser)]
+#[command(
+    name = "options:",
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+struct FileFlags {
+    #[command(flatten)]
+    flags: CheckFlags,
+}
+
+/// What a file's option comments did: the options applied, and those the command line
+/// overrode, each as written (`--unroll 3`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileOptions {
+    pub applied: Vec<String>,
+    pub overridden: Vec<String>,
+}
+
+/// The clap id of a long option name (`resident-blocks` -> `resident_blocks`).
+fn option_id(word: &str) -> Option<String> {
+    let name = word.strip_prefix("--")?;
+    let name = name.split_once('=').map_or(name, |(n, _)| n);
+    Some(name.replace('-', "_"))
+}
+
+fn at(w: &OptionWord, message: String) -> ParseError {
+    ParseError {
+        message,
+        span: w.span,
+        expected: Vec::new(),
+    }
+}
+
+impl CheckFlags {
+    /// These flags (the command line's) with a file's option words applied. The rule: a file
+    /// option replaces the default, and an option given on the command line (`cli_given`, by
+    /// id) wins over the file's. An option a file may not set, an unknown one or a bad value is
+    /// an error at its word.
+    pub fn with_file_options(
+        &self,
+        cli_given: &[String],
+        words: &[OptionWord],
+    ) -> Result<(CheckFlags, FileOptions), ParseError> {
+        let mut groups: Vec<(String, String)> = Vec::new();
+        for w in words {
+            if w.word.starts_with('-') {
+                let Some(id) = option_id(&w.word).filter(|_| w.word.len() > 2) else {
+                    return Err(at(w, format!("unknown option `{}` in the file's options (options are long: `--unroll 3`)", w.word)));
+                };
+                if !FILE_OPTIONS.contains(&id.as_str()) {
+                    let known = FileFlags::command()
+                        .get_arguments()
+                        .any(|a| a.get_id().as_str() == id)
+                        || ["json", "suggest", "cost_file"].contains(&id.as_str());
+                    let allowed: Vec<String> = FILE_OPTIONS
+                        .iter()
+                        .map(|o| format!("--{}", o.replace('_', "-")))
+                        .collect();
+                    return Err(at(
+                        w,
+                        if known {
+                            format!(
+                                "`{}` cannot be set by a file (it is not about how to check this test); a file may set {}",
+                                w.word,
+                                allowed.join(", ")
+                            )
+                        } else {
+                            format!(
+                                "unknown option `{}`; a file may set {}",
+                                w.word,
+                                allowed.join(", ")
+                            )
+                        },
+                    ));
+                }
+                groups.push((id, w.word.clone()));
+            } else if let Some((_, text)) = groups.last_mut() {
+                text.push(' ');
+                text.push_str(&w.word);
+            }
+        }
+        let matches = FileFlags::command()
+            .try_get_matches_from(words.iter().map(|w| w.word.as_str()))
+            .map_err(|e| clap_error(&e, words))?;
+        let file = FileFlags::from_arg_matches(&matches)
+            .map_err(|e| clap_error(&e, words))?
+            .flags;
+        let cli = |id: &str| cli_given.iter().any(|g| g == id);
+        let mut out = self.clone();
+        let mut report = FileOptions::default();
+        for (id, text) in groups {
+            let overridden = cli(&id) || (id == "platform" && cli("platform_file"));
+            if overridden {
+                report.overridden.push(text);
+                continue;
+            }
+            report.applied.push(text);
+            match id.as_str() {
+                "model" => out.model = file.model,
+                "unroll" => out.unroll = file.unroll,
+                "progress" => out.progress = file.progress,
+                "its" => out.its = file.its,
+                "resident_blocks" => out.resident_blocks = file.resident_blocks,
+                "platform" => {
+                    out.platform = file.platform.clone();
+                    out.platform_file = None;
+                }
+                "max_executions" => out.max_executions = file.max_executions,
+                "timeout" => out.timeout = file.timeout,
+                _ => out.symmetry = file.symmetry,
+            }
+        }
+        if let Err(e) = out.platform() {
+            let w = words
+                .iter()
+                .find(|w| option_id(&w.word).as_deref() == Some("platform"))
+                .or(words.first());
+            return Err(ParseError {
+                message: e,
+                span: w.map_or_else(Span::default, |w| w.span),
+                expected: Vec::new(),
+            });
+        }
+        Ok((out, report))
+    }
+}
+
+/// A clap error about a file's option words, at the word it is about.
+fn clap_error(e: &clap::Error, words: &[OptionWord]) -> ParseError {
+    use clap::error::{ContextKind, ContextValue};
+    let text = e.to_string();
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
+    let context = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let word = context(ContextKind::InvalidValue)
+        .and_then(|v| {
+            words
+                .iter()
+                .find(|w| w.word == v || w.word.ends_with(&format!("={v}")))
+        })
+        .or_else(|| {
+            let arg = context(ContextKind::InvalidArg)?;
+            let name = arg.split([' ', '=']).next()?.to_string();
+            words
+                .iter()
+                .find(|w| w.word == name || w.word.starts_with(&format!("{name}=")))
+        });
+    ParseError {
+        message: format!("in the file's options: {message}"),
+        span: word
+            .or(words.first())
+            .map_or_else(Span::default, |w| w.span),
+        expected: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(text: &str) -> Vec<OptionWord> {
+        let mut col = 1;
+        text.split(' ')
+            .map(|w| {
+                let span = Span {
+                    offset: col - 1,
+                    len: w.len(),
+                    line: 1,
+                    column: col as u32,
+                };
+                col += w.len() + 1;
+                OptionWord {
+                    word: w.to_string(),
+                    span,
+                }
+            })
+            .collect()
+    }
+
+    fn defaults() -> CheckFlags {
+        FileFlags::try_parse_from(Vec::<&str>::new())
+            .expect("no options parse")
+            .flags
+    }
+
+    #[test]
+    fn file_options_replace_defaults_and_the_command_line_wins() {
+        let (f, r) = defaults()
+            .with_file_options(&[], &words("--unroll 3 --progress=fair --its off"))
+            .expect("valid options");
+        assert_eq!((f.unroll, f.its), (3, OnOff::Off));
+        assert!(matches!(f.progress, ProgressArg::Fair));
+        assert_eq!(r.applied, ["--unroll 3", "--progress=fair", "--its off"]);
+        assert!(r.overridden.is_empty());
+        let mut cli = defaults();
+        cli.unroll = 7;
+        let (f, r) = cli
+            .with_file_options(&["unroll".into()], &words("--unroll 3 --model ptx"))
+            .expect("valid options");
+        assert_eq!(f.unroll, 7);
+        assert!(matches!(f.model, Some(Model::Ptx)));
+        assert_eq!(
+            (r.applied, r.overridden),
+            (
+                vec!["--model ptx".to_string()],
+                vec!["--unroll 3".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn bad_file_options_are_errors_at_their_word() {
+        let e = defaults()
+            .with_file_options(&[], &words("--unroll 3 --harness h.cu"))
+            .unwrap_err();
+        assert_eq!(e.span.column, 12);
+        assert!(
+            e.message.contains("cannot be set by a file"),
+            "{}",
+            e.message
+        );
+        let e = defaults()
+            .with_file_options(&[], &words("--frobnicate"))
+            .unwrap_err();
+        assert!(
+            e.message.contains("unknown option `--frobnicate`"),
+            "{}",
+            e.message
+        );
+        let e = defaults()
+            .with_file_options(&[], &words("--unroll x"))
+            .unwrap_err();
+        assert_eq!(e.span.column, 10, "{}", e.message);
+        assert!(e.message.contains("invalid value"), "{}", e.message);
+        let e = defaults()
+            .with_file_options(&[], &words("--its maybe"))
+            .unwrap_err();
+        assert_eq!(e.span.column, 7, "{}", e.message);
+        let e = defaults()
+            .with_file_options(&[], &words("--platform mars"))
+            .unwrap_err();
+        assert!(e.message.contains("unknown platform"), "{}", e.message);
+        assert_eq!(e.span.column, 1);
+        let e = defaults()
+            .with_file_options(&[], &words("--unroll 2 --unroll 3"))
+            .unwrap_err();
+        assert!(e.message.contains("multiple times"), "{}", e.message);
+        let e = defaults()
+            .with_file_options(&[], &words("--unroll 2 stray"))
+            .unwrap_err();
+        assert_eq!(e.span.column, 12, "{}", e.message);
+        let e = defaults()
+            .with_file_options(&[], &words("-u 2"))
+            .unwrap_err();
+        assert!(e.message.contains("unknown option `-u`"), "{}", e.message);
+    }
 
     #[test]
     fn counts_and_durations_parse_as_written() {

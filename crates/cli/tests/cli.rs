@@ -291,3 +291,75 @@ fn search_bounds_make_the_verdict_incomplete() {
         Some(2)
     );
 }
+
+/// A one-thread spin loop that needs four iterations for its condition: settled only with an
+/// unroll bound of at least 3 (the default is 2).
+const NEEDS_UNROLL_3: &str = "PTX spin\n(* options: --unroll 3 *)\n{ f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n mov r2, 0 | st.relaxed.gpu f, 1 ;\n L: add r2, r2, 1 | ;\n ld.relaxed.gpu r0, f | ;\n beq r0, 0, L | ;\nexists (P0:r2 == 4)\n";
+
+#[test]
+fn file_options_apply_unless_the_command_line_gives_the_same_option() {
+    let dir = scratch("file-options");
+    let file = dir.join("spin.litmus");
+    std::fs::write(&file, NEEDS_UNROLL_3).unwrap();
+    let f = file.to_str().unwrap();
+    let out = scopecheck(&["check", "--json", f]);
+    assert_eq!(out.status.code(), Some(0));
+    let line = &stdout_lines(&out)[0];
+    assert_eq!(line["result"], "Ok", "{line}");
+    assert_eq!(line["file_options"], serde_json::json!(["--unroll 3"]));
+    assert_eq!(line["file_options_overridden"], serde_json::json!([]));
+    // The command line's --unroll wins: with 2 the fourth iteration is cut.
+    let out = scopecheck(&["check", "--json", "--unroll", "2", f]);
+    let line = &stdout_lines(&out)[0];
+    assert_eq!(line["result"], "Unknown", "{line}");
+    assert_eq!(line["file_options"], serde_json::json!([]));
+    assert_eq!(
+        line["file_options_overridden"],
+        serde_json::json!(["--unroll 3"])
+    );
+    let text = scopecheck(&["check", f]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Options spin --unroll 3 (from the file)"),
+        "{text}"
+    );
+    // A file without option comments gets empty fields.
+    std::fs::write(
+        &file,
+        NEEDS_UNROLL_3.replace("(* options: --unroll 3 *)", ""),
+    )
+    .unwrap();
+    let line = &stdout_lines(&scopecheck(&["check", "--json", f]))[0];
+    assert_eq!(line["result"], "Unknown", "{line}");
+    assert_eq!(line["file_options"], serde_json::json!([]));
+}
+
+#[test]
+fn bad_file_options_are_errors_with_their_position() {
+    let dir = scratch("bad-file-options");
+    let file = dir.join("bad.litmus");
+    for (options, column, needle) in [
+        ("--unroll 3 --json", 24, "cannot be set by a file"),
+        ("--colour blue", 13, "unknown option `--colour`"),
+        ("--unroll many", 22, "invalid value 'many'"),
+        ("--model x86", 21, "invalid value 'x86'"),
+    ] {
+        std::fs::write(
+            &file,
+            format!("PTX t\n(* options: {options} *)\nP0 ;\nexists true\n"),
+        )
+        .unwrap();
+        let out = scopecheck(&["check", "--json", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{options}");
+        let line = &stdout_lines(&out)[0];
+        assert_eq!(
+            (line["line"].as_u64(), line["column"].as_u64()),
+            (Some(2), Some(column)),
+            "{line}"
+        );
+        assert!(
+            line["error"].as_str().unwrap().contains(needle),
+            "{options}: {line}"
+        );
+    }
+}

@@ -15,7 +15,7 @@
 use crate::lexer::Tok;
 use crate::ptx::{register_name, Parser};
 use crate::ParseError;
-use scopecheck_ir::{CmpOp, Condition, Observable, Prop, Quantifier, Term, ThreadId};
+use scopecheck_ir::{CmpOp, Condition, LocId, Observable, Prop, Quantifier, Term, ThreadId};
 
 /// How deeply `~` and parentheses may nest; far beyond any real test, and low enough that the
 /// recursion cannot exhaust the stack.
@@ -222,9 +222,45 @@ impl Parser<'_> {
         }
         self.location_name(&name, span)?;
         self.bump();
+        // `a[1]`: an element of an array of the initial state.
+        let element = if self.at(&Tok::LBracket) {
+            self.bump();
+            let (i, ispan) = self.u32_literal("an element number")?;
+            self.expect(&Tok::RBracket, "`]` after the element number")?;
+            let Some(a) = self.array(&name) else {
+                return Err(ParseError::new(
+                    span,
+                    format!("`{name}` is not an array of the initial state (declare it as `int {name}[N]` or `{name}={{...}}`)"),
+                ));
+            };
+            if i >= a.len {
+                return Err(ParseError::new(
+                    ispan,
+                    format!(
+                        "element {i} is out of bounds of `{name}`, which has {} elements",
+                        a.len
+                    ),
+                ));
+            }
+            Some(LocId(a.first.0 + i))
+        } else {
+            if let Some(a) = self.array(&name) {
+                return Err(ParseError::new(
+                    span,
+                    format!(
+                        "`{name}` is an array of {} elements: name one, as in `{name}[0]`",
+                        a.len
+                    ),
+                ));
+            }
+            None
+        };
         if bracket {
             self.expect(&Tok::RBracket, "`]` after the location")?;
         }
-        Ok(Observable::Loc(self.loc(&name, span)))
+        Ok(Observable::Loc(match element {
+            Some(e) => e,
+            None => self.loc(&name, span),
+        }))
     }
 }

@@ -9,6 +9,9 @@ pub(crate) struct Cursor<'a> {
     pub(crate) pos: usize,
     line: u32,
     column: u32,
+    /// The spans of the `(* ... *)` comments skipped so far, for the option comments
+    /// ([`crate::option_words`]).
+    pub(crate) comments: Vec<Span>,
 }
 
 pub(crate) fn is_word_char(c: char) -> bool {
@@ -23,6 +26,7 @@ impl<'a> Cursor<'a> {
             pos: at.offset.min(src.len()),
             line: at.line,
             column: at.column,
+            comments: Vec::new(),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::ptx::{register_name, Parser};
 use crate::ParseError;
 use scopecheck_ir::{
     Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
-    IntType, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// One `.qualifier` of an opcode, without its dot; its span includes the dot.
@@ -440,6 +440,28 @@ impl Parser<'_> {
         let (order, scope) = access_order("ld", &q)?;
         let dst = self.dst(t)?;
         self.comma("the address")?;
+        // `ld r0, 1`: published corpora write a constant load for `r0 = 1`. It reads no
+        // memory, so it is the register move `mov r0, 1`; with qualifiers it would claim an
+        // order or a width that no access has, so only the bare form is accepted.
+        if let Tok::Int(v) = self.peek().tok {
+            if let Some(first) = quals.first() {
+                return Err(ParseError::new(
+                    first.span,
+                    format!(
+                        "`ld` with an integer operand is a register move (`ld r, {v}` means \
+                         `mov r, {v}`) and takes no qualifiers; write `mov` or load a location"
+                    ),
+                ));
+            }
+            self.bump();
+            return Ok((
+                InstrKind::Mov {
+                    dst,
+                    src: Operand::Imm(v),
+                },
+                None,
+            ));
+        }
         let addr = self.address(t)?;
         Ok((
             InstrKind::Load {
@@ -836,12 +858,30 @@ impl Parser<'_> {
         };
         self.location_name(&name, span)?;
         self.bump();
-        let loc = self.loc(&name, span);
+        let mut loc = self.loc(&name, span);
         let mut offset = None;
         if bracket {
             if self.eat(&Tok::Plus).is_some() {
-                let (r, _) = self.register()?;
-                offset = Some(self.reg(t, &r));
+                if let Tok::Int(i) = self.peek().tok {
+                    // `[a+2]`: the element two places after `a` (elements, not bytes, as the
+                    // register form counts them), known when the test is read.
+                    let ispan = self.peek().span;
+                    let len = self.array(&name).map_or(1, |a| a.len);
+                    if !(0..i64::from(len)).contains(&i) {
+                        return Err(ParseError::new(
+                            ispan,
+                            format!(
+                                "element {i} is out of bounds of `{name}`, which has {len} element{}",
+                                if len == 1 { "" } else { "s" }
+                            ),
+                        ));
+                    }
+                    self.bump();
+                    loc = LocId(loc.0 + i as u32);
+                } else {
+                    let (r, _) = self.register()?;
+                    offset = Some(self.reg(t, &r));
+                }
             }
             self.expect(&Tok::RBracket, "`]` to close the address")?;
         }

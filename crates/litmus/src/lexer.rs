@@ -154,6 +154,8 @@ impl<'a> Lexer<'a> {
                 }
                 Some('*') if self.peek() == Some(')') => {
                     self.bump();
+                    let span = self.since(start);
+                    self.comments.push(span);
                     return Ok(());
                 }
                 Some(_) => {}
@@ -197,7 +199,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lexes everything from the current position to the end.
-    pub(crate) fn tokens(mut self) -> Result<Vec<Token>, ParseError> {
+    pub(crate) fn tokens(&mut self) -> Result<Vec<Token>, ParseError> {
         let mut out = Vec::new();
         loop {
             self.skip_trivia()?;

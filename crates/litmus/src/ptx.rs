@@ -9,14 +9,14 @@
 //! come after its use.
 
 use crate::lexer::{Lexer, Tok, Token};
-use crate::ParseError;
+use crate::{ParseError, Test};
 use scopecheck_ir::{
-    Arch, Condition, DevicePlacement, Instr, InstrKind, IntType, LocId, Location, MemorySpace,
-    Observable, Placement, Program, RegId, Span, Thread, Value,
+    Arch, Array, Condition, DevicePlacement, Instr, InstrKind, IntType, LocId, Location,
+    MemorySpace, Observable, Placement, Program, RegId, Span, Thread, Value,
 };
 
 /// Parses a PTX test; `lexer` stands just after the `PTX` word.
-pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Program, ParseError> {
+pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Test, ParseError> {
     let src = lexer.source();
     let (name, name_span) = lexer.rest_of_line();
     if name.is_empty() {
@@ -28,7 +28,13 @@ pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Program, ParseError> {
     }
     let tokens = lexer.tokens()?;
     let mut p = Parser::new(src, tokens);
-    p.program(name)
+    let program = p.program(name)?;
+    Ok(Test {
+        program,
+        warnings: Vec::new(),
+        docs: std::mem::take(&mut p.docs),
+        options: crate::option_words(src, &lexer.comments),
+    })
 }
 
 /// A branch whose label is resolved after the table is read.
@@ -76,6 +82,9 @@ pub(crate) struct Parser<'a> {
     /// The span of the last token consumed, for spans that end there.
     prev: Span,
     pub(crate) locations: Vec<Location>,
+    /// The arrays of the initial state (`int a[2]`, `a={1,2}`), whose elements are the
+    /// locations `a[0]`, `a[1]`, ...
+    pub(crate) arrays: Vec<Array>,
     pub(crate) threads: Vec<ThreadState>,
     /// Current nesting depth of the condition, bounded so that `((((...` cannot overflow the
     /// stack.
@@ -85,6 +94,8 @@ pub(crate) struct Parser<'a> {
     any_register_name: bool,
     /// The type suffix of the access instruction just parsed, if it had one.
     pub(crate) access_type: Option<(IntType, Span)>,
+    /// The quoted strings after the description.
+    docs: Vec<String>,
 }
 
 /// Which tokens start the part after the instruction table.
@@ -108,10 +119,12 @@ impl<'a> Parser<'a> {
             },
             prev: end,
             locations: Vec::new(),
+            arrays: Vec::new(),
             threads: Vec::new(),
             depth: 0,
             any_register_name: false,
             access_type: None,
+            docs: Vec::new(),
         }
     }
 
@@ -122,10 +135,12 @@ impl<'a> Parser<'a> {
         src: &'a str,
         tokens: Vec<Token>,
         locations: Vec<Location>,
+        arrays: Vec<Array>,
         threads: Vec<Thread>,
     ) -> Self {
         let mut p = Parser::new(src, tokens);
         p.locations = locations;
+        p.arrays = arrays;
         p.threads = threads
             .into_iter()
             .map(|thread| ThreadState {
@@ -247,8 +262,12 @@ impl<'a> Parser<'a> {
 
     // ---- names ----
 
-    /// Finds or creates the location `name`, first mentioned at `span`.
+    /// Finds or creates the location `name`, first mentioned at `span`. An array's name is
+    /// its first element (a pointer to the array points there).
     pub(crate) fn loc(&mut self, name: &str, span: Span) -> LocId {
+        if let Some(a) = self.array(name) {
+            return a.first;
+        }
         if let Some(i) = self.locations.iter().position(|l| l.name == name) {
             return LocId(i as u32);
         }
@@ -260,6 +279,19 @@ impl<'a> Parser<'a> {
             span: Some(span),
         });
         LocId((self.locations.len() - 1) as u32)
+    }
+
+    /// The array named `name`, if any.
+    pub(crate) fn array(&self, name: &str) -> Option<&Array> {
+        self.arrays.iter().find(|a| a.name == name)
+    }
+
+    /// The allocation `loc` belongs to: its first location and length.
+    fn allocation(&self, loc: LocId) -> (LocId, u32) {
+        self.arrays
+            .iter()
+            .find(|a| (a.first.0..a.first.0 + a.len).contains(&loc.0))
+            .map_or((loc, 1), |a| (a.first, a.len))
     }
 
     /// Gives every location the type its typed accesses state, and every access without a
@@ -274,6 +306,8 @@ impl<'a> Parser<'a> {
                 let Some(loc) = state.thread.code[i].kind.named_loc() else {
                     continue;
                 };
+                // An array's elements share one type: its accesses are typed together.
+                let loc = self.allocation(loc).0;
                 match stated[loc.0 as usize] {
                     Some((first, at)) if first.bits != ty.bits => {
                         return Err(ParseError::new(
@@ -292,9 +326,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        for (l, st) in self.locations.iter_mut().zip(&stated) {
-            if let Some((ty, _)) = st {
-                l.ty = *ty;
+        for i in 0..self.locations.len() {
+            let (first, _) = self.allocation(LocId(i as u32));
+            if let Some((ty, _)) = stated[first.0 as usize] {
+                let l = &mut self.locations[i];
+                l.ty = ty;
                 l.init = ty.wrap(l.init);
             }
         }
@@ -354,14 +390,16 @@ impl<'a> Parser<'a> {
     // ---- sections ----
 
     fn program(&mut self, name: String) -> Result<Program, ParseError> {
-        let description = match &self.peek().tok {
-            Tok::Str(s) => {
-                let s = s.clone();
-                self.bump();
-                Some(s)
+        // The description, then any further strings (a source, a URL), kept as docs.
+        let mut description = None;
+        while let Tok::Str(s) = &self.peek().tok {
+            let s = s.clone();
+            self.bump();
+            match description {
+                None => description = Some(s),
+                Some(_) => self.docs.push(s),
             }
-            _ => None,
-        };
+        }
         let reg_inits = if self.at(&Tok::LBrace) {
             self.init_section()?
         } else {
@@ -411,7 +449,7 @@ impl<'a> Parser<'a> {
             name,
             description,
             locations: std::mem::take(&mut self.locations),
-            arrays: vec![],
+            arrays: std::mem::take(&mut self.arrays),
             threads: std::mem::take(&mut self.threads)
                 .into_iter()
                 .map(|s| s.thread)
@@ -486,25 +524,82 @@ impl<'a> Parser<'a> {
             n
         };
         self.location_name(&name, name_span)?;
+        // `a[4]`: an array of that many elements.
+        let declared_len = if self.eat(&Tok::LBracket).is_some() {
+            let len = array_length(self.u32_literal("the array's length")?)?;
+            self.expect(&Tok::RBracket, "`]` after the array's length")?;
+            Some(len)
+        } else {
+            None
+        };
         let space = if self.eat(&Tok::At).is_some() {
             self.memory_space()?
         } else {
             MemorySpace::Global
         };
-        self.expect(&Tok::Assign, "`=` and the location's initial value")?;
-        let value = self.int_value("the location's initial value")?;
-        if self.locations.iter().any(|l| l.name == name) {
+        if self.locations.iter().any(|l| l.name == name) || self.array(&name).is_some() {
             return Err(ParseError::new(
                 name_span,
                 format!("location `{name}` is initialised twice"),
             ));
         }
-        let id = self.loc(&name, name_span);
-        if let Some(l) = self.locations.get_mut(id.0 as usize) {
-            l.space = space;
-            l.init = value;
-        }
+        let values =
+            if declared_len.is_some() && matches!(self.peek().tok, Tok::Semi | Tok::RBrace) {
+                // `int a[2];`: every element 0.
+                Vec::new()
+            } else {
+                self.expect(&Tok::Assign, "`=` and the location's initial value")?;
+                if self.at(&Tok::LBrace) {
+                    self.array_values()?
+                } else if declared_len.is_some() {
+                    return Err(self
+                        .error_expected("the array's values in braces, as in `{1, 2}`", &["`{`"]));
+                } else {
+                    let value = self.int_value("the location's initial value")?;
+                    let id = self.loc(&name, name_span);
+                    if let Some(l) = self.locations.get_mut(id.0 as usize) {
+                        l.space = space;
+                        l.init = value;
+                    }
+                    return Ok(());
+                }
+            };
+        let len = match declared_len {
+            Some(len) if values.len() > len as usize => {
+                return Err(ParseError::new(
+                    values[len as usize].1,
+                    format!(
+                        "`{name}` has {len} element{} but {} values are given",
+                        if len == 1 { "" } else { "s" },
+                        values.len()
+                    ),
+                ))
+            }
+            Some(len) => len,
+            None => array_length((values.len() as u32, name_span))?,
+        };
+        let values: Vec<Value> = values.into_iter().map(|(v, _)| v).collect();
+        let (locations, arrays) = (&mut self.locations, &mut self.arrays);
+        add_array(locations, arrays, &name, name_span, len, &values, space);
         Ok(())
+    }
+
+    /// `{1, 2, -3}`: an array's values, each with its span.
+    fn array_values(&mut self) -> Result<Vec<(Value, Span)>, ParseError> {
+        self.expect(&Tok::LBrace, "`{` and the array's values")?;
+        let mut values = Vec::new();
+        if self.eat(&Tok::RBrace).is_some() {
+            return Ok(values);
+        }
+        loop {
+            let span = self.peek().span;
+            values.push((self.int_value("an element's initial value")?, span));
+            if self.eat(&Tok::Comma).is_some() {
+                continue;
+            }
+            self.expect(&Tok::RBrace, "`,` or `}` after an element's value")?;
+            return Ok(values);
+        }
     }
 
     fn memory_space(&mut self) -> Result<MemorySpace, ParseError> {
@@ -874,6 +969,50 @@ impl<'a> Parser<'a> {
         }
         Ok(())
     }
+}
+
+/// An array's length from its literal: at least one element.
+pub(crate) fn array_length((len, span): (u32, Span)) -> Result<u32, ParseError> {
+    if len == 0 {
+        return Err(ParseError::new(span, "an array needs at least one element"));
+    }
+    Ok(len)
+}
+
+/// Adds the locations of an array `name` of `len` elements initialised with `values` (the
+/// rest 0): `name[0]`, `name[1]`, ..., one allocation. An array of one element is the
+/// location `name` itself, as a one-element C array is one object.
+pub(crate) fn add_array(
+    locations: &mut Vec<Location>,
+    arrays: &mut Vec<Array>,
+    name: &str,
+    span: Span,
+    len: u32,
+    values: &[Value],
+    space: MemorySpace,
+) -> LocId {
+    let first = LocId(locations.len() as u32);
+    for i in 0..len {
+        locations.push(Location {
+            name: if len == 1 {
+                name.to_string()
+            } else {
+                format!("{name}[{i}]")
+            },
+            space,
+            init: values.get(i as usize).copied().unwrap_or(0),
+            ty: IntType::S32,
+            span: Some(span),
+        });
+    }
+    if len > 1 {
+        arrays.push(Array {
+            name: name.to_string(),
+            first,
+            len,
+        });
+    }
+    first
 }
 
 /// Gives each device thread its cluster number. Threads of one (gpu, cta) share a cluster: the

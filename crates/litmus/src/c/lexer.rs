@@ -124,6 +124,10 @@ impl<'a> CLexer<'a> {
                 }
                 Some(c) if Some(c) == c0 && self.peek() == c1 => {
                     self.bump();
+                    if open == "(*" {
+                        let span = self.since(start);
+                        self.comments.push(span);
+                    }
                     return Ok(());
                 }
                 Some(_) => {}
@@ -133,7 +137,7 @@ impl<'a> CLexer<'a> {
 
     /// Lexes up to the condition (or the end of the input); the last token is [`CTok::End`]
     /// and its span is where the condition starts.
-    pub(crate) fn tokens(mut self) -> Result<Vec<CToken>, ParseError> {
+    pub(crate) fn tokens(&mut self) -> Result<Vec<CToken>, ParseError> {
         let mut out: Vec<CToken> = Vec::new();
         let mut depth: u32 = 0;
         // Brace depth at which the current thread body opened, if inside one.

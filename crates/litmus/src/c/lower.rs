@@ -21,7 +21,10 @@ use scopecheck_ir::{
 /// A pointer parameter (or an atomic reference): its location and how it is accessed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ptr {
+    /// The location it points to: an array's first element.
     pub loc: LocId,
+    /// The number of elements from `loc` on (1 unless it points to an array).
+    pub len: u32,
     pub access: Access,
     /// The type of the value it points to.
     pub ty: IntType,
@@ -33,6 +36,14 @@ enum Binding {
     Ptr(Ptr),
     /// `cuda::atomic_ref<...> f(*x)`: `f` names the atomic object itself.
     Ref(Ptr),
+}
+
+/// Where a compare-exchange finds its expected value.
+enum Expected {
+    /// A local variable (`&e`).
+    Reg(RegId),
+    /// An object in memory (`e` a pointer parameter).
+    Mem(Ptr, Address),
 }
 
 /// What an order is used for, to reject the orders C forbids there.
@@ -100,7 +111,9 @@ impl<'a> Lower<'a> {
         if self.lookup(name).is_some() {
             return false;
         }
-        self.loc_types.push((ptr.loc, ptr.ty));
+        for e in 0..ptr.len {
+            self.loc_types.push((LocId(ptr.loc.0 + e), ptr.ty));
+        }
         self.bind(name, Binding::Ptr(ptr));
         true
     }
@@ -484,7 +497,8 @@ impl<'a> Lower<'a> {
         self.bind(
             name,
             Binding::Ref(Ptr {
-                loc: ptr.loc,
+                loc: addr.fixed().unwrap_or(ptr.loc),
+                len: 1,
                 access: ty.access,
                 ty: ptr.ty,
             }),
@@ -678,9 +692,9 @@ impl<'a> Lower<'a> {
                 _ => Err(err(e.span, "expected a pointer such as `x` or `&x[0]`")),
             },
             ExprKind::Binary("+", a, b) => {
-                let (p, _) = self.pointer(a)?;
-                let offset = self.offset(b)?;
-                Ok((p, Address::Loc { loc: p.loc, index: offset }))
+                let (p, base) = self.pointer(a)?;
+                let addr = self.index(p, base, b, e.span)?;
+                Ok((p, addr))
             }
             ExprKind::Binary("-", _, _) => Err(err(
                 e.span,
@@ -693,15 +707,50 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The offset of `x[i]`: none for a constant 0, a register for an address dependency.
-    fn offset(&mut self, i: &Expr) -> Result<Option<RegId>, ParseError> {
-        match self.value(i, None)? {
-            Operand::Imm(0) => Ok(None),
-            Operand::Imm(_) => Err(err(
+    /// The element `i` places after `base` (`p[i]`, `p + i`): a constant index names the
+    /// element itself, checked against the array's bounds now; a register is an address
+    /// dependency, its bounds checked when it runs.
+    fn index(
+        &mut self,
+        p: Ptr,
+        base: Address,
+        i: &Expr,
+        span: Span,
+    ) -> Result<Address, ParseError> {
+        let v = self.value(i, None)?;
+        match (base, v) {
+            (_, Operand::Imm(0)) => Ok(base),
+            (Address::Loc { loc, index: None }, Operand::Imm(n)) => {
+                let at = i64::from(loc.0 - p.loc.0) + n;
+                if (0..i64::from(p.len)).contains(&at) {
+                    return Ok(Address::loc(LocId(p.loc.0 + at as u32)));
+                }
+                let what = self
+                    .src
+                    .get(span.offset..span.offset + span.len)
+                    .unwrap_or("");
+                Err(err(
+                    i.span,
+                    if p.len == 1 {
+                        format!(
+                            "`{what}` leaves its location, which holds one value (an array is declared in the initial state: `int a[2];`)"
+                        )
+                    } else {
+                        format!(
+                            "`{what}` is out of bounds of an array of {} elements",
+                            p.len
+                        )
+                    },
+                ))
+            }
+            (Address::Loc { loc, index: None }, Operand::Reg(r)) => Ok(Address::Loc {
+                loc,
+                index: Some(r),
+            }),
+            _ => Err(err(
                 i.span,
-                "not supported: pointer arithmetic (only `x[0]`, or an offset register that is 0 at run time)",
+                "not supported: an index added to an address that already has an index register",
             )),
-            Operand::Reg(r) => Ok(Some(r)),
         }
     }
 
@@ -711,15 +760,9 @@ impl<'a> Lower<'a> {
         match &e.kind {
             ExprKind::Unary("*", p) => Ok(Some(self.pointer(p)?)),
             ExprKind::Index(p, i) => {
-                let (ptr, _) = self.pointer(p)?;
-                let offset = self.offset(i)?;
-                Ok(Some((
-                    ptr,
-                    Address::Loc {
-                        loc: ptr.loc,
-                        index: offset,
-                    },
-                )))
+                let (ptr, base) = self.pointer(p)?;
+                let addr = self.index(ptr, base, i, e.span)?;
+                Ok(Some((ptr, addr)))
             }
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Ref(p)) => Ok(Some((p, Address::loc(p.loc)))),
@@ -1151,6 +1194,83 @@ impl<'a> Lower<'a> {
         Ok((p, addr))
     }
 
+    /// The object of an `atomic_*` read-modify-write. C11 and OpenCL C define those functions
+    /// on atomic objects only; on a plain or volatile pointer the RMW is accepted as an atomic
+    /// RMW (what the hardware does, and what CUDA's `atomicAdd` on an `int*` means), with a
+    /// warning that the language leaves it undefined.
+    fn rmw_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+        let (p, addr) = self.pointer(e)?;
+        if !matches!(p.access, Access::Atomic { .. }) {
+            let what = self
+                .src
+                .get(e.span.offset..e.span.offset + e.span.len)
+                .unwrap_or("")
+                .to_string();
+            self.warn(
+                e.span,
+                format!(
+                    "`{name}` on `{what}`, which points to a non-atomic object: C11 and OpenCL C \
+                     define the atomic_* functions on atomic types (_Atomic, atomic_int) only, and \
+                     an atomic operation on a non-atomic object is undefined (it races with the \
+                     object's plain accesses); scopecheck treats it as an atomic read-modify-write"
+                ),
+            );
+        }
+        Ok((p, addr))
+    }
+
+    /// The `expected` argument of a C11 / OpenCL compare-exchange: `&e` of a local, or a
+    /// pointer to a non-atomic object (a parameter `e`, `&e[1]`, `e + i`) that holds the
+    /// expected value and receives the current one on failure.
+    fn expected_arg(&mut self, e: &Expr) -> Result<Expected, ParseError> {
+        if let ExprKind::Unary("&", inner) = &e.kind {
+            if let ExprKind::Name(n) = &inner.kind {
+                match self.lookup(n) {
+                    Some(Binding::Reg(r)) => return Ok(Expected::Reg(r)),
+                    Some(Binding::Ptr(_)) => {
+                        return Err(err(
+                            inner.span,
+                            format!(
+                                "`&{n}` is the address of the pointer `{n}`; the expected value is a local variable (`&e`) or the object a pointer points to (pass `{n}`)"
+                            ),
+                        ))
+                    }
+                    None => return Err(self.unknown(n, inner.span)),
+                    Some(Binding::Ref(_)) => {}
+                }
+            }
+        }
+        let bad = || {
+            err(
+                e.span,
+                "expected `&expected` (the address of a local variable) or a pointer to the expected value",
+            )
+        };
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(Binding::Reg(_)) = self.lookup(n) {
+                return Err(err(
+                    e.span,
+                    format!("expected `&{n}`: a compare-exchange takes the address of the expected value"),
+                ));
+            }
+        }
+        let pointer_like = matches!(
+            &e.kind,
+            ExprKind::Name(_) | ExprKind::Unary("&", _) | ExprKind::Binary("+", _, _)
+        );
+        if !pointer_like {
+            return Err(bad());
+        }
+        let (p, addr) = self.pointer(e)?;
+        if matches!(p.access, Access::Atomic { .. }) {
+            return Err(err(
+                e.span,
+                "the expected value of a compare-exchange is a non-atomic object (a local variable, or a plain `int*`), not an atomic one",
+            ));
+        }
+        Ok(Expected::Mem(p, addr))
+    }
+
     fn default_scope(p: Ptr) -> Scope {
         match p.access {
             Access::Atomic { scope, .. } => scope,
@@ -1248,6 +1368,51 @@ impl<'a> Lower<'a> {
             span,
         )?;
         self.mov(expected, Operand::Reg(old), span);
+        Ok(res)
+    }
+
+    /// A C compare-exchange whose expected value is in memory (`*e`): `*e` is read by a plain
+    /// access of this thread, the CAS compares with it, and only on failure is the value found
+    /// stored back to `*e` (a success leaves `*e` unwritten, so the store sits behind a
+    /// branch on the result):
+    /// `ld e0, [e]; cas old, [x], e0, new; ok = old == e0; bne ok, 0, DONE; st [e], old; DONE:`.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_exchange_mem(
+        &mut self,
+        addr: Address,
+        (ep, eaddr): (Ptr, Address),
+        new: Operand,
+        order: Order,
+        scope: Scope,
+        hint: Option<RegId>,
+        span: Span,
+        expected_span: Span,
+    ) -> Result<Operand, ParseError> {
+        let (ty, ety) = (self.ty_at(&addr), self.ty_at(&eaddr));
+        if ty.bits != ety.bits {
+            return Err(err(
+                expected_span,
+                format!("the expected value is a `{ety}` but the object holds `{ty}` values"),
+            ));
+        }
+        let expected = self.load(ep, eaddr, None, span);
+        let old = self.temp(ty);
+        self.emit(
+            InstrKind::Rmw {
+                dst: Some(old),
+                addr,
+                ty,
+                kind: RmwKind::Cas { expected, new },
+                order,
+                scope,
+            },
+            span,
+        );
+        let res = self.binary(BinOp::Eq, Operand::Reg(old), expected, hint, span)?;
+        let done = self.new_label();
+        self.branch(BranchCond::Ne(res, Operand::Imm(0)), done, span);
+        self.store(ep, eaddr, Operand::Reg(old), span);
+        self.place(done);
         Ok(res)
     }
 
@@ -1446,7 +1611,7 @@ impl<'a> Lower<'a> {
                 "object, value[, order[, scope]]",
                 span,
             )?;
-            let (p, addr) = self.atomic_obj(name, &args[0])?;
+            let (p, addr) = self.rmw_obj(name, &args[0])?;
             let v = self.value(&args[1], None)?;
             let order = match args.get(2) {
                 Some(o) => self.order_arg(o, Use::Rmw)?,
@@ -1512,8 +1677,8 @@ impl<'a> Lower<'a> {
                     "object, &expected, desired[, success, failure[, scope]]",
                     span,
                 )?;
-                let (p, addr) = self.atomic_obj(name, &args[0])?;
-                let expected = self.expected_reg(&args[1], true)?;
+                let (p, addr) = self.rmw_obj(name, &args[0])?;
+                let expected = self.expected_arg(&args[1])?;
                 let new = self.value(&args[2], None)?;
                 let order = match args.get(3) {
                     Some(o) => self.order_arg(o, Use::Rmw)?,
@@ -1523,7 +1688,21 @@ impl<'a> Lower<'a> {
                     self.order_arg(f, Use::Load)?;
                 }
                 let scope = self.scope_at(args, 5, p)?;
-                self.compare_exchange(addr, expected, new, order, scope, hint, span)
+                match expected {
+                    Expected::Reg(e) => {
+                        self.compare_exchange(addr, e, new, order, scope, hint, span)
+                    }
+                    Expected::Mem(ep, eaddr) => self.compare_exchange_mem(
+                        addr,
+                        (ep, eaddr),
+                        new,
+                        order,
+                        scope,
+                        hint,
+                        span,
+                        args[1].span,
+                    ),
+                }
             }
             ("init", false) => {
                 self.arity(name, args, (2, 2), "object, value", span)?;

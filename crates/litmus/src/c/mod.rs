@@ -14,13 +14,13 @@ mod parse;
 mod tests;
 
 use crate::lexer::Lexer;
-use crate::ptx::{number_clusters, thread_number, Parser, RawPlacement};
-use crate::{ParseError, Warning};
+use crate::ptx::{add_array, array_length, number_clusters, thread_number, Parser, RawPlacement};
+use crate::{ParseError, Test, Warning};
 use lexer::{CLexer, CTok};
 use lower::{Lower, Ptr};
 use parse::{space_word, CParser, CType, Stmt};
 use scopecheck_ir::{
-    Arch, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program, Scope, Span,
+    Arch, Array, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program, Scope, Span,
     Thread, Value,
 };
 
@@ -49,10 +49,28 @@ struct Locs {
     declared: Vec<Option<(MemorySpace, Span)>>,
     /// The type each location was first declared with, and where.
     typed: Vec<Option<(IntType, Span)>>,
+    /// The arrays of the initial state; a parameter of an array's name points to its first
+    /// element.
+    arrays: Vec<Array>,
 }
 
 impl Locs {
+    /// The locations of the allocation `loc` belongs to (an array's elements, or `loc`).
+    fn allocation(&self, loc: LocId) -> std::ops::Range<usize> {
+        match self
+            .arrays
+            .iter()
+            .find(|a| (a.first.0..a.first.0 + a.len).contains(&loc.0))
+        {
+            Some(a) => a.first.0 as usize..(a.first.0 + a.len) as usize,
+            None => loc.0 as usize..loc.0 as usize + 1,
+        }
+    }
+
     fn get_or_create(&mut self, name: &str, span: Span) -> LocId {
+        if let Some(a) = self.arrays.iter().find(|a| a.name == name) {
+            return a.first;
+        }
         if let Some(i) = self.locations.iter().position(|l| l.name == name) {
             return LocId(i as u32);
         }
@@ -86,11 +104,10 @@ impl Locs {
             )),
             Some(_) => Ok(()),
             None => {
-                if let Some(d) = self.declared.get_mut(i) {
-                    *d = Some((space, span));
-                }
-                if let Some(l) = self.locations.get_mut(i) {
-                    l.space = space;
+                // An array is declared as a whole.
+                for e in self.allocation(loc) {
+                    self.declared[e] = Some((space, span));
+                    self.locations[e].space = space;
                 }
                 Ok(())
             }
@@ -114,8 +131,10 @@ impl Locs {
             )),
             Some(_) => Ok(()),
             None => {
-                self.typed[i] = Some((ty, span));
-                self.locations[i].ty = ty;
+                for e in self.allocation(loc) {
+                    self.typed[e] = Some((ty, span));
+                    self.locations[e].ty = ty;
+                }
                 Ok(())
             }
         }
@@ -133,10 +152,7 @@ fn space_name(s: MemorySpace) -> &'static str {
 }
 
 /// Parses a C, CUDA or OPENCL test; `lexer` stands just after the header word.
-pub(crate) fn parse(
-    mut lexer: Lexer<'_>,
-    arch: &str,
-) -> Result<(Program, Vec<Warning>), ParseError> {
+pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError> {
     let src = lexer.source();
     let (name, name_span) = lexer.rest_of_line();
     if name.is_empty() {
@@ -146,20 +162,27 @@ pub(crate) fn parse(
         )
         .expecting(&["a test name"]));
     }
-    let toks = CLexer::new(src, lexer.here_token_span()).tokens()?;
+    let mut comments = std::mem::take(&mut lexer.comments);
+    let mut clexer = CLexer::new(src, lexer.here_token_span());
+    let toks = clexer.tokens()?;
+    comments.append(&mut clexer.comments);
     let mut p = CParser::new(src, toks);
-    let description = match &p.peek().tok {
-        CTok::Str(s) => {
-            let s = s.clone();
-            p.bump();
-            Some(s)
+    // The description, then any further strings (a source, a URL), kept as docs.
+    let mut description = None;
+    let mut docs = Vec::new();
+    while let CTok::Str(s) = &p.peek().tok {
+        let s = s.clone();
+        p.bump();
+        match description {
+            None => description = Some(s),
+            Some(_) => docs.push(s),
         }
-        _ => None,
-    };
+    }
     let mut locs = Locs {
         locations: Vec::new(),
         declared: Vec::new(),
         typed: Vec::new(),
+        arrays: Vec::new(),
     };
     let reg_inits = if p.at_punct("{") {
         init_section(&mut p, &mut locs)?
@@ -220,6 +243,7 @@ pub(crate) fn parse(
             let access = ty.access;
             let ptr = Ptr {
                 loc,
+                len: locs.allocation(loc).len() as u32,
                 access,
                 ty: vty,
             };
@@ -260,22 +284,27 @@ pub(crate) fn parse(
     }
     check_spaces(&locs.locations, &mut threads, &mut warnings)?;
     // The condition, read by the PTX condition parser.
-    let tokens = Lexer::resume(src, cond_start).tokens()?;
+    let mut cond_lexer = Lexer::resume(src, cond_start);
+    let tokens = cond_lexer.tokens()?;
+    comments.append(&mut cond_lexer.comments);
     let (locations, threads, extra_observables, condition) =
-        Parser::for_condition(src, tokens, locs.locations, threads).finish_condition()?;
-    Ok((
-        Program {
+        Parser::for_condition(src, tokens, locs.locations, locs.arrays.clone(), threads)
+            .finish_condition()?;
+    Ok(Test {
+        program: Program {
             arch: Arch::C,
             name,
             description,
             locations,
-            arrays: vec![],
+            arrays: locs.arrays,
             threads,
             condition,
             extra_observables,
         },
         warnings,
-    ))
+        docs,
+        options: crate::option_words(src, &comments),
+    })
 }
 
 /// `{ x=0; [y]=1; int z = 2; local int* w; x@shared=0; 1:r0=0; P1:r1=2; }`.
@@ -344,6 +373,14 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         declared_ty = ty.and_then(|t| t.value).map(|v| (v, s));
         (n, s, ty.and_then(|t| t.space))
     };
+    // `int a[4]`: an array of that many elements.
+    let declared_len = if p.eat_punct("[").is_some() {
+        let len = array_length(p.u32_literal("the array's length")?)?;
+        p.expect_punct("]", "`]` after the array's length")?;
+        Some(len)
+    } else {
+        None
+    };
     if p.eat_punct("@").is_some() {
         let (w, s) = p.ident("a memory space")?;
         let sp = space_word(&w).ok_or_else(|| {
@@ -355,27 +392,74 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         })?;
         space = Some((sp, s));
     }
-    let value = if p.eat_punct("=").is_some() {
+    let mut values: Vec<(Value, Span)> = Vec::new();
+    let mut braced = false;
+    if p.eat_punct("=").is_some() {
         if p.at_punct("&") {
             return Err(ParseError::new(
                 p.peek().span,
                 "not supported: pointer values in the initial state (locations hold integers)",
             ));
         }
-        p.int_value("the location's initial value")?.0
-    } else {
-        0
-    };
-    if locs.locations.iter().any(|l| l.name == name) {
+        if p.eat_punct("{").is_some() {
+            // `= {1, 2}`: an array's values (a trailing comma is C).
+            braced = true;
+            while p.eat_punct("}").is_none() {
+                values.push(p.int_value("an element's initial value")?);
+                if p.eat_punct(",").is_none() {
+                    p.expect_punct("}", "`,` or `}` after an element's value")?;
+                    break;
+                }
+            }
+        } else if declared_len.is_some() {
+            return Err(p.error_expected("the array's values in braces, as in `{1, 2}`", &["`{`"]));
+        } else {
+            values.push(p.int_value("the location's initial value")?);
+        }
+    }
+    if locs.locations.iter().any(|l| l.name == name) || locs.arrays.iter().any(|a| a.name == name) {
         return Err(ParseError::new(
             name_span,
             format!("location `{name}` is initialised twice"),
         ));
     }
-    let id = locs.get_or_create(&name, name_span);
-    if let Some(l) = locs.locations.get_mut(id.0 as usize) {
-        l.init = value;
-    }
+    let id = if declared_len.is_some() || braced {
+        let len = match declared_len {
+            Some(len) if values.len() > len as usize => {
+                return Err(ParseError::new(
+                    values[len as usize].1,
+                    format!(
+                        "`{name}` has {len} element{} but {} values are given",
+                        if len == 1 { "" } else { "s" },
+                        values.len()
+                    ),
+                ))
+            }
+            Some(len) => len,
+            None => array_length((values.len() as u32, name_span))?,
+        };
+        let vals: Vec<Value> = values.iter().map(|(v, _)| *v).collect();
+        let first = add_array(
+            &mut locs.locations,
+            &mut locs.arrays,
+            &name,
+            name_span,
+            len,
+            &vals,
+            MemorySpace::Global,
+        );
+        for _ in 0..len {
+            locs.declared.push(None);
+            locs.typed.push(None);
+        }
+        first
+    } else {
+        let id = locs.get_or_create(&name, name_span);
+        if let Some(l) = locs.locations.get_mut(id.0 as usize) {
+            l.init = values.first().map_or(0, |v| v.0);
+        }
+        id
+    };
     if let Some((sp, s)) = space {
         locs.declare(id, sp, s)?;
     }
@@ -454,6 +538,7 @@ fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, ParseError> {
     if !p.at_punct("{") {
         return Err(p.error_expected("`{` to open the thread body", &["`{`"]));
     }
+    p.begin_thread();
     let body = p.block()?;
     Ok(ThreadDef {
         name: expected,

@@ -250,6 +250,8 @@ pub(crate) struct CParser {
     end: CToken,
     prev: Span,
     depth: usize,
+    /// The labels of the thread being read, with where each is defined.
+    labels: Vec<(String, Span)>,
 }
 
 impl CParser {
@@ -269,6 +271,7 @@ impl CParser {
             prev: end.span,
             end,
             depth: 0,
+            labels: Vec::new(),
         }
     }
 
@@ -557,10 +560,7 @@ impl CParser {
                 return Err(ParseError::new(start, format!("not supported: {what}")));
             }
             if self.peek_at(1).tok == CTok::Punct(":") {
-                return Err(ParseError::new(
-                    start,
-                    "not supported: labels and goto (use if, while, for and break)",
-                ));
+                return self.labeled(w, start);
             }
             let kind = match w {
                 "if" => self.if_stmt()?,
@@ -602,6 +602,38 @@ impl CParser {
             kind: s.kind,
             span: self.span_from(start),
         })
+    }
+
+    /// `L: statement`. Without `goto` a label names nothing that can jump to it, so it is
+    /// checked (one per name in a thread, followed by a statement) and the statement is the
+    /// labelled one.
+    fn labeled(&mut self, label: &str, start: Span) -> Result<Stmt, ParseError> {
+        if let Some((_, first)) = self.labels.iter().find(|(l, _)| l == label) {
+            return Err(ParseError::new(
+                start,
+                format!(
+                    "label `{label}` is defined twice in this thread (first at line {}, column {})",
+                    first.line, first.column
+                ),
+            ));
+        }
+        self.labels.push((label.to_string(), start));
+        self.bump();
+        self.bump();
+        if self.at_punct("}") || self.peek().tok == CTok::End {
+            return Err(self.error_expected(
+                &format!(
+                    "a statement after the label `{label}:` (write `{label}: ;` for an empty one)"
+                ),
+                &["a statement"],
+            ));
+        }
+        self.stmt()
+    }
+
+    /// Starts a thread body: labels are per thread.
+    pub(crate) fn begin_thread(&mut self) {
+        self.labels.clear();
     }
 
     #[inline(never)]

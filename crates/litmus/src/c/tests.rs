@@ -548,7 +548,7 @@ fn address_dependencies_use_offset_registers() {
         &one("int* x", "x[1] = 0;"),
         3,
         3,
-        "not supported: pointer arithmetic",
+        "`x[1]` leaves its location, which holds one value",
     );
     err_at(
         &one("int* x", "*(x - 1) = 0;"),
@@ -1037,7 +1037,16 @@ fn compare_exchange_updates_expected_after_computing_the_result() {
         ),
         3,
         36,
-        "must be a local variable",
+        "is the address of the pointer `y`",
+    );
+    err_at(
+        &one(
+            "atomic_int* x, atomic_int* y",
+            "atomic_compare_exchange_strong(x, y, 1);",
+        ),
+        3,
+        35,
+        "is a non-atomic object",
     );
 }
 
@@ -1587,7 +1596,8 @@ fn conversions_follow_c() {
 fn unsupported_constructs_are_named() {
     for (body, col, needle) in [
         ("goto L;", 1, "not supported: goto"),
-        ("L: ;", 1, "not supported: labels"),
+        ("L: }", 4, "a statement after the label `L:`"),
+        ("L: ; L: ;", 6, "label `L` is defined twice"),
         ("switch (1) { }", 1, "not supported: switch"),
         ("struct s v;", 1, "not supported: structs"),
         ("int r = sizeof(int);", 9, "not supported: sizeof"),
