@@ -36,7 +36,10 @@ pub struct CheckArgs {
     /// measured on an H200).
     #[arg(long, value_name = "FILE.toml", requires = "suggest")]
     cost_file: Option<PathBuf>,
-    /// Litmus or CUDA files, or directories to search recursively for *.litmus and *.cu files.
+    #[command(flatten)]
+    input: inputs::InputFlags,
+    /// Test files (.litmus, .cu, .cl, .ptx), or directories to search recursively for *.litmus,
+    /// *.cu and *.cl files (and *.ptx files, with --harness).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
@@ -72,7 +75,9 @@ impl Checked {
 
 /// Runs `check`; returns whether every file was checked.
 pub fn run(args: &CheckArgs) -> bool {
-    let inputs = inputs::collect(&args.paths);
+    args.input.apply();
+    let harness = args.flags.cuda_options().harness;
+    let inputs = inputs::collect(&args.paths, harness.as_deref());
     if let Err(e) = args.flags.platform() {
         eprintln!("error: {e}");
         std::process::exit(2);
@@ -205,7 +210,7 @@ fn ptx_only(
     input: &Input,
     cuda: &CudaOptions,
 ) -> Result<(String, Program, Vec<Warning>), Option<String>> {
-    let source = std::fs::read_to_string(&input.path).map_err(|_| None)?;
+    let source = inputs::read_source(&input.file, &input.path).map_err(|_| None)?;
     let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
         return Err(None);
     };
@@ -252,8 +257,10 @@ fn read_ptx(
         ));
     };
     let harness_file = harness.display().to_string();
-    let harness_source = std::fs::read_to_string(harness)
-        .map_err(|e| Failure::io(&harness_file, format!("cannot read the harness: {e}")))?;
+    let harness_source = inputs::read_source(&harness_file, harness).map_err(|mut f| {
+        f.message = format!("{} (the --harness file)", f.message);
+        f
+    })?;
     match scopecheck_cuda::ptx_file_view(&source, &harness_source, cuda) {
         Ok(view) => {
             let mut program = view.program;
@@ -361,8 +368,7 @@ pub fn read_parse_warn(
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
-    let source = std::fs::read_to_string(&input.path)
-        .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
+    let source = inputs::read_source(&input.file, &input.path)?;
     let ext = input.path.extension();
     if ext.is_some_and(|e| e == inputs::PTX_EXTENSION) {
         return read_ptx(input, source, cuda);
