@@ -37,6 +37,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE.toml", requires = "suggest")]
     cost_file: Option<PathBuf>,
     #[command(flatten)]
+    ci: crate::ci::CiFlags,
+    #[command(flatten)]
     input: inputs::InputFlags,
     /// Test files (.litmus, .cu, .cl, .ptx), or directories to search recursively for *.litmus,
     /// *.cu and *.cl files (and *.ptx files, with --harness).
@@ -73,11 +75,13 @@ impl Checked {
     }
 }
 
-/// Runs `check`; returns whether every file was checked.
-pub fn run(args: &CheckArgs) -> bool {
+/// Runs `check`; returns the exit status (`crate::ci`).
+pub fn run(args: &CheckArgs) -> u8 {
     args.input.apply();
     let harness = args.flags.cuda_options().harness;
-    let inputs = inputs::collect(&args.paths, harness.as_deref());
+    let inputs = args
+        .ci
+        .shard(inputs::collect(&args.paths, harness.as_deref()));
     if let Err(e) = args.flags.platform() {
         eprintln!("error: {e}");
         std::process::exit(2);
@@ -102,29 +106,42 @@ pub fn run(args: &CheckArgs) -> bool {
             s.spawn(move || crate::progress::show(c, done));
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
+        let ci = &args.ci;
         s.spawn(move || {
-            inputs
-                .par_iter()
-                .enumerate()
-                .for_each_with(tx, |tx, (i, input)| {
-                    // The receiver lives until every result is in.
-                    let checked = check_file(input, opts, models, cuda, costs.as_ref());
-                    let _ = tx.send((i, checked));
-                });
+            ci.with_jobs(|| {
+                inputs
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(tx, |tx, (i, input)| {
+                        // The receiver lives until every result is in.
+                        let checked = check_file(input, opts, models, cuda, costs.as_ref());
+                        let _ = tx.send((i, checked));
+                    })
+            });
         });
         // Results arrive in any order; print each once all before it are printed.
         let mut pending = BTreeMap::new();
         let mut next = 0;
         let mut all_checked = true;
+        let mut gate = args.ci.gate();
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(result) = pending.remove(&next) {
                 all_checked &= print(&inputs[next], &result, args.json, models.len() > 1);
+                if let Ok(c) = &result {
+                    gate.note(&inputs[next].file, &c.verdicts);
+                }
                 next += 1;
             }
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);
-        all_checked
+        // The JSON lines carry every finding; stderr stays for what stops a file.
+        if !args.json {
+            for line in gate.summary() {
+                eprintln!("{line}");
+            }
+        }
+        gate.status(all_checked)
     })
 }
 

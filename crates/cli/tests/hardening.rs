@@ -1,6 +1,6 @@
 //! `scopecheck check` against hostile inputs (symlink cycles, files with several names, FIFOs,
-//! devices, huge files, bytes that are not UTF-8, bad numbers). Every run has a deadline: a
-//! hang is a failure, not a stuck test suite.
+//! devices, huge files, bytes that are not UTF-8, bad numbers) and as a CI gate (`--fail-on`,
+//! `--shard`, `--jobs`). Every run has a deadline: a hang is a failure, not a stuck test suite.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -254,6 +254,13 @@ fn bad_numbers_are_usage_errors() {
         ["--max-executions", "0"],
         ["--timeout", "0s"],
         ["--max-threads", "0"],
+        ["--jobs", "0"],
+        ["--shard", "0/2"],
+        ["--shard", "3/2"],
+        ["--shard", "1/0"],
+        ["--shard", "1"],
+        ["--fail-on", "everything"],
+        ["--fail-on", "none,races"],
     ] {
         let r = run(&["check", args[0], args[1], &file]);
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
@@ -261,6 +268,122 @@ fn bad_numbers_are_usage_errors() {
     }
     // No backward branch taken is a bound, not a mistake.
     assert_eq!(run(&["check", "--unroll", "0", &file]).code, Some(0));
+}
+
+#[test]
+fn fail_on_maps_findings_to_status_3() {
+    let passing = repo("tests/litmus/ptx/Atom+add.gpus.litmus");
+    let failing = repo("tests/litmus/ptx/S+relaxed.gpus.litmus");
+    let hanging = repo("tests/litmus/ptx/Await+never-written.litmus");
+    let racy = repo("examples/ptx/MP+fence.sc.cta.litmus");
+    let code = |args: &[&str]| {
+        let mut all = vec!["check", "--json"];
+        all.extend_from_slice(args);
+        let r = run(&all);
+        assert!(
+            r.stderr.is_empty(),
+            "JSON mode keeps stderr quiet: {}",
+            r.stderr
+        );
+        r.code
+    };
+    // Without the flag, verdicts are results, not errors.
+    assert_eq!(code(&[&failing, &hanging, &racy]), Some(0));
+    assert_eq!(code(&["--fail-on", "all", &passing]), Some(0));
+    assert_eq!(code(&["--fail-on", "failures", &failing]), Some(3));
+    assert_eq!(code(&["--fail-on", "races,hangs", &failing]), Some(0));
+    assert_eq!(code(&["--fail-on", "hangs", &hanging]), Some(3));
+    assert_eq!(code(&["--fail-on", "failures", &hanging]), Some(0));
+    assert_eq!(code(&["--fail-on", "races", &racy]), Some(3));
+    assert_eq!(code(&["--fail-on", "lints", &racy]), Some(3));
+    assert_eq!(code(&["--fail-on", "none", &failing, &racy]), Some(0));
+    // An input error wins over findings.
+    assert_eq!(
+        code(&["--fail-on", "all", &failing, "no/such/file.litmus"]),
+        Some(1)
+    );
+    // Unknown is inconclusive: 4, unless a finding was made too (the cut leaves the racy
+    // example Unknown as well, but its lints are found all the same).
+    let unknown = repo("tests/litmus/ptx/Atom+add.gpus.litmus");
+    let cut = |fail_on: &str, files: &[&str]| {
+        let mut args = vec!["--max-executions", "1", "--fail-on", fail_on];
+        args.extend_from_slice(files);
+        code(&args)
+    };
+    let r = run(&["check", "--json", "--max-executions", "1", &unknown]);
+    assert!(r.stdout.contains("\"result\":\"Unknown\""), "{}", r.stdout);
+    assert_eq!(cut("unknown", &[&unknown]), Some(4));
+    assert_eq!(cut("failures", &[&unknown]), Some(0));
+    assert_eq!(cut("unknown,lints", &[&unknown, &racy]), Some(3));
+    // Text mode says which files fail the run, on stderr.
+    let r = run(&[
+        "check",
+        "--fail-on",
+        "failures,races,hangs",
+        &failing,
+        &racy,
+    ]);
+    assert_eq!(r.code, Some(3));
+    assert!(
+        r.stderr.contains(&format!("finding: {failing}: failures"))
+            && r.stderr.contains(&format!("finding: {racy}: races")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn shards_partition_the_files() {
+    let dir = scratch("shards");
+    for i in 0..11 {
+        std::fs::write(dir.join(format!("t{i:02}.litmus")), GARBAGE).unwrap();
+    }
+    let all = files(&run(&["check", "--json", s(&dir)]));
+    assert_eq!(all.len(), 11);
+    let mut union = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let mine = files(&run(&["check", "--json", "--shard", &shard, s(&dir)]));
+        let expected: Vec<String> = all.iter().skip(i - 1).step_by(3).cloned().collect();
+        assert_eq!(mine, expected, "shard {shard}");
+        union.extend(mine);
+    }
+    union.sort();
+    assert_eq!(union, all, "disjoint, and together every file");
+    // More shards than files: the extra ones check nothing, successfully.
+    let r = run(&["check", "--json", "--shard", "12/12", s(&dir)]);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), ""));
+}
+
+#[test]
+fn jobs_do_not_change_the_output() {
+    let dir = repo("tests/litmus/ptx");
+    // Times differ from run to run; everything else must not.
+    let without_times = |r: Run| -> Vec<serde_json::Value> {
+        r.stdout
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                if let Some(m) = v.as_object_mut() {
+                    m.remove("time_ms");
+                }
+                v
+            })
+            .collect()
+    };
+    let one = without_times(run(&["check", "--json", "--jobs", "1", &dir]));
+    let four = without_times(run(&["check", "--json", "--jobs", "4", &dir]));
+    assert!(one.len() > 100);
+    assert!(one == four, "--jobs 4 differs from --jobs 1");
+    let text = |jobs: &str| {
+        let r = run(&["check", "--jobs", jobs, &dir]);
+        r.stdout
+            .lines()
+            .filter(|l| !l.starts_with("Time "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(text("1") == text("3"), "text mode differs");
 }
 
 /// A directory's `.ptx` files are tests when `--harness` names the harness that launches their
