@@ -24,7 +24,9 @@ pub struct BenchArgs {
     /// Check each test at least this many times (and for at least 0.2 s).
     #[arg(long, value_name = "K", default_value_t = DEFAULT_ITERS)]
     iters: u32,
-    /// Litmus files, or directories to search recursively for *.litmus files.
+    #[command(flatten)]
+    input: inputs::InputFlags,
+    /// Test files, or directories to search recursively for them (as `check` does).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
@@ -46,7 +48,9 @@ pub fn run(args: &BenchArgs) -> bool {
     let opts = args.flags.check_options();
     let mut all_checked = true;
     let mut parsed = Vec::new();
-    for input in inputs::collect(&args.paths) {
+    args.input.apply();
+    let harness = args.flags.cuda_options().harness;
+    for input in inputs::collect(&args.paths, harness.as_deref()) {
         match read_parse_warn(&input, &args.flags.cuda_options()).map(|(s, p, _)| (s, p)) {
             Ok((source, program)) => parsed.push((input.file, source, program)),
             Err(f) => {

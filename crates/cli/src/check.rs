@@ -36,7 +36,12 @@ pub struct CheckArgs {
     /// measured on an H200).
     #[arg(long, value_name = "FILE.toml", requires = "suggest")]
     cost_file: Option<PathBuf>,
-    /// Litmus or CUDA files, or directories to search recursively for *.litmus and *.cu files.
+    #[command(flatten)]
+    ci: crate::ci::CiFlags,
+    #[command(flatten)]
+    input: inputs::InputFlags,
+    /// Test files (.litmus, .cu, .cl, .ptx), or directories to search recursively for *.litmus,
+    /// *.cu and *.cl files (and *.ptx files, with --harness).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
@@ -79,10 +84,14 @@ impl Checked {
     }
 }
 
-/// Runs `check`; returns whether every file was checked. `given`: the ids of the options the
+/// Runs `check`; returns the exit status (`crate::ci`). `given`: the ids of the options the
 /// command line gave explicitly, which a file's own options do not override.
-pub fn run(args: &CheckArgs, given: &[String]) -> bool {
-    let inputs = inputs::collect(&args.paths);
+pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
+    args.input.apply();
+    let harness = args.flags.cuda_options().harness;
+    let inputs = args
+        .ci
+        .shard(inputs::collect(&args.paths, harness.as_deref()));
     if let Err(e) = args.flags.platform() {
         eprintln!("error: {e}");
         std::process::exit(2);
@@ -112,29 +121,42 @@ pub fn run(args: &CheckArgs, given: &[String]) -> bool {
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
         let cli = &cli;
+        let ci = &args.ci;
         s.spawn(move || {
-            inputs
-                .par_iter()
-                .enumerate()
-                .for_each_with(tx, |tx, (i, input)| {
-                    // The receiver lives until every result is in.
-                    let checked = check_file(input, opts, models, cuda, costs.as_ref(), cli);
-                    let _ = tx.send((i, checked));
-                });
+            ci.with_jobs(|| {
+                inputs
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(tx, |tx, (i, input)| {
+                        // The receiver lives until every result is in.
+                        let checked = check_file(input, opts, models, cuda, costs.as_ref(), cli);
+                        let _ = tx.send((i, checked));
+                    })
+            });
         });
         // Results arrive in any order; print each once all before it are printed.
         let mut pending = BTreeMap::new();
         let mut next = 0;
         let mut all_checked = true;
+        let mut gate = args.ci.gate();
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(result) = pending.remove(&next) {
                 all_checked &= print(&inputs[next], &result, args.json, models.len() > 1);
+                if let Ok(c) = &result {
+                    gate.note(&inputs[next].file, &c.verdicts);
+                }
                 next += 1;
             }
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);
-        all_checked
+        // The JSON lines carry every finding; stderr stays for what stops a file.
+        if !args.json {
+            for line in gate.summary() {
+                eprintln!("{line}");
+            }
+        }
+        gate.status(all_checked)
     })
 }
 
@@ -241,7 +263,7 @@ fn ptx_only(
     input: &Input,
     cuda: &CudaOptions,
 ) -> Result<(String, Program, Vec<Warning>), Option<String>> {
-    let source = std::fs::read_to_string(&input.path).map_err(|_| None)?;
+    let source = inputs::read_source(&input.file, &input.path).map_err(|_| None)?;
     let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
         return Err(None);
     };
@@ -288,8 +310,10 @@ fn read_ptx(
         ));
     };
     let harness_file = harness.display().to_string();
-    let harness_source = std::fs::read_to_string(harness)
-        .map_err(|e| Failure::io(&harness_file, format!("cannot read the harness: {e}")))?;
+    let harness_source = inputs::read_source(&harness_file, harness).map_err(|mut f| {
+        f.message = format!("{} (the --harness file)", f.message);
+        f
+    })?;
     match scopecheck_cuda::ptx_file_view(&source, &harness_source, cuda) {
         Ok(view) => {
             let mut program = view.program;
@@ -407,8 +431,7 @@ fn read_parse_full(input: &Input, cuda: &CudaOptions) -> Result<Parsed, Box<Fail
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
-    let source = std::fs::read_to_string(&input.path)
-        .map_err(|e| Failure::io(&input.file, format!("cannot read this file: {e}")))?;
+    let source = inputs::read_source(&input.file, &input.path)?;
     let ext = input.path.extension();
     if ext.is_some_and(|e| e == inputs::PTX_EXTENSION) {
         return read_ptx(input, source, cuda).map(none);

@@ -3,12 +3,16 @@
 //! A thin layer over the library crates: argument parsing here, one module per subcommand
 //! (`check`, `bench`), how inputs are found (`inputs`) and how errors are shown (`render`).
 //!
-//! Exit status: 0 when every file was checked (whatever the verdicts), 1 when some file could not
-//! be read, parsed or checked, 2 for bad usage.
+//! Exit status (`ci`): 0 when every file was checked and no finding `check --fail-on` names
+//! was made (by default none is named: 0 whatever the verdicts), 1 when some file could not be
+//! read, parsed or checked (this wins over findings), 2 for bad usage, 3 for a finding
+//! `--fail-on` names, 4 when `--fail-on unknown` and some verdict is Unknown but nothing else
+//! was found.
 
 mod bench;
 mod caps;
 mod check;
+mod ci;
 mod cost;
 mod costs;
 mod inputs;
@@ -36,7 +40,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Explores every execution of each litmus test and reports its final states and verdict.
+    /// Explores every execution of each test (litmus, CUDA, OpenCL, PTX) and reports its final
+    /// states and verdict.
     Check(check::CheckArgs),
     /// Measures how fast tests are checked (single thread).
     Bench(bench::BenchArgs),
@@ -59,7 +64,7 @@ fn main() -> ExitCode {
                 .subcommand_matches("check")
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
-            check::run(&args, &given)
+            return ExitCode::from(check::run(&args, &given));
         }
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
@@ -69,6 +74,6 @@ fn main() -> ExitCode {
     if all_checked {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(ci::EXIT_INPUT_ERROR)
     }
 }

@@ -47,7 +47,8 @@ pub struct CheckFlags {
     #[arg(long, value_enum)]
     model: Option<Model>,
     /// How often one backward branch may be taken in one execution (await loops are explored
-    /// by their exiting iteration and do not need it).
+    /// by their exiting iteration and do not need it); 0 takes none, so a loop that would go
+    /// round leaves the verdict incomplete.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_UNROLL)]
     unroll: u32,
     /// Forward-progress model across blocks, for finding hangs.
@@ -57,7 +58,7 @@ pub struct CheckFlags {
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     its: OnOff,
     /// How many blocks of one GPU are resident at once (default: all).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     resident_blocks: Option<u32>,
     /// A built-in platform profile: ideal (default), h200-pcie, gh200, arm-noncoherent.
     #[arg(long, value_name = "NAME", conflicts_with = "platform_file")]
@@ -67,7 +68,8 @@ pub struct CheckFlags {
     platform_file: Option<std::path::PathBuf>,
     /// The most device threads the launches of a `.cu` file's harness may make together
     /// (every execution of every thread is explored: the cost grows exponentially).
-    #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS)]
+    #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_threads: usize,
     /// For `.ptx` inputs (from `nvcc -ptx`, NVRTC or `cuobjdump`): the `.cu` file whose
     /// `main()` launches their kernels and checks the results (kernels declared there, e.g.
@@ -102,8 +104,11 @@ pub enum EngineArg {
 
 /// A count written as an integer or in scientific notation (`1e7`).
 fn parse_count(s: &str) -> Result<u64, String> {
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(n);
+    // Zero would stop every search before it starts: surely a mistake.
+    match s.parse::<u64>() {
+        Ok(0) => return Err(format!("`{s}`: the count must be more than zero")),
+        Ok(n) => return Ok(n),
+        Err(_) => {}
     }
     match s.parse::<f64>() {
         Ok(f) if f.is_finite() && f >= 1.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => {
@@ -177,7 +182,7 @@ impl CheckFlags {
     pub fn platform(&self) -> Result<Platform, String> {
         if let Some(file) = &self.platform_file {
             let shown = file.display().to_string();
-            let text = std::fs::read_to_string(file).map_err(|e| format!("{shown}: {e}"))?;
+            let text = crate::inputs::read_text(file)?;
             return platform_from_toml(&text, &shown);
         }
         match &self.platform {
@@ -532,6 +537,7 @@ mod tests {
         assert_eq!(parse_count("1e7"), Ok(10_000_000));
         assert_eq!(parse_count("250"), Ok(250));
         assert!(parse_count("0.5").is_err() && parse_count("x").is_err());
+        assert!(parse_count("0").is_err() && parse_count("0e3").is_err());
         assert_eq!(
             parse_duration("30s"),
             Ok(std::time::Duration::from_secs(30))

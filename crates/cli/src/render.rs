@@ -31,6 +31,17 @@ impl Failure {
         })
     }
 
+    /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
+    pub fn located(file: &str, message: String, source: String, span: Span) -> Box<Failure> {
+        Box::new(Failure {
+            file: file.into(),
+            message,
+            source: Some(source),
+            at: Some((span, "here")),
+            help: None,
+        })
+    }
+
     /// A parse error: the span it points at, and what would have been accepted there.
     pub fn parse(file: &str, source: String, err: &ParseError) -> Box<Failure> {
         let help = match err.expected.as_slice() {

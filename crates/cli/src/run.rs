@@ -38,7 +38,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     time: Duration,
     /// Stop each test after this many instances (whichever of this and --time comes first).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     instances: Option<u64>,
     /// Spare warps stressing scratch memory, and pre-stress by the test threads.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
@@ -53,7 +53,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     device: usize,
     /// Blocks per launch (default: as many as the GPU holds at once).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     blocks: Option<u32>,
     /// Threads per block for tests without barriers (a power of two).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BLOCK_THREADS)]
@@ -81,7 +81,8 @@ pub struct RunArgs {
     batch: u32,
     /// CPU threads per `@host` thread of the test; each takes its share of every launch's
     /// instances.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_HOST_WORKERS)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_HOST_WORKERS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     host_workers: u32,
     /// Run the test's mutants instead of the test: every single weakening (a fence dropped, an
     /// order weakened, a scope narrowed, an RMW split) that the model says can end in a state
@@ -92,7 +93,9 @@ pub struct RunArgs {
     /// Seed of the thread randomisation.
     #[arg(long, value_name = "N", default_value_t = RunOptions::default().seed)]
     seed: u64,
-    /// Litmus files, or directories to search recursively for *.litmus files.
+    #[command(flatten)]
+    input: inputs::InputFlags,
+    /// Test files, or directories to search recursively for them (as `check` does).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
@@ -167,7 +170,9 @@ impl RunArgs {
 
 /// Runs `run`; returns whether every file ran and no forbidden state was observed.
 pub fn run(args: &RunArgs) -> bool {
-    let inputs = inputs::collect(&args.paths);
+    args.input.apply();
+    let harness = args.check.cuda_options().harness;
+    let inputs = inputs::collect(&args.paths, harness.as_deref());
     let gen = args.gen_options();
     if args.emit_ptx {
         let mut ok = true;
