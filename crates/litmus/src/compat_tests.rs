@@ -3,7 +3,8 @@
 //! compare-exchange whose expected value is in memory, atomic functions on non-atomic
 //! objects, arrays in the initial state, and per-file option comments.
 
-use crate::{parse, parse_test, parse_with_warnings, ParseError, Test};
+use crate::tests::err_at;
+use crate::{parse_test, parse_with_warnings, Test};
 use scopecheck_ir::*;
 
 #[track_caller]
@@ -20,26 +21,6 @@ fn test(src: &str) -> Test {
 #[track_caller]
 fn ok(src: &str) -> Program {
     test(src).program
-}
-
-#[track_caller]
-fn err_at(src: &str, line: u32, column: u32, needle: &str) -> ParseError {
-    let e = match parse(src) {
-        Ok(p) => panic!("expected an error, parsed {p:#?}"),
-        Err(e) => e,
-    };
-    assert_eq!(
-        (e.span.line, e.span.column),
-        (line, column),
-        "wrong position for error {:?}",
-        e.message
-    );
-    assert!(
-        e.message.contains(needle),
-        "message {:?} does not contain {needle:?}",
-        e.message
-    );
-    e
 }
 
 fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {

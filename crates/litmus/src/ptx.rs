@@ -564,20 +564,7 @@ impl<'a> Parser<'a> {
                     return Ok(());
                 }
             };
-        let len = match declared_len {
-            Some(len) if values.len() > len as usize => {
-                return Err(ParseError::new(
-                    values[len as usize].1,
-                    format!(
-                        "`{name}` has {len} element{} but {} values are given",
-                        if len == 1 { "" } else { "s" },
-                        values.len()
-                    ),
-                ))
-            }
-            Some(len) => len,
-            None => array_length((values.len() as u32, name_span))?,
-        };
+        let len = initialised_length(&name, name_span, declared_len, &values)?;
         let values: Vec<Value> = values.into_iter().map(|(v, _)| v).collect();
         let (locations, arrays) = (&mut self.locations, &mut self.arrays);
         add_array(locations, arrays, &name, name_span, len, &values, space);
@@ -977,6 +964,28 @@ pub(crate) fn array_length((len, span): (u32, Span)) -> Result<u32, ParseError> 
         return Err(ParseError::new(span, "an array needs at least one element"));
     }
     Ok(len)
+}
+
+/// The length of array `name` initialised with `values`: the declared one, which must hold
+/// them, or else theirs.
+pub(crate) fn initialised_length(
+    name: &str,
+    name_span: Span,
+    declared_len: Option<u32>,
+    values: &[(Value, Span)],
+) -> Result<u32, ParseError> {
+    match declared_len {
+        Some(len) if values.len() > len as usize => Err(ParseError::new(
+            values[len as usize].1,
+            format!(
+                "`{name}` has {len} element{} but {} values are given",
+                if len == 1 { "" } else { "s" },
+                values.len()
+            ),
+        )),
+        Some(len) => Ok(len),
+        None => array_length((values.len() as u32, name_span)),
+    }
 }
 
 /// Adds the locations of an array `name` of `len` elements initialised with `values` (the

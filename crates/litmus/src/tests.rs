@@ -13,7 +13,7 @@ fn ok(src: &str) -> Program {
     }
 }
 
-fn err(src: &str) -> ParseError {
+pub(crate) fn err(src: &str) -> ParseError {
     match parse(src) {
         Ok(p) => panic!("expected an error, parsed {p:#?}"),
         Err(e) => e,
@@ -22,7 +22,7 @@ fn err(src: &str) -> ParseError {
 
 /// Asserts an error's position and that its message contains `needle`.
 #[track_caller]
-fn err_at(src: &str, line: u32, column: u32, needle: &str) -> ParseError {
+pub(crate) fn err_at(src: &str, line: u32, column: u32, needle: &str) -> ParseError {
     let e = err(src);
     assert_eq!(
         (e.span.line, e.span.column),

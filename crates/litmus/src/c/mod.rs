@@ -424,20 +424,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         ));
     }
     let id = if declared_len.is_some() || braced {
-        let len = match declared_len {
-            Some(len) if values.len() > len as usize => {
-                return Err(ParseError::new(
-                    values[len as usize].1,
-                    format!(
-                        "`{name}` has {len} element{} but {} values are given",
-                        if len == 1 { "" } else { "s" },
-                        values.len()
-                    ),
-                ))
-            }
-            Some(len) => len,
-            None => array_length((values.len() as u32, name_span))?,
-        };
+        let len = crate::ptx::initialised_length(&name, name_span, declared_len, &values)?;
         let vals: Vec<Value> = values.iter().map(|(v, _)| *v).collect();
         let first = add_array(
             &mut locs.locations,

@@ -1,7 +1,8 @@
 //! Tests of the C dialect: the IR produced for small threads, errors with their positions,
 //! the examples, and a never-panics property.
 
-use crate::{parse, parse_with_warnings, ParseError, Warning};
+use crate::tests::err_at;
+use crate::{parse, parse_with_warnings, Warning};
 use scopecheck_ir::*;
 
 fn ok_w(src: &str) -> (Program, Vec<Warning>) {
@@ -16,26 +17,6 @@ fn ok_w(src: &str) -> (Program, Vec<Warning>) {
 
 fn ok(src: &str) -> Program {
     ok_w(src).0
-}
-
-#[track_caller]
-fn err_at(src: &str, line: u32, column: u32, needle: &str) -> ParseError {
-    let e = match parse(src) {
-        Ok(p) => panic!("expected an error, parsed {p:#?}"),
-        Err(e) => e,
-    };
-    assert_eq!(
-        (e.span.line, e.span.column),
-        (line, column),
-        "wrong position for error {:?}",
-        e.message
-    );
-    assert!(
-        e.message.contains(needle),
-        "error {:?} does not contain {needle:?}",
-        e.message
-    );
-    e
 }
 
 /// One device thread with `params` and `body`; the body starts on line 3.
