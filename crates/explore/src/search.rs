@@ -106,6 +106,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) checks: u32,
     /// Digests of the leaves reached after a choice of barrier rounds (`Rounds::chosen`).
     pub(crate) leaves_seen: std::collections::HashSet<u128>,
+    /// The program has a CTA barrier (rounds are formed only then).
+    pub(crate) cta_barriers: bool,
     /// What each thread could do from where it waits (by thread, instruction, unknown
     /// registers), for the gate.
     pub(crate) after:
@@ -220,6 +222,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             after: Default::default(),
             revisits,
             leaves_seen: Default::default(),
+            cta_barriers: program.threads.iter().any(|t| {
+                t.code
+                    .iter()
+                    .any(|i| matches!(i.kind, scopecheck_ir::InstrKind::Barrier { .. }))
+            }),
         }
     }
 
@@ -352,10 +359,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return;
         }
         loop {
-            st = match self.form_rounds(st) {
-                Some(st) => st,
-                None => return,
-            };
+            if self.cta_barriers {
+                st = match self.form_rounds(st) {
+                    Some(st) => st,
+                    None => return,
+                };
+            }
             self.complete_barriers(&mut st);
             let Some(t) = self.next_thread(&st) else {
                 return self.leaf(st);
