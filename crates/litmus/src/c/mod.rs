@@ -265,7 +265,11 @@ pub(crate) fn parse(
         Parser::for_condition(src, tokens, locs.locations, threads).finish_condition()?;
     Ok((
         Program {
-            arch: Arch::C,
+            arch: if arch == "OPENCL" {
+                Arch::OpenCl
+            } else {
+                Arch::C
+            },
             name,
             description,
             locations,
