@@ -1302,7 +1302,7 @@ impl<'s, 't> Ctx<'s, 't> {
             })
             .collect();
         let program = Program {
-            arch: Arch::C,
+            arch: if self.opencl { Arch::OpenCl } else { Arch::C },
             name: "scopecheck_main".into(),
             description: None,
             locations: self.locations,

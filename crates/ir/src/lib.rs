@@ -1036,7 +1036,19 @@ pub struct Condition {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arch {
     Ptx,
+    /// C or CUDA C++ with scoped atomics (libcu++).
     C,
+    /// OpenCL C 2.0: C11 atomics with scopes, whose orders apply to one memory region (global
+    /// or local) at a time. Judged by the scoped C11 model like `C`, with OpenCL's region and
+    /// scope-inclusion rules.
+    OpenCl,
+}
+
+impl Arch {
+    /// C, CUDA C++ or OpenCL C: a dialect judged by the scoped C11 model.
+    pub fn is_c(self) -> bool {
+        matches!(self, Arch::C | Arch::OpenCl)
+    }
 }
 
 /// A whole test: threads, locations, condition.
@@ -1089,7 +1101,7 @@ impl Program {
     /// Whose rules decide undefined arithmetic in this program.
     pub fn arithmetic(&self) -> Arithmetic {
         match self.arch {
-            Arch::C => Arithmetic::C,
+            Arch::C | Arch::OpenCl => Arithmetic::C,
             Arch::Ptx => Arithmetic::Ptx,
         }
     }

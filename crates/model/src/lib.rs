@@ -104,7 +104,7 @@ impl ModelKind {
     pub fn for_dialect(arch: Arch) -> ModelKind {
         match arch {
             Arch::Ptx => ModelKind::Ptx,
-            Arch::C => ModelKind::Src11,
+            Arch::C | Arch::OpenCl => ModelKind::Src11,
         }
     }
 }
@@ -167,7 +167,7 @@ fn check_on(
 ) -> Result<Verdict, CheckError> {
     let platform = platform.clone();
     match opts.model.unwrap_or(ModelKind::for_dialect(program.arch)) {
-        ModelKind::Ptx if program.arch == Arch::C => judge::judge(
+        ModelKind::Ptx if program.arch.is_c() => judge::judge(
             &ptx::mapping::compile(program),
             &ptx::Ptx { platform },
             opts,

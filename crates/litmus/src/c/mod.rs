@@ -292,7 +292,11 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError
             .finish_condition()?;
     Ok(Test {
         program: Program {
-            arch: Arch::C,
+            arch: if arch == "OPENCL" {
+                Arch::OpenCl
+            } else {
+                Arch::C
+            },
             name,
             description,
             locations,

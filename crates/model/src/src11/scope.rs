@@ -5,9 +5,14 @@
 //! ("scope inclusion"); non-atomic accesses have the thread scope, so they interact with other
 //! threads only through happens-before. Hower et al. (ASPLOS 2014) call a conflict between
 //! atomics that fail scope inclusion a heterogeneous race.
+//!
+//! OpenCL (`Arch::OpenCl`) asks more: two actions have an *inclusive scope* when they have the
+//! same scope and both work-items lie in it (OpenCL 2.x API specification, §3.3.4 and the
+//! glossary). An atomic on local memory ignores a scope wider than the work-group (OpenCL C
+//! 2.0, §6.13.11.4): its scope is at most the work-group.
 
 use scopecheck_explore::{Event, EventKind, Graph, Relation};
-use scopecheck_ir::{FenceOrder, Order, Scope};
+use scopecheck_ir::{Arch, FenceOrder, MemorySpace, Order, Scope};
 
 use crate::Platform;
 
@@ -48,9 +53,22 @@ fn pair(g: &Graph, platform: &Platform, i: usize, j: usize) -> bool {
         if !is_atomic(a) || !is_atomic(b) || platform.separates(g, i, j) {
             return false;
         }
-        match (scope_of(a), scope_of(b), g.placement(i), g.placement(j)) {
+        let opencl = g.program.arch == Arch::OpenCl;
+        let scope = |e: &Event| {
+            let s = scope_of(e)?;
+            let local = e
+                .kind
+                .loc()
+                .is_some_and(|l| g.program.location(l).space == MemorySpace::Shared);
+            Some(if opencl && local {
+                s.min(Scope::Cta)
+            } else {
+                s
+            })
+        };
+        match (scope(a), scope(b), g.placement(i), g.placement(j)) {
             (Some(sa), Some(sb), Some(pa), Some(pb)) => {
-                pa.scope_includes(sa, pb) && pb.scope_includes(sb, pa)
+                (!opencl || sa == sb) && pa.scope_includes(sa, pb) && pb.scope_includes(sb, pa)
             }
             _ => false,
         }
