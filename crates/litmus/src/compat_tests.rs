@@ -3,6 +3,7 @@
 //! compare-exchange whose expected value is in memory, atomic functions on non-atomic
 //! objects, arrays in the initial state, and per-file option comments.
 
+use crate::c::tests::{at, kinds, reg};
 use crate::tests::err_at;
 use crate::{parse_test, parse_with_warnings, Test};
 use scopecheck_ir::*;
@@ -21,20 +22,6 @@ fn test(src: &str) -> Test {
 #[track_caller]
 fn ok(src: &str) -> Program {
     test(src).program
-}
-
-fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {
-    p.threads[t].code.iter().map(|i| i.kind.clone()).collect()
-}
-
-fn reg(p: &Program, t: usize, name: &str) -> RegId {
-    p.threads[t]
-        .reg(name)
-        .unwrap_or_else(|| panic!("no register {name} in {:?}", p.threads[t].registers))
-}
-
-fn at(loc: u32) -> Address {
-    Address::loc(LocId(loc))
 }
 
 fn names(p: &Program) -> Vec<&str> {

@@ -11,7 +11,7 @@ mod lower;
 mod parse;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::lexer::Lexer;
 use crate::ptx::{add_array, array_length, number_clusters, thread_number, Parser, RawPlacement};

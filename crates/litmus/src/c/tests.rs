@@ -24,17 +24,17 @@ fn one(params: &str, body: &str) -> String {
     format!("C t\nP0 ({params}) {{\n{body}\n}}\nexists true\n")
 }
 
-fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {
+pub(crate) fn kinds(p: &Program, t: usize) -> Vec<InstrKind> {
     p.threads[t].code.iter().map(|i| i.kind.clone()).collect()
 }
 
-fn reg(p: &Program, t: usize, name: &str) -> RegId {
+pub(crate) fn reg(p: &Program, t: usize, name: &str) -> RegId {
     p.threads[t]
         .reg(name)
         .unwrap_or_else(|| panic!("no register {name} in {:?}", p.threads[t].registers))
 }
 
-fn at(loc: u32) -> Address {
+pub(crate) fn at(loc: u32) -> Address {
     Address::loc(LocId(loc))
 }
 
