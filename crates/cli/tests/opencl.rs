@@ -57,6 +57,23 @@ fn local_reduction_without_barrier_races() {
     expect("local-reduction-nobarrier.cl", "ptx", "No", true);
 }
 
+/// Work-items exchanging values through global memory at barrier(CLK_GLOBAL_MEM_FENCE): the
+/// barrier's fences global-synchronize, the sum is always 3.
+#[test]
+fn global_exchange_with_global_barrier() {
+    expect("global-exchange.cl", "src11", "Ok", false);
+    expect("global-exchange.cl", "ptx", "Ok", false);
+}
+
+/// The same at barrier(CLK_LOCAL_MEM_FENCE): under OpenCL's model the barrier orders local
+/// memory only, so the global exchange races and the sum may be 1; PTX's bar.sync, which the
+/// barrier compiles to, orders all memory, so under the PTX model the sum is 3.
+#[test]
+fn global_exchange_with_local_barrier_races_under_opencl() {
+    expect("global-exchange-local-barrier.cl", "src11", "No", true);
+    expect("global-exchange-local-barrier.cl", "ptx", "Ok", false);
+}
+
 /// `atomic_int` and `atomic_uint` wrap at their width, as PTX's `.s32`/`.u32` and C's `int`
 /// and `unsigned` do (tests/cuda_sources.rs): INT_MAX + 1 is INT_MIN, UINT_MAX + 2 is 1.
 #[test]

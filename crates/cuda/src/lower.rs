@@ -3595,7 +3595,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     InstrKind::Barrier {
                         id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
-                        count: None,
+                        count: None, spaces: scopecheck_ir::FenceSpaces::ALL,
                     },
                     e,
                 );
@@ -3934,7 +3934,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     InstrKind::Barrier {
                         id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
-                        count: None,
+                        count: None, spaces: scopecheck_ir::FenceSpaces::ALL,
                     },
                     e,
                 );

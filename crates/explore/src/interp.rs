@@ -346,7 +346,9 @@ impl ThreadRun {
                     );
                     return Step::Other;
                 }
-                InstrKind::Barrier { id, kind, count } => {
+                InstrKind::Barrier {
+                    id, kind, count, ..
+                } => {
                     let (pred, pdeps, red) = match kind {
                         BarrierKind::Red { op, dst, pred } => (
                             Some(self.operand(pred)),

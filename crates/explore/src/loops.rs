@@ -116,7 +116,9 @@ pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
             op(a);
             op(b);
         }
-        InstrKind::Barrier { id, kind, count } => {
+        InstrKind::Barrier {
+            id, kind, count, ..
+        } => {
             op(id);
             if let Some(c) = count {
                 op(c);

@@ -312,7 +312,9 @@ fn thread_paths(
     let mut first_id = None;
     if let Some(instr) = thread.code.iter().position(|i| match i.kind {
         InstrKind::Warp { .. } => true,
-        InstrKind::Barrier { id, count, kind } => {
+        InstrKind::Barrier {
+            id, count, kind, ..
+        } => {
             let whole_cta = match count {
                 None => true,
                 Some(Operand::Imm(c)) => c == cta_size,
@@ -504,7 +506,9 @@ fn run(
                     &[],
                 );
             }
-            InstrKind::Barrier { id, kind, count } => {
+            InstrKind::Barrier {
+                id, kind, count, ..
+            } => {
                 let (Operand::Imm(id), count) = (id, count.map(|c| s.m.operand(c) as u32)) else {
                     unreachable!("refused before the paths are enumerated")
                 };

@@ -1128,6 +1128,7 @@ mod tests {
                             id: scopecheck_ir::Operand::Imm(0),
                             kind: BarrierKind::Sync,
                             count: None,
+                            spaces: scopecheck_ir::FenceSpaces::ALL,
                         },
                         span: Span::default(),
                         text: "bar.sync 0".into(),

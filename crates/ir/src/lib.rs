@@ -823,6 +823,11 @@ pub enum InstrKind {
         id: Operand,
         kind: BarrierKind,
         count: Option<Operand>,
+        /// The memory whose accesses the barrier orders between the threads of a round: all
+        /// of it for PTX and CUDA barriers; for OpenCL's `work_group_barrier(flags)` the
+        /// regions its flags name (its entry and exit fences carry them, API specification
+        /// "Work-group Functions").
+        spaces: FenceSpaces,
     },
     /// A warp collective: the threads of this thread's warp whose lanes `mask` names (its own
     /// lane among them; [`Program::lane`]) meet here, each at its collective of the same kind and

@@ -716,6 +716,7 @@ impl Parser<'_> {
                         id,
                         kind: BarrierKind::Sync,
                         count,
+                        spaces: scopecheck_ir::FenceSpaces::ALL,
                     },
                     None,
                 ))
@@ -729,6 +730,7 @@ impl Parser<'_> {
                         id,
                         kind: BarrierKind::Arrive,
                         count,
+                        spaces: scopecheck_ir::FenceSpaces::ALL,
                     },
                     None,
                 ))
@@ -763,6 +765,7 @@ impl Parser<'_> {
                         id,
                         kind: BarrierKind::Red { op, dst, pred },
                         count,
+                        spaces: scopecheck_ir::FenceSpaces::ALL,
                     },
                     None,
                 ))

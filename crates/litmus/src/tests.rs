@@ -791,6 +791,7 @@ fn fences_and_barriers() {
         id: imm(id),
         kind: BarrierKind::Sync,
         count: count.map(imm),
+        spaces: scopecheck_ir::FenceSpaces::ALL,
     };
     assert_eq!(only_instr("bar.sync 0"), sync(0, None));
     assert_eq!(only_instr("bar.cta.sync 1"), sync(1, None));
@@ -801,7 +802,8 @@ fn fences_and_barriers() {
         InstrKind::Barrier {
             id: imm(3),
             kind: BarrierKind::Arrive,
-            count: Some(imm(2))
+            count: Some(imm(2)),
+            spaces: scopecheck_ir::FenceSpaces::ALL,
         }
     );
     assert_eq!(
@@ -809,7 +811,8 @@ fn fences_and_barriers() {
         InstrKind::Barrier {
             id: imm(3),
             kind: BarrierKind::Arrive,
-            count: Some(imm(2))
+            count: Some(imm(2)),
+            spaces: scopecheck_ir::FenceSpaces::ALL,
         }
     );
     let red = |op, count: Option<i64>| InstrKind::Barrier {
@@ -820,6 +823,7 @@ fn fences_and_barriers() {
             pred: Operand::Reg(RegId(1)),
         },
         count: count.map(imm),
+        spaces: scopecheck_ir::FenceSpaces::ALL,
     };
     assert_eq!(
         only_instr("bar.red.popc.u32 r0, 1, r1"),
@@ -840,6 +844,7 @@ fn fences_and_barriers() {
             id: Operand::Reg(RegId(0)),
             kind: BarrierKind::Sync,
             count: Some(Operand::Reg(RegId(1))),
+            spaces: scopecheck_ir::FenceSpaces::ALL,
         }
     );
 }

@@ -3193,12 +3193,12 @@ impl<'a, 'm> Lower<'a, 'm> {
                 count: match ops.get(1) {
                     Some(o) => Some(count_of(self, f, o)?),
                     None => None,
-                },
+                }, spaces: scopecheck_ir::FenceSpaces::ALL,
             },
             (Some("arrive"), None) if ops.len() == 2 => InstrKind::Barrier {
                 id: id_of(self, f, &ops[0])?,
                 kind: BarrierKind::Arrive,
-                count: Some(count_of(self, f, &ops[1])?),
+                count: Some(count_of(self, f, &ops[1])?), spaces: scopecheck_ir::FenceSpaces::ALL,
             },
             (Some("red"), Some(op)) if matches!(ops.len(), 3 | 4) => {
                 let id = id_of(self, f, &ops[1])?;
@@ -3212,7 +3212,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 InstrKind::Barrier {
                     id,
                     kind: BarrierKind::Red { op, dst, pred },
-                    count,
+                    count, spaces: scopecheck_ir::FenceSpaces::ALL,
                 }
             }
             _ => {
@@ -4307,7 +4307,8 @@ mod tests {
             &InstrKind::Barrier {
                 id: Operand::Imm(0),
                 kind: BarrierKind::Sync,
-                count: None
+                count: None,
+                spaces: scopecheck_ir::FenceSpaces::ALL,
             }
         );
         assert_eq!(
@@ -4315,7 +4316,8 @@ mod tests {
             &InstrKind::Barrier {
                 id: Operand::Imm(1),
                 kind: BarrierKind::Sync,
-                count: Some(Operand::Imm(64))
+                count: Some(Operand::Imm(64)),
+                spaces: scopecheck_ir::FenceSpaces::ALL,
             }
         );
         assert_eq!(
@@ -4323,7 +4325,8 @@ mod tests {
             &InstrKind::Barrier {
                 id: Operand::Imm(2),
                 kind: BarrierKind::Arrive,
-                count: Some(Operand::Imm(32))
+                count: Some(Operand::Imm(32)),
+                spaces: scopecheck_ir::FenceSpaces::ALL,
             }
         );
         assert!(matches!(
@@ -4334,7 +4337,8 @@ mod tests {
                     op: BarrierRedOp::Popc,
                     ..
                 },
-                count: None
+                count: None,
+                spaces: scopecheck_ir::FenceSpaces::ALL,
             }
         ));
         assert!(matches!(

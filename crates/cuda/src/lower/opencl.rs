@@ -190,12 +190,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     self.device_only(name, e)?;
                     let max = if name == "barrier" { 1 } else { 2 };
                     self.arity(name, args, (1, max), "fence flags[, scope]", e)?;
-                    self.cl_flags(args[0])?;
+                    let spaces = self.cl_flags(args[0])?;
                     self.emit(
                         InstrKind::Barrier {
                             id: Operand::Imm(0),
                             kind: BarrierKind::Sync,
                             count: None,
+                            spaces,
                         },
                         e,
                     );

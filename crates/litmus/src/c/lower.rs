@@ -1460,13 +1460,14 @@ impl<'a> Lower<'a> {
             }
             "__syncthreads" | "barrier" | "work_group_barrier" => {
                 self.device_only(name, name_span)?;
+                let mut spaces = FenceSpaces::ALL;
                 if name == "__syncthreads" {
                     self.arity(name, args, (0, 0), "no arguments", span)?;
                 } else {
                     let max = if name == "barrier" { 1 } else { 2 };
                     self.arity(name, args, (1, max), "flags[, scope]", span)?;
                     if let Some(f) = args.first() {
-                        self.fence_flags(f)?;
+                        spaces = self.fence_flags(f)?;
                     }
                     if let Some(s) = args.get(1) {
                         self.scope_arg(s)?;
@@ -1476,7 +1477,7 @@ impl<'a> Lower<'a> {
                     InstrKind::Barrier {
                         id: Operand::Imm(0),
                         kind: BarrierKind::Sync,
-                        count: None,
+                        count: None, spaces,
                     },
                     span,
                 );

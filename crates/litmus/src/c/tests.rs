@@ -1048,10 +1048,12 @@ fn opencl_fences_and_barriers() {
         scope,
         spaces: FenceSpaces { global, shared },
     };
-    let bar = InstrKind::Barrier {
+    // A barrier keeps its flags: they name the regions its entry and exit fences order.
+    let bar = |global, shared| InstrKind::Barrier {
         id: Operand::Imm(0),
         kind: BarrierKind::Sync,
         count: None,
+        spaces: FenceSpaces { global, shared },
     };
     assert_eq!(
         kinds(&p, 0),
@@ -1060,8 +1062,8 @@ fn opencl_fences_and_barriers() {
             fence(FenceOrder::Acquire, Scope::Cta, false, true),
             fence(FenceOrder::AcqRel, Scope::Sys, true, true),
             fence(FenceOrder::Sc, Scope::Warp, true, false),
-            bar.clone(),
-            bar,
+            bar(false, true),
+            bar(true, false),
             fence(FenceOrder::Sc, Scope::Gpu, true, true),
         ]
     );
@@ -1223,7 +1225,8 @@ fn cuda_legacy_atomics_fences_and_barriers() {
             InstrKind::Barrier {
                 id: Operand::Imm(0),
                 kind: BarrierKind::Sync,
-                count: None
+                count: None,
+                spaces: scopecheck_ir::FenceSpaces::ALL,
             },
             load(t("c"), 0, Order::Weak, Scope::Sys),
             store(0, Operand::Reg(t("c")), Order::Weak, Scope::Sys),

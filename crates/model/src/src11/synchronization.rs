@@ -11,17 +11,20 @@
 //! happens-before is computed per memory space, dropping for each space the synchronization
 //! edges that start or end at a fence not naming it.
 //!
-//! In an OpenCL program (`Arch::OpenCl`) atomic operations order one region too (OpenCL 2.x
-//! API specification, §3.3.6, "global-synchronizes-with" and "local-synchronizes-with"): a
-//! release or acquire *operation* on an atomic object in global memory synchronizes global
-//! accesses only, one on an object in local memory local accesses only; fences synchronize the
-//! regions their flags name, through any atomic object. CUDA atomics
-//! order all memory: there every access endpoint takes part in both spaces.
+//! In an OpenCL program (`Arch::OpenCl`) the rest follows the API specification's memory
+//! ordering rules ("global-synchronizes-with" and "local-synchronizes-with"): a release or
+//! acquire *operation* on an atomic object in global memory synchronizes global accesses
+//! only, one on an object in local memory local accesses only; a fence synchronizes the
+//! region its flags name through atomic objects of that region only ("Fence Operations");
+//! two seq_cst operations, or two fences naming both regions, that synchronize in one region
+//! synchronize in both; a barrier orders the regions its flags name ("Work-group
+//! Functions"). CUDA atomics order all memory: there every access endpoint takes part in both
+//! spaces.
 
 use scopecheck_explore::{Event, EventKind, EventSet, Graph, Relation};
-use scopecheck_ir::{Arch, MemorySpace};
+use scopecheck_ir::{Arch, FenceSpaces, InstrKind, MemorySpace};
 
-use super::scope::{is_acquire, is_atomic, is_fence, is_release};
+use super::scope::{is_acquire, is_atomic, is_fence, is_release, is_seq_cst};
 
 /// `rs`: from a write to every write of its release sequence.
 pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
@@ -58,8 +61,8 @@ pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
 /// `sw` before the scope restriction, as (first, last) pairs; `covers(e)` says whether an
 /// endpoint takes part (all do, except fences not naming the space being computed and, in
 /// OpenCL, accesses to an atomic object of the other space); `channel(r)` whether the atomic
-/// read `r` may carry the synchronization (in OpenCL, global synchronization goes through
-/// global atomic objects only).
+/// read `r` may carry the synchronization (in OpenCL, the synchronization of one region goes
+/// through atomic objects of that region only).
 fn synchronizes_with(
     g: &Graph,
     rs: &Relation,
@@ -135,42 +138,78 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
         // OpenCL atomics order their own region only: local accesses need their own
         // happens-before as soon as there are any.
         EventKind::Read { .. } | EventKind::Write { .. } => opencl && is_local(g, e),
-        _ => false,
+        _ => barrier_spaces(g, e).is_some_and(|s| !(s.global && s.shared)),
     });
-    let hb_for = |covers: &dyn Fn(&Event) -> bool, channel: &dyn Fn(&Event) -> bool| {
-        let sw = synchronizes_with(g, &rs, &strong_rf, covers, channel).intersect(inclusion);
-        let mut hb = g.po.union(&sw);
-        hb.union_with(&g.barrier_sync);
+    let sw = |shared: bool| {
+        let region = |e: &Event| match e.kind {
+            EventKind::Fence { spaces, .. } => {
+                if shared {
+                    spaces.shared
+                } else {
+                    spaces.global
+                }
+            }
+            _ => !opencl || is_local(g, e) == shared,
+        };
+        // The atomic object the synchronization goes through must be of the region too
+        // (OpenCL: "both operating on some global atomic object M", "... local atomic
+        // object M"); CUDA atomics order all memory.
+        let object = |r: &Event| !opencl || is_local(g, r) == shared;
+        synchronizes_with(g, &rs, &strong_rf, &region, &object).intersect(inclusion)
+    };
+    let barrier = |shared: bool| {
+        // A barrier's entry fence synchronizes with the others' exit fences in the regions
+        // its flags name.
+        let names = EventSet::from_fn(g.len(), |i| {
+            barrier_spaces(g, &g.events[i]).is_none_or(|s| if shared { s.shared } else { s.global })
+        });
+        g.barrier_sync.restrict(&names, &names)
+    };
+    let hb_of = |sw: &Relation, barrier: &Relation| {
+        let mut hb = g.po.union(sw);
+        hb.union_with(barrier);
         hb.union_with(&g.launch);
         hb.close();
         hb
     };
-    // OpenCL: global-synchronizes-with through release/acquire operations on global atomic
-    // objects, or through global fences.
-    let global = hb_for(
-        &|e: &Event| match e.kind {
-            EventKind::Fence { spaces, .. } => spaces.global,
-            _ => !opencl || !is_local(g, e),
-        },
-        // The API specification's fence rules ask a global atomic object for global fences;
-        // scopecheck lets fences synchronize through any atomic object, as before (not yet
-        // narrowed: see docs/litmus-c.md).
-        &|_| true,
-    );
     if !partial {
+        let global = hb_of(&sw(false), &g.barrier_sync);
         return HappensBefore {
             shared: global.clone(),
             global,
         };
     }
-    // OpenCL: local-synchronizes-with goes through local atomic objects, or through any atomic
-    // object with local fences at both ends.
-    let shared = hb_for(
-        &|e: &Event| match e.kind {
-            EventKind::Fence { spaces, .. } => spaces.shared,
-            _ => !opencl || is_local(g, e),
-        },
-        &|_| true,
-    );
-    HappensBefore { global, shared }
+    let (mut global_sw, mut local_sw) = (sw(false), sw(true));
+    if opencl {
+        // Two cases synchronize both regions once either region's conditions hold (API
+        // specification, memory ordering rules): two seq_cst operations ("if X
+        // local-synchronizes-with or global-synchronizes-with Y then X both
+        // local-synchronizes-with Y and global-synchronizes-with Y"), and two fences that each
+        // name both CLK_GLOBAL_MEM_FENCE and CLK_LOCAL_MEM_FENCE.
+        let both_fence = |e: &Event| matches!(e.kind, EventKind::Fence { spaces, .. } if spaces.global && spaces.shared);
+        let cross = |a: usize, b: usize| {
+            let (a, b) = (&g.events[a], &g.events[b]);
+            (is_seq_cst(a) && is_seq_cst(b)) || (both_fence(a) && both_fence(b))
+        };
+        let either = global_sw.union(&local_sw);
+        for (a, b) in either.pairs() {
+            if cross(a, b) {
+                global_sw.insert(a, b);
+                local_sw.insert(a, b);
+            }
+        }
+    }
+    HappensBefore {
+        global: hb_of(&global_sw, &barrier(false)),
+        shared: hb_of(&local_sw, &barrier(true)),
+    }
+}
+
+/// The regions a barrier event's instruction orders (`None` for events of no barrier).
+fn barrier_spaces(g: &Graph, e: &Event) -> Option<FenceSpaces> {
+    let (t, i) = (e.thread?, e.instr?);
+    match g.program.thread(t).code.get(i)?.kind {
+        InstrKind::Barrier { spaces, .. } => Some(spaces),
+        _ => None,
+    }
 }
