@@ -586,6 +586,18 @@ fn the_host_polls_mapped_memory_during_the_kernel() {
     }
 }
 
+/// A consumer std::thread spins on a system-scope flag the kernel raises with a release store
+/// (the second seed's protocol), reads the payload into a host local it was given the address
+/// of; main joins it and checks. A relaxed flag store leaves the payload unordered: a race,
+/// and the stale 0 may be seen.
+#[test]
+fn a_host_thread_consumes_what_the_kernel_publishes() {
+    for m in [None, Some("ptx")] {
+        expect("hh-thread-consumer.cu", m, "Ok", false);
+        expect("hh-thread-consumer-broken.cu", m, "No", true);
+    }
+}
+
 /// cudaMemcpyToSymbol input, a counter cleared with cudaMemset, atomicAdd tickets: the block
 /// that draws the last ticket fences and sums both partials (each block fenced after writing
 /// its own). With a plain `*arrived += 1` both blocks may draw the same ticket: the counter's

@@ -219,6 +219,8 @@ enum Binding {
     /// The argument array of a cooperative launch (`void *args[] = {&a, &b};`): its index in
     /// `Ctx::arg_lists`.
     ArgList(usize),
+    /// A `std::thread` of the harness: its index in `Launches::host_threads`.
+    HostThread(usize),
 }
 
 /// The cooperative groups a kernel can name.
@@ -484,7 +486,9 @@ pub(crate) fn lower<'s, 't>(
         .last()
         .filter(|k| k.kind() == "return_statement")
         .map(|k| k.id());
+    host.memory_locals = host_thread::addressed_by_threads(&host, body);
     host.host_main(body)?;
+    host.check_threads_ended()?;
     host.flush_host();
     drop(host);
     cx.finish()
@@ -1343,6 +1347,8 @@ struct Launches {
     stream_waits: Vec<(Stream, Vec<ThreadId>)>,
     /// Finished host segments.
     host_done: Vec<ThreadId>,
+    /// The harness's `std::thread`s.
+    host_threads: Vec<host_thread::HostThread>,
     /// What the current host segment starts after.
     host_after: Vec<ThreadId>,
     segments: u32,
@@ -1379,6 +1385,12 @@ struct Lw<'c, 's, 't> {
     /// The `this_grid().sync()` generation target of a device thread: the counter value the
     /// last grid sync waits for.
     grid_gen: Option<RegId>,
+    /// The function of a `std::thread`: host code with no stream order of its own, where
+    /// launches and synchronizations are refused.
+    spawned: bool,
+    /// Host scalar locals whose address the harness gives a `std::thread`: memory (one
+    /// `HostPageable` location each) instead of a register, which only one host segment sees.
+    memory_locals: Vec<String>,
 }
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
@@ -1406,6 +1418,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             final_return: None,
             launch_expression: String::new(),
             grid_gen: None,
+            spawned: false,
+            memory_locals: Vec::new(),
         }
     }
 
@@ -2293,7 +2307,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let mut c = d.walk();
         let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
         for decl in decls {
-            if self.group_decl(d, decl)? || self.arg_list_decl(d, decl)? {
+            if self.group_decl(d, decl)?
+                || self.arg_list_decl(d, decl)?
+                || self.thread_decl(d, decl)?
+            {
                 continue;
             }
             let ty = self.cx.ty(d, Some(decl))?;
@@ -2384,6 +2401,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     decl,
                     "not supported: a local struct (locals are registers; use a `__device__` global, a `__shared__` variable or an allocation)",
                 );
+            }
+            if self.host() && !ty.pointer && self.memory_locals.contains(&name) {
+                self.memory_local(&name, name_node, &ty, init, decl)?;
+                continue;
             }
             if ty.stream {
                 let b = match init {
@@ -4053,6 +4074,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if let Some(g) = self.group_of(obj) {
             return self.group_method(g, method, e);
         }
+        if let Some(Binding::HostThread(i)) = (obj.kind() == "identifier")
+            .then(|| self.lookup(self.text(obj)))
+            .flatten()
+        {
+            self.thread_method(i, method, e)?;
+            return Ok(Operand::Imm(0));
+        }
         let arrow = self.op(f) == "->";
         let p = if arrow {
             self.pointer(obj)?
@@ -4208,6 +4236,7 @@ fn is_empty_stmt(s: Node) -> bool {
 }
 
 mod harness;
+mod host_thread;
 mod opencl;
 mod warp;
 

@@ -1495,3 +1495,72 @@ fn a_cast_to_void_discards_the_value_without_converting_it() {
         kinds(&p, device)
     );
 }
+
+/// `std::thread t(f, args)`: `f` runs as a host thread of its own that starts after the host
+/// code before it and runs concurrently with the host code after it; `t.join()` makes the host
+/// code that follows start after the thread. A host local whose address the thread is given
+/// lives in host memory.
+#[test]
+fn std_thread_runs_a_host_function_as_its_own_host_thread() {
+    let p = lower(
+        "__global__ void k(int *x) { *x = 1; }
+         void poll(int *x, int *seen) { while (*x == 0) {} *seen = *x; }
+         int main() {
+             int *x; cudaMallocManaged(&x, sizeof(int));
+             *x = 0;
+             int seen = 0;
+             std::thread t(poll, x, &seen);
+             k<<<1, 1>>>(x);
+             t.join();
+             assert(seen == 1);
+             return 0;
+         }",
+    );
+    let names: Vec<&str> = p.threads.iter().map(|t| t.name.as_str()).collect();
+    // The code before the thread (host), the thread (poll), the kernel, the code after join.
+    assert_eq!(names, ["host", "poll", "k.b0.t0", "host#2"]);
+    assert_eq!(p.threads[1].placement, Placement::Host);
+    // The thread and the kernel start after the host code before them, not after each other.
+    assert_eq!(p.threads[1].after, [ThreadId(0)]);
+    assert_eq!(p.threads[2].after, [ThreadId(0)]);
+    // After join: after the thread and the host code so far (not after the kernel, which was
+    // never synchronized).
+    assert_eq!(p.threads[3].after, [ThreadId(0), ThreadId(1)]);
+    assert!(p.locations.iter().any(|l| l.name == "seen"));
+}
+
+#[test]
+fn std_thread_misuse_is_an_error_at_its_line() {
+    let cases = [
+        (
+            "void f(int *x) { *x = 1; }
+             int main() { int *x; cudaMallocManaged(&x, 4); std::thread t(f, x); return 0; }",
+            "neither joined nor detached",
+        ),
+        (
+            "__global__ void k(int *x) { *x = 1; }
+             void f(int *x) { k<<<1, 1>>>(x); }
+             int main() { int *x; cudaMallocManaged(&x, 4); std::thread t(f, x); t.join(); return 0; }",
+            "kernel launch in a `std::thread`",
+        ),
+        (
+            "int main() { int *x; cudaMallocManaged(&x, 4); std::thread t([&] { *x = 1; }); t.join(); return 0; }",
+            "lambda",
+        ),
+        (
+            "__device__ void f(int *x) { *x = 1; }
+             int main() { int *x; cudaMallocManaged(&x, 4); std::thread t(f, x); t.join(); return 0; }",
+            "device function",
+        ),
+        (
+            "void f(int *x) { *x = 1; }
+             int main() { int *x; cudaMallocManaged(&x, 4); std::thread t(f, x); t.join(); t.join(); return 0; }",
+            "already joined",
+        ),
+    ];
+    for (src, want) in cases {
+        let e = error(src);
+        assert!(e.message.contains(want), "{src}: {}", e.message);
+        assert!(e.span.line >= 1, "{src}: no line");
+    }
+}

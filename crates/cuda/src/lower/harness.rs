@@ -618,7 +618,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// Everything `ids` stand for: themselves and what they start after.
-    fn closure(&self, ids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadId> {
+    pub(super) fn closure(&self, ids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadId> {
         let mut set = BTreeSet::new();
         for id in ids {
             set.insert(id);
@@ -670,6 +670,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// A synchronization: the host code that follows starts after `synced` (and all host code
     /// so far).
     pub(super) fn synchronize(&mut self, synced: Vec<ThreadId>, n: Node<'t>) -> R<()> {
+        if self.spawned {
+            return err(n, "not supported: a synchronization in a `std::thread`'s function (synchronize in the harness)");
+        }
         if self.nesting > 0 {
             return err(
                 n,
@@ -980,6 +983,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e,
                 "not supported: launching a kernel from device code (dynamic parallelism)",
             );
+        }
+        if self.spawned {
+            return err(e, "not supported: a kernel launch in a `std::thread`'s function (launch from the harness)");
         }
         if self.nesting > 0 {
             return err(e, "not supported: a launch inside a loop or `if` of scopecheck_main (write each launch out)");
