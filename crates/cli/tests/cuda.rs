@@ -586,6 +586,18 @@ fn the_host_polls_mapped_memory_during_the_kernel() {
     }
 }
 
+/// Kernel arguments in a struct passed by value (pointer fields set with cudaMalloc(&p.f),
+/// a count set with p.n = N), handed on by value to device helpers: the producer's fence and
+/// flag and the consumer's fence make the copy right; without the consumer's fence the
+/// payload loads race. The PTX view reads the struct parameter at the fields' C offsets.
+#[test]
+fn kernel_arguments_in_a_struct_passed_by_value() {
+    for m in [None, Some("ptx")] {
+        expect("params-struct.cu", m, "Ok", false);
+        expect("params-struct-broken.cu", m, "No", true);
+    }
+}
+
 /// A consumer std::thread spins on a system-scope flag the kernel raises with a release store
 /// (the second seed's protocol), reads the payload into a host local it was given the address
 /// of; main joins it and checks. A relaxed flag store leaves the payload unordered: a race,

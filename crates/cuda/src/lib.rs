@@ -176,10 +176,12 @@ pub struct KernelLaunch {
 }
 
 /// A kernel argument: a value, or a pointer to a location (the element it points at).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchArg {
     Value(scopecheck_ir::Value),
     Pointer(scopecheck_ir::LocId),
+    /// A struct passed by value: each field at its byte offset in C's layout.
+    Struct(Vec<(i64, LaunchArg)>),
     /// An argument the PTX view cannot pass (a pointer to shared memory).
     Other,
 }

@@ -221,6 +221,9 @@ enum Binding {
     ArgList(usize),
     /// A `std::thread` of the harness: its index in `Launches::host_threads`.
     HostThread(usize),
+    /// A struct held by value (a local or a by-value parameter) of type `Ctx::structs[i]`:
+    /// each field `f` is a variable of its own, named `name.f` (`by_value`).
+    ValStruct(usize),
 }
 
 /// The cooperative groups a kernel can name.
@@ -962,8 +965,9 @@ impl<'s, 't> Ctx<'s, 't> {
             let decls: Vec<Node> = fd.children_by_field_name("declarator", &mut c2).collect();
             for d in decls {
                 let ty = self.ty(fd, Some(d))?;
-                if ty.pointer || ty.dim3 || ty.stream || ty.atomic_ref || ty.strukt.is_some() {
-                    return err(d, "not supported: a field of this type (fields are scalars: int, unsigned, long, float, bool, volatile or atomic)");
+                // A pointer field makes the struct one held by value only (`by_value`).
+                if ty.dim3 || ty.stream || ty.atomic_ref || ty.strukt.is_some() {
+                    return err(d, "not supported: a field of this type (fields are scalars or pointers: int, unsigned, long, float, bool, volatile or atomic, or a pointer to one)");
                 }
                 let (fname, len, init) = self.declarator_shape(d)?;
                 if len > 1 || d.kind() == "array_declarator" {
@@ -1067,6 +1071,7 @@ impl<'s, 't> Ctx<'s, 't> {
                     "not supported: a global of this type (globals are scalars or arrays of them)",
                 );
             }
+            self.not_in_memory(ty.strukt, decl)?;
             let (name_node, len, init) = self.declarator_shape(decl)?;
             let name = self.text(name_node).to_string();
             if self.globals.contains_key(&name) || self.shared_by_name.contains_key(&name) {
@@ -1928,31 +1933,38 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         err(n, format!("unknown name `{name}`"))
     }
 
+    /// The pointer the variable `name` holds (an identifier, or `p.f` of a struct held by
+    /// value), or the array it names.
+    fn pointer_named(&mut self, name: &str, e: Node<'t>) -> R<Ptr> {
+        match self.lookup(name) {
+                Some(Binding::Ptr(p) | Binding::HostArr(p)) => return Ok(p),
+                Some(Binding::SharedPtr(d)) => return Ok(self.shared_ptr(d, e)?.0),
+                Some(Binding::PtrUnset(..)) => {
+                    return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
+                }
+                _ => {}
+            }
+        match self.object(name, e)? {
+            Some((p, len)) if len > 1 => Ok(p),
+            Some(_) => err(
+                e,
+                format!("`{name}` is an object, not a pointer: write `&{name}`"),
+            ),
+            None if self.lookup(name).is_some() => {
+                err(e, format!("`{name}` is a value, not a pointer to memory"))
+            }
+            None => self.unknown(name, e),
+        }
+    }
+
     /// The pointer an expression denotes (`p`, `&x`, `&a[i]`, `a` for an array, `p + i`).
     fn pointer(&mut self, e: Node<'t>) -> R<Ptr> {
         match e.kind() {
             // A name the most vexing parse read as a type (`atomic_ref<...> r(p[i])`).
-            "identifier" | "type_identifier" => {
-                let name = self.text(e);
-                match self.lookup(name) {
-                    Some(Binding::Ptr(p) | Binding::HostArr(p)) => return Ok(p),
-                    Some(Binding::SharedPtr(d)) => return Ok(self.shared_ptr(d, e)?.0),
-                    Some(Binding::PtrUnset(..)) => {
-                        return err(e, format!("`{name}` is used before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"))
-                    }
-                    _ => {}
-                }
-                match self.object(name, e)? {
-                    Some((p, len)) if len > 1 => Ok(p),
-                    Some(_) => err(
-                        e,
-                        format!("`{name}` is an object, not a pointer: write `&{name}`"),
-                    ),
-                    None if self.lookup(name).is_some() => {
-                        err(e, format!("`{name}` is a value, not a pointer to memory"))
-                    }
-                    None => self.unknown(name, e),
-                }
+            "identifier" | "type_identifier" => self.pointer_named(self.text(e), e),
+            "field_expression" if self.flat_field(e).is_some() => {
+                let key = self.flat_field(e).unwrap_or_default();
+                self.pointer_named(&key, e)
             }
             "pointer_expression" if self.op(e) == "&" => {
                 let a = field(e, "argument")?;
@@ -2345,6 +2357,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if self.host() {
                     return err(d, "`__shared__` variables belong in kernels");
                 }
+                self.cx.not_in_memory(ty.strukt, decl)?;
                 if init.is_some() {
                     return err(decl, "a `__shared__` variable cannot have an initialiser");
                 }
@@ -2396,11 +2409,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     "not supported: local arrays (use a `__shared__` array or an allocation)",
                 );
             }
-            if ty.strukt.is_some() && !ty.pointer {
-                return err(
-                    decl,
-                    "not supported: a local struct (locals are registers; use a `__device__` global, a `__shared__` variable or an allocation)",
-                );
+            if let (Some(sid), false) = (ty.strukt, ty.pointer) {
+                self.val_struct_decl(&name, sid, init, decl)?;
+                continue;
             }
             if self.host() && !ty.pointer && self.memory_locals.contains(&name) {
                 self.memory_local(&name, name_node, &ty, init, decl)?;
@@ -3081,6 +3092,41 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         scalar.then_some(ty.int)
     }
 
+    /// The value of the variable `name` (an identifier, or `p.f` of a struct held by value).
+    fn val_named(&mut self, name: &str, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
+        let typed = |me: &Self, o: R<Operand>| o.map(|o| me.typed(o));
+        if let Some(r) = self.reg_of(name, e)? {
+            return Ok(self.typed(Operand::Reg(r)));
+        }
+        match self.lookup(name) {
+            Some(Binding::Const(v, ty)) => return Ok(Val::imm(v, ty)),
+            Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
+                return err(
+                    e,
+                    format!("`{name}` is a pointer: read the memory with `*{name}`"),
+                )
+            }
+            Some(Binding::Dim3(_) | Binding::Stream(_)) => {
+                return err(e, format!("`{name}` is not a number"))
+            }
+            Some(Binding::HostArr(_)) => return err(e, format!("`{name}` is an array: index it")),
+            _ => {}
+        }
+        match self.object(name, e)? {
+            Some((p, 1)) => {
+                let v = self.load(p, hint, e);
+                typed(self, v)
+            }
+            Some(_) => err(e, format!("`{name}` is an array: index it")),
+            // Every runtime call of the harness succeeds.
+            None if name == "cudaSuccess" => Ok(Val::imm(0, IntType::S32)),
+            None if matches!(name, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") => {
+                err(e, format!("`{name}` needs a member: `{name}.x`"))
+            }
+            None => self.unknown(name, e),
+        }
+    }
+
     /// Evaluates `e` with its C type; the result goes to `hint` when an instruction computes
     /// it and it has the hint's type (the caller moves it there otherwise).
     fn val(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
@@ -3112,37 +3158,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     None => v,
                 })
             }
-            "identifier" => {
-                let name = self.text(e);
-                if let Some(r) = self.reg_of(name, e)? {
-                    return Ok(self.typed(Operand::Reg(r)));
-                }
-                match self.lookup(name) {
-                    Some(Binding::Const(v, ty)) => return Ok(Val::imm(v, ty)),
-                    Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
-                        return err(e, format!("`{name}` is a pointer: read the memory with `*{name}`"))
-                    }
-                    Some(Binding::Dim3(_) | Binding::Stream(_)) => {
-                        return err(e, format!("`{name}` is not a number"))
-                    }
-                    Some(Binding::HostArr(_)) => {
-                        return err(e, format!("`{name}` is an array: index it"))
-                    }
-                    _ => {}
-                }
-                match self.object(name, e)? {
-                    Some((p, 1)) => {
-                        let v = self.load(p, hint, e);
-                        typed(self, v)
-                    }
-                    Some(_) => err(e, format!("`{name}` is an array: index it")),
-                    // Every runtime call of the harness succeeds.
-                    None if name == "cudaSuccess" => Ok(Val::imm(0, IntType::S32)),
-                    None if matches!(name, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") => {
-                        err(e, format!("`{name}` needs a member: `{name}.x`"))
-                    }
-                    None => self.unknown(name, e),
-                }
+            "identifier" => self.val_named(self.text(e), e, hint),
+            "field_expression" if self.flat_field(e).is_some() => {
+                let key = self.flat_field(e).unwrap_or_default();
+                self.val_named(&key, e, hint)
             }
             "field_expression" => {
                 let obj = field(e, "argument")?;
@@ -3310,13 +3329,32 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "^=" => Some((BinOp::Xor, Some(RmwOp::Xor))),
             _ => return err(e, format!("not supported: `{op}`")),
         };
-        if target.kind() == "identifier" {
-            let name = self.text(target);
+        let flat = self.flat_field(target);
+        if target.kind() == "identifier" || flat.is_some() {
+            let name = flat.as_deref().unwrap_or(self.text(target));
             // `x = e;` on the host overwrites `x`: a local of an earlier segment gets a new
             // register in this one (and `e` may itself end the segment).
             // (Not in a loop or `if`: the old value would be lost where the assignment does
             // not run.)
             let top = self.host() && self.nesting == 0;
+            // A field of a struct held by value, set in straight-line code: a constant stays
+            // one (it may become a kernel argument), anything else a register.
+            if let (Some(_), None, Some(Binding::Const(_, ty) | Binding::Reg(_, _, ty))) =
+                (&flat, bin, self.lookup(name))
+            {
+                if self.nesting == 0 || !self.host() {
+                    let v = self.val(value, None)?;
+                    if let (Operand::Imm(k), true) = (v.op, self.nesting == 0) {
+                        self.rebind(name, Binding::Const(ty.wrap(k), ty));
+                        return Ok(Operand::Imm(ty.wrap(k)));
+                    }
+                    let r = self.new_reg(name, ty);
+                    self.mov(r, v.op, e);
+                    let seg = self.seg;
+                    self.rebind(name, Binding::Reg(r, seg, ty));
+                    return Ok(Operand::Reg(r));
+                }
+            }
             if let (None, true, Some(Binding::Reg(_, _, ty))) = (bin, top, self.lookup(name)) {
                 let v = self.val(value, None)?;
                 let r = match self.lookup(name) {
@@ -3783,6 +3821,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .transpose()?
                 .map(|(n, _, _)| self.text(n).to_string())
                 .unwrap_or_default();
+            if let (Some(sid), false) = (ty.strukt, ty.pointer) {
+                self.bind_struct_param(&pname, sid, *a, false, &mut frame)?;
+                continue;
+            }
+            if ty.pointer {
+                self.cx.not_in_memory(ty.strukt, *p)?;
+            }
             // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
                 let ptr = self.pointer(*a)?;
@@ -4235,6 +4280,7 @@ fn is_empty_stmt(s: Node) -> bool {
     }
 }
 
+mod by_value;
 mod harness;
 mod host_thread;
 mod opencl;

@@ -133,7 +133,24 @@ fn replace_code(
     entry: &str,
     ptx: &str,
 ) -> Result<(), PtxViewError> {
-    if launch.args.contains(&LaunchArg::Other) {
+    fn passable(a: &LaunchArg) -> bool {
+        match a {
+            LaunchArg::Other => false,
+            LaunchArg::Struct(fields) => fields.iter().all(|(_, f)| passable(f)),
+            _ => true,
+        }
+    }
+    fn arg(a: &LaunchArg) -> scopecheck_ptx::lower::Arg {
+        match a {
+            LaunchArg::Value(v) => scopecheck_ptx::lower::Arg::Value(*v),
+            LaunchArg::Pointer(loc) => scopecheck_ptx::lower::Arg::Pointer(*loc),
+            LaunchArg::Struct(fields) => scopecheck_ptx::lower::Arg::Struct(
+                fields.iter().map(|(o, f)| (*o, arg(f))).collect(),
+            ),
+            LaunchArg::Other => unreachable!("refused above"),
+        }
+    }
+    if !launch.args.iter().all(passable) {
         return Err(CudaError::new(
             launch.span,
             "not supported in the PTX view yet: a kernel argument that points to shared memory",
@@ -147,15 +164,7 @@ fn replace_code(
         block: launch.block,
         cluster: [1, 1, 1],
         gpu: 0,
-        args: launch
-            .args
-            .iter()
-            .map(|a| match *a {
-                LaunchArg::Value(v) => scopecheck_ptx::lower::Arg::Value(v),
-                LaunchArg::Pointer(loc) => scopecheck_ptx::lower::Arg::Pointer(loc),
-                LaunchArg::Other => unreachable!("refused above"),
-            })
-            .collect(),
+        args: launch.args.iter().map(arg).collect(),
         first_thread: launch.threads.first().map_or(0, |t| t.0),
         shared_bytes: launch.shared_bytes,
     };

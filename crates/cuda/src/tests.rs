@@ -463,11 +463,6 @@ fn struct_errors_name_the_construct() {
             "a whole `struct S`",
         ),
         (
-            "__global__ void k() { S s; }",
-            "k<<<1, 1>>>();",
-            "a local struct",
-        ),
-        (
             "__device__ S s; __global__ void k(int *p) { *p = 1; }",
             "k<<<1, 1>>>(&s);",
             "a pointer to `struct S` used as a pointer to a scalar",
@@ -477,7 +472,9 @@ fn struct_errors_name_the_construct() {
             "k<<<1, 1>>>();",
             "not a struct",
         ),
-        ("struct T { int *p; };", "", "a field of this type"),
+        // (A local struct and a pointer field are fine: see structs_held_by_value_*.)
+        ("struct T { int a[2]; };", "", "an array field"),
+        ("struct T { dim3 d; };", "", "a field of this type"),
         ("__device__ struct U u;", "", "unknown struct `U`"),
     ] {
         let e = error(&format!("{base}{src}\nvoid scopecheck_main() {{ {main} }}"));
@@ -1562,5 +1559,82 @@ fn std_thread_misuse_is_an_error_at_its_line() {
         let e = error(src);
         assert!(e.message.contains(want), "{src}: {}", e.message);
         assert!(e.span.line >= 1, "{src}: no line");
+    }
+}
+
+/// A struct held by value is one variable per field (`p.data`, `p.n`): a kernel's by-value
+/// parameter receives the host's fields, so its accesses reach the allocations they name.
+#[test]
+fn structs_held_by_value_are_one_variable_per_field() {
+    let p = lower(
+        "struct P { int *data; unsigned n; };
+         __global__ void k(P p) { p.data[1] = p.n; }
+         int main() {
+             P p;
+             cudaMalloc(&p.data, 2 * sizeof(int));
+             p.n = 7;
+             P q = p;
+             k<<<1, 1>>>(q);
+             return 0;
+         }",
+    );
+    // The kernel stores the constant 7 to the second element of the allocation named p.data.
+    let k = &p
+        .threads
+        .iter()
+        .find(|t| t.name == "k.b0.t0")
+        .expect("kernel thread")
+        .code;
+    assert!(
+        matches!(
+            k.last().map(|i| &i.kind),
+            Some(InstrKind::Store {
+                value: Operand::Imm(7),
+                ..
+            })
+        ),
+        "{k:?}"
+    );
+    assert!(
+        p.locations.iter().any(|l| l.name == "p.data[1]"),
+        "{:?}",
+        p.locations
+    );
+}
+
+#[test]
+fn structs_with_pointers_stay_out_of_memory_and_launch_arguments_are_known() {
+    let cases = [
+        (
+            "struct P { int *data; }; __device__ P g;
+             int main() { return 0; }",
+            "in memory",
+        ),
+        (
+            "struct P { int *data; }; __global__ void k(P *p) { }
+             int main() { P *q; cudaMalloc(&q, sizeof(P)); return 0; }",
+            "in memory",
+        ),
+        (
+            "struct P { int *data; int n; }; __global__ void k(P p) { p.data[0] = p.n; }
+             int main() { P p; cudaMallocManaged(&p.data, 4); p.data[0] = 3; p.n = p.data[0];
+                          k<<<1, 1>>>(p); return 0; }",
+            "computed at run time by the host",
+        ),
+        (
+            "struct P { int *data; }; __global__ void k(P p) { p.data[0] = 1; }
+             int main() { P p; k<<<1, 1>>>(p); return 0; }",
+            "before it is allocated",
+        ),
+        (
+            "struct P { int *data; }; struct Q { int *data; };
+             __global__ void k(P p) { p.data[0] = 1; }
+             int main() { Q q; cudaMalloc(&q.data, 4); k<<<1, 1>>>(q); return 0; }",
+            "is a `Q`, the parameter a `P`",
+        ),
+    ];
+    for (src, want) in cases {
+        let e = error(src);
+        assert!(e.message.contains(want), "{src}: {}", e.message);
     }
 }

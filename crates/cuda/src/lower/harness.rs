@@ -725,12 +725,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     /// `&name` (possibly cast): the name of the variable an out-parameter writes.
-    fn out_name(&self, a: Node<'t>) -> R<Node<'t>> {
+    /// The variable `&v` names, and its name: an identifier, or `p.f` of a struct held by
+    /// value (`cudaMalloc(&p.data, n)`).
+    fn out_var(&self, a: Node<'t>) -> R<(Node<'t>, String)> {
         let a = strip(a);
         if a.kind() == "pointer_expression" && self.op(a) == "&" {
             let v = strip(field(a, "argument")?);
             if v.kind() == "identifier" {
-                return Ok(v);
+                return Ok((v, self.text(v).to_string()));
+            }
+            if let Some(key) = self.flat_field(v) {
+                return Ok((v, key));
             }
         }
         err(a, "expected `&variable`")
@@ -757,8 +762,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     self.cx.warn(args[2], "pinned memory without cudaHostAllocMapped: treated as mapped (the device reaches it through unified addressing)");
                 }
             }
-            let v = self.out_name(args[0])?;
-            let vname = self.text(v).to_string();
+            let (v, vname) = self.out_var(args[0])?;
             let (access, elem, strukt, ty) = match self.lookup(&vname) {
                 Some(Binding::PtrUnset(a, s, st, ty)) => (a, s, st, ty),
                 Some(Binding::Ptr(p)) => (
@@ -770,6 +774,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 ),
                 _ => return err(v, format!("`{vname}` is not a pointer variable")),
             };
+            self.cx.not_in_memory(strukt, args[0])?;
             let bytes = self.const_operand(args[1])?;
             if bytes <= 0 || bytes % elem != 0 {
                 return err(
@@ -806,8 +811,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         match name {
             "cudaHostGetDevicePointer" => {
                 self.arity(name, args, (2, 3), "`&device_pointer, host_pointer, 0`", e)?;
-                let v = self.out_name(args[0])?;
-                let vname = self.text(v).to_string();
+                let (v, vname) = self.out_var(args[0])?;
                 let t = match self.lookup(&vname) {
                     Some(Binding::PtrUnset(a, _, st, ty)) => (a, st, ty),
                     Some(Binding::Ptr(p)) => (p.access, p.strukt, p.ty),
@@ -821,8 +825,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.rebind(&vname, Binding::Ptr(p));
             }
             "cudaStreamCreate" | "cudaStreamCreateWithFlags" => {
-                let v = self.out_name(args.first().copied().unwrap_or(e))?;
-                let vname = self.text(v).to_string();
+                let (v, vname) = self.out_var(args.first().copied().unwrap_or(e))?;
                 if !matches!(self.lookup(&vname), Some(Binding::Stream(_))) {
                     return err(v, format!("`{vname}` is not a `cudaStream_t`"));
                 }
@@ -841,8 +844,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "cudaEventCreate" | "cudaEventCreateWithFlags" => {
                 self.arity(name, args, (1, 2), "`&event[, flags]`", e)?;
-                let v = self.out_name(args[0])?;
-                let vname = self.text(v).to_string();
+                let (v, vname) = self.out_var(args[0])?;
                 if !matches!(self.lookup(&vname), Some(Binding::Event(_))) {
                     return err(v, format!("`{vname}` is not a `cudaEvent_t`"));
                 }
@@ -1100,6 +1102,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Some(d) => self.text(self.cx.declarator_shape(d)?.0).to_string(),
                 None => continue,
             };
+            if let (Some(sid), false) = (ty.strukt, ty.pointer) {
+                self.bind_struct_param(&pname, sid, strip(*a), true, &mut frame)?;
+                continue;
+            }
+            if ty.pointer {
+                self.cx.not_in_memory(ty.strukt, *p)?;
+            }
             // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
                 let ptr = self.fixed_pointer(*a)?;
@@ -1315,22 +1324,44 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 ids.push(id);
             }
         }
-        let args = frame
-            .iter()
-            .map(|(_, b)| match b {
-                Binding::Ptr(p) => {
-                    let arr = &self.cx.arrays[p.arr];
-                    match arr.elems.get(p.idx as usize) {
-                        Some(&loc) => Ok(crate::LaunchArg::Pointer(loc)),
-                        None => err(e, "internal: a pointer argument past its allocation"),
-                    }
+        let one = |b: &Binding| match b {
+            Binding::Ptr(p) => {
+                let arr = &self.cx.arrays[p.arr];
+                match arr.elems.get(p.idx as usize) {
+                    Some(&loc) => Ok(crate::LaunchArg::Pointer(loc)),
+                    None => err(e, "internal: a pointer argument past its allocation"),
                 }
-                Binding::Const(v, _) => Ok(crate::LaunchArg::Value(*v)),
-                // A shared-memory pointer (OpenCL `__local`), ...: the language-level view
-                // passes it, the PTX view cannot yet.
-                _ => Ok(crate::LaunchArg::Other),
-            })
-            .collect::<R<Vec<_>>>()?;
+            }
+            Binding::Const(v, _) => Ok(crate::LaunchArg::Value(*v)),
+            // A shared-memory pointer (OpenCL `__local`), ...: the language-level view
+            // passes it, the PTX view cannot yet.
+            _ => Ok(crate::LaunchArg::Other),
+        };
+        let mut args = Vec::new();
+        let mut k = 0;
+        while k < frame.len() {
+            if let Binding::ValStruct(sid) = frame[k].1 {
+                // The fields follow their struct in the frame, laid out as C lays them out:
+                // each at the next multiple of its size (pointers 8 bytes).
+                let mut fields = Vec::new();
+                let mut at = 0i64;
+                for (j, (_, fty)) in self.cx.structs[sid].fields.iter().enumerate() {
+                    let size = if fty.pointer {
+                        8
+                    } else {
+                        i64::from(fty.int.bits / 8).max(1)
+                    };
+                    at = (at + size - 1) / size * size;
+                    fields.push((at, one(&frame[k + 1 + j].1)?));
+                    at += size;
+                }
+                k += 1 + fields.len();
+                args.push(crate::LaunchArg::Struct(fields));
+                continue;
+            }
+            args.push(one(&frame[k].1)?);
+            k += 1;
+        }
         let dims = |d: [i64; 3]| d.map(|v| v as u32);
         self.cx.launches.push(crate::KernelLaunch {
             kernel: kname.to_string(),

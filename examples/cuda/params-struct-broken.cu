@@ -1,0 +1,57 @@
+// params-struct.cu without the consumer's fence after the await loop: its relaxed RMW that
+// reads the flag orders nothing, so the payload loads may read the 0 cudaMemset wrote.
+//
+// expect (src11): No, racy: true -- no acquire side: the payload stores and loads race.
+// expect (ptx): No, racy: true -- no fence after the read of the flag: the payload loads
+//   are not ordered after it.
+#include <cassert>
+#include <cuda_runtime.h>
+
+#define N 2
+
+struct Params {
+    int *data;
+    int *flag;
+    int *out;
+    int n;
+};
+
+__device__ void publish(Params p) {
+    for (int i = 0; i < N; ++i) {
+        p.data[i] = i + 1;
+    }
+    __threadfence();
+    atomicExch(p.flag, 1);
+}
+
+__device__ void consume(Params p) {
+    while (atomicAdd(p.flag, 0) == 0) {
+    }
+    for (int i = 0; i < N; ++i) {
+        p.out[i] = p.data[i];
+    }
+}
+
+__global__ void handoff(Params p) {
+    if (blockIdx.x == 0) {
+        publish(p);
+    } else {
+        consume(p);
+    }
+}
+
+int main() {
+    Params p;
+    p.n = N;
+    cudaMalloc(&p.data, N * sizeof(int));
+    cudaMalloc(&p.flag, sizeof(int));
+    cudaMallocManaged(&p.out, N * sizeof(int));
+    cudaMemset(p.data, 0, N * sizeof(int));
+    cudaMemset(p.flag, 0, sizeof(int));
+    handoff<<<2, 1>>>(p);
+    cudaDeviceSynchronize();
+    for (int i = 0; i < N; ++i) {
+        assert(p.out[i] == i + 1);
+    }
+    return 0;
+}
