@@ -21,6 +21,7 @@ mod options;
 mod progress;
 mod render;
 mod run;
+mod sarif;
 
 use std::process::ExitCode;
 

@@ -451,12 +451,12 @@ impl SarifLog {
                 message: Text {
                     text: r.message.clone(),
                 },
-                locations: r.locations.iter().map(|p| location(p, None)).collect(),
+                locations: r.locations.iter().map(|p| location(p, None, cwd)).collect(),
                 related_locations: r
                     .related
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| location(p, Some(i + 1)))
+                    .map(|(i, p)| location(p, Some(i + 1), cwd))
                     .collect(),
                 properties: r.properties.clone(),
             })
@@ -609,8 +609,13 @@ fn unknown_result(
     })
 }
 
-fn location(p: &Place, id: Option<usize>) -> LocationJson {
-    let (uri, uri_base_id) = artifact_uri(&p.file);
+fn location(p: &Place, id: Option<usize>, cwd: Option<&Path>) -> LocationJson {
+    // An absolute name under the current directory is relative to it, as code scanning
+    // wants (paths relative to the checkout).
+    let relative = cwd
+        .and_then(|dir| Path::new(&p.file).strip_prefix(dir).ok())
+        .map(|r| r.to_string_lossy().into_owned());
+    let (uri, uri_base_id) = artifact_uri(relative.as_deref().unwrap_or(&p.file));
     LocationJson {
         id,
         physical_location: Physical {
@@ -622,7 +627,7 @@ fn location(p: &Place, id: Option<usize>) -> LocationJson {
 }
 
 /// A file name as a SARIF `artifactLocation`: a relative name as a relative URI reference under
-/// `%SRCROOT%` (the current directory), an absolute one as a `file:` URI.
+/// `%SRCROOT%` (the current directory), an absolute one (outside it) as a `file:` URI.
 fn artifact_uri(file: &str) -> (String, Option<&'static str>) {
     let path = Path::new(file);
     if path.is_absolute() {
