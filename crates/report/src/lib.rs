@@ -1,5 +1,5 @@
 //! Reports: a verdict as herd7-shaped text for people, and as one JSON object (one NDJSON line)
-//! for tools.
+//! for tools; the findings of a whole run as one SARIF 2.1.0 log for code scanning (`sarif`).
 //!
 //! The text follows herd7's layout line by line so that people who read herd7 output, and the
 //! scripts they wrote for it, can read ours:
