@@ -212,3 +212,56 @@ fn sarif_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
 }
+
+/// A region as `(startLine, startColumn, endLine, endColumn)`.
+fn region(location: &Value) -> (u64, u64, u64, u64) {
+    let r = &location["physicalLocation"]["region"];
+    let n = |k: &str| r[k].as_u64().unwrap();
+    (
+        n("startLine"),
+        n("startColumn"),
+        n("endLine"),
+        n("endColumn"),
+    )
+}
+
+#[test]
+fn a_cuda_program_is_reported_on_its_own_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = scratch("sarif-cuda");
+    let sarif = dir.join("cu.sarif");
+    let out = scopecheck_in(
+        &root,
+        &[
+            "check",
+            "--sarif",
+            sarif.to_str().unwrap(),
+            "examples/cuda/seed1-nofence.cu",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_valid(&log);
+    let file = "examples/cuda/seed1-nofence.cu";
+    // Without the consumer's fence the harness's assert can fail, and the plain `payload`
+    // accesses race (under scoped C11, the default for CUDA sources).
+    assert_eq!(
+        results(&log),
+        [
+            (s("requirement-fails"), s("error"), s(file), 26),
+            (s("data-race"), s("error"), s(file), 14),
+        ]
+    );
+    let r = &log["runs"][0]["results"];
+    // The failing requirement is the assert (line 26, `assert(*out == 42.0f)` from column 5,
+    // 21 characters); its first witness read is the consumer's flag load (line 13,
+    // `atomicAdd(&flag, 0)` from column 12), its second the stale `payload` read (line 14).
+    assert_eq!(region(&r[0]["locations"][0]), (26, 5, 26, 26));
+    assert_eq!(region(&r[0]["relatedLocations"][0]), (13, 12, 13, 31));
+    assert_eq!(region(&r[0]["relatedLocations"][1]), (14, 12, 14, 19));
+    // The race: the consumer's read of `payload` (line 14 from column 12, 7 characters),
+    // then the producer's write `payload = v` (line 7 from column 5, 11 characters).
+    assert_eq!(region(&r[1]["locations"][0]), (14, 12, 14, 19));
+    assert_eq!(region(&r[1]["relatedLocations"][0]), (7, 5, 7, 16));
+    assert_eq!(r[1]["properties"]["models"], json!(["src11"]));
+}

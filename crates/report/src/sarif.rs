@@ -855,6 +855,28 @@ mod tests {
     }
 
     #[test]
+    fn an_absolute_name_under_the_current_directory_is_relative_to_it() {
+        let mut log = SarifLog::new();
+        for file in ["/work/project/t/x.litmus", "/elsewhere/y.litmus"] {
+            log.add_input_error(file, None, None, "unreadable");
+        }
+        let json = log.to_json("0", None, Some(Path::new("/work/project")));
+        let artifact = |i: usize| {
+            json["runs"][0]["results"][i]["locations"][0]["physicalLocation"]["artifactLocation"]
+                .clone()
+        };
+        // Under the directory: relative, under %SRCROOT%; outside it: a file: URI.
+        assert_eq!(
+            artifact(0),
+            serde_json::json!({ "uri": "t/x.litmus", "uriBaseId": "%SRCROOT%" })
+        );
+        assert_eq!(
+            artifact(1),
+            serde_json::json!({ "uri": "file:///elsewhere/y.litmus" })
+        );
+    }
+
+    #[test]
     fn brackets_are_escaped_outside_links() {
         assert_eq!(escape("a[0] \\/ b"), "a\\[0\\] \\/ b");
     }
