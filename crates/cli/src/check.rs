@@ -28,6 +28,11 @@ pub struct CheckArgs {
     /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
     #[arg(long)]
     json: bool,
+    /// Also write one SARIF 2.1.0 log of the whole run to FILE, for code scanning
+    /// (docs/sarif.md); `-` writes it to standard output in place of the text reports (not
+    /// with --json).
+    #[arg(long, value_name = "FILE")]
+    sarif: Option<PathBuf>,
     /// For a test that is not right (its requirement fails, it races under a language model,
     /// or it may hang), search for the cheapest strengthening that makes it right.
     #[arg(long)]
@@ -108,6 +113,18 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         Some(Ok(t)) => Some(t),
         None => None,
     };
+    // Opened before checking: a path that cannot be written is bad usage, found at once.
+    let mut sarif = match args.sarif.as_deref() {
+        Some(path) => match crate::sarif::SarifOutput::open(path, args.json) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(2);
+            }
+        },
+        None => None,
+    };
+    let sarif_on_stdout = sarif.as_ref().is_some_and(|s| s.on_stdout());
     let cli = CommandLine {
         flags: &args.flags,
         given,
@@ -142,7 +159,14 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(result) = pending.remove(&next) {
-                all_checked &= print(&inputs[next], &result, args.json, models.len() > 1);
+                all_checked &= if sarif_on_stdout {
+                    eprint_failure(&result)
+                } else {
+                    print(&inputs[next], &result, args.json, models.len() > 1)
+                };
+                if let Some(s) = &mut sarif {
+                    s.add(&inputs[next], &result);
+                }
                 if let Ok(c) = &result {
                     gate.note(&inputs[next].file, &c.verdicts);
                 }
@@ -156,8 +180,22 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
                 eprintln!("{line}");
             }
         }
-        gate.status(all_checked)
+        // A log that could not be written fails the run as an unchecked file would.
+        let written = match sarif {
+            Some(s) => s.finish().map_err(|e| eprintln!("error: {e}")).is_ok(),
+            None => true,
+        };
+        gate.status(all_checked && written)
     })
+}
+
+/// With the SARIF log on standard output: only a failure is shown (on stderr); returns whether
+/// the file was checked.
+fn eprint_failure(result: &Result<Checked, Box<Failure>>) -> bool {
+    if let Err(f) = result {
+        f.eprint();
+    }
+    result.is_ok()
 }
 
 /// Reads, parses and checks one file under each of `models`, or under those its own

@@ -1,7 +1,8 @@
 //! `scopecheck`: checks GPU litmus tests against scoped memory models.
 //!
 //! A thin layer over the library crates: argument parsing here, one module per subcommand
-//! (`check`, `bench`), how inputs are found (`inputs`) and how errors are shown (`render`).
+//! (`check`, `bench`), how inputs are found (`inputs`), how errors are shown (`render`) and
+//! the SARIF log of `check --sarif` (`sarif`).
 //!
 //! Exit status (`ci`): 0 when every file was checked and no finding `check --fail-on` names
 //! was made (by default none is named: 0 whatever the verdicts), 1 when some file could not be
@@ -21,6 +22,7 @@ mod options;
 mod progress;
 mod render;
 mod run;
+mod sarif;
 
 use std::process::ExitCode;
 

@@ -92,6 +92,17 @@ impl Failure {
         })
     }
 
+    /// Where in the file the failure is, when it has a position, and the file's text.
+    pub fn position(&self) -> (Option<Span>, Option<&str>) {
+        let span = self.at.map(|(span, _)| span).filter(|s| s.line > 0);
+        (span, self.source.as_deref())
+    }
+
+    /// What would have been accepted there, or what to do.
+    pub fn help(&self) -> Option<&str> {
+        self.help.as_deref()
+    }
+
     /// The NDJSON error object; line and column are 0 when the failure has no position.
     pub fn json(&self) -> serde_json::Value {
         let (line, column) = match self.at {

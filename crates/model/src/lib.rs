@@ -10,7 +10,7 @@ pub mod src11;
 pub mod suggest;
 mod verdict;
 
-pub use lint::Lint;
+pub use lint::{Lint, LintKind};
 pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
 pub use scopecheck_explore::{Counters, Engine, RaceKind};

@@ -16,8 +16,39 @@ use scopecheck_ir::{FenceOrder, InstrKind, LocId, Order, Program, Scope, Span, T
 /// One finding, at a source span.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lint {
+    pub kind: LintKind,
     pub span: Span,
     pub message: String,
+}
+
+/// Which pattern a lint found. Each has a stable rule id (`LintKind::id`), which JSON and SARIF
+/// reports carry so that tools can filter or suppress one kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LintKind {
+    /// A release write whose location no other thread reads with acquire semantics.
+    ReleaseWithoutAcquire,
+    /// An acquire read whose location no other thread writes with release semantics.
+    AcquireWithoutRelease,
+    /// A fence whose scope leaves out a thread sharing a location with the fencing thread.
+    FenceScopeExcludesSharer,
+}
+
+impl LintKind {
+    /// Every kind, in the order the rule ids are documented (docs/json.md).
+    pub const ALL: [LintKind; 3] = [
+        LintKind::ReleaseWithoutAcquire,
+        LintKind::AcquireWithoutRelease,
+        LintKind::FenceScopeExcludesSharer,
+    ];
+
+    /// The stable rule id: never renamed once released (tools key suppressions on it).
+    pub fn id(self) -> &'static str {
+        match self {
+            LintKind::ReleaseWithoutAcquire => "release-without-acquire",
+            LintKind::AcquireWithoutRelease => "acquire-without-release",
+            LintKind::FenceScopeExcludesSharer => "fence-scope-excludes-sharer",
+        }
+    }
 }
 
 /// What an instruction does to memory, for the lints.
@@ -140,6 +171,7 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                         .map(|(th, b)| format!("{} line {}", th.name, line(th, b.at)))
                         .collect();
                     out.push(Lint {
+                        kind: LintKind::ReleaseWithoutAcquire,
                         span: t.code[a.at].span,
                         message: format!(
                             "release of `{loc}` with no matching acquire: {} read{} it without acquire semantics (no acquire read, no fence after it), so the release orders nothing for them",
@@ -157,6 +189,7 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                         .map(|(th, b)| format!("{} line {}", th.name, line(th, b.at)))
                         .collect();
                     out.push(Lint {
+                        kind: LintKind::AcquireWithoutRelease,
                         span: t.code[a.at].span,
                         message: format!(
                             "acquire of `{loc}` with no matching release: {} write{} it without release semantics (no release write, no fence before it), so the acquire orders nothing",
@@ -190,6 +223,7 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                 .collect();
             if !outside.is_empty() {
                 out.push(Lint {
+                    kind: LintKind::FenceScopeExcludesSharer,
                     span: i.span,
                     message: format!(
                         "`{}` has scope {scope}, which leaves out {} though {} share{} locations with {}: it orders nothing for {}",
@@ -215,7 +249,7 @@ mod tests {
         let p = scopecheck_litmus::parse(src).expect("test parses");
         lints(&p)
             .into_iter()
-            .map(|l| format!("{}: {}", l.span.line, l.message))
+            .map(|l| format!("{} {}: {}", l.kind.id(), l.span.line, l.message))
             .collect()
     }
 
@@ -228,11 +262,15 @@ mod tests {
         );
         assert_eq!(l.len(), 2, "{l:?}");
         assert!(
-            l[0].starts_with("5: release of `f` with no matching acquire: P1 line 4"),
+            l[0].starts_with(
+                "release-without-acquire 5: release of `f` with no matching acquire: P1 line 4"
+            ),
             "{l:?}"
         );
         assert!(
-            l[1].starts_with("4: acquire of `y` with no matching release: P3 line 4"),
+            l[1].starts_with(
+                "acquire-without-release 4: acquire of `y` with no matching release: P3 line 4"
+            ),
             "{l:?}"
         );
     }
@@ -254,7 +292,7 @@ mod tests {
         assert_eq!(l.len(), 1, "{l:?}");
         assert!(
             l[0].starts_with(
-                "5: `fence.sc.cta` has scope cta, which leaves out P2 though it shares"
+                "fence-scope-excludes-sharer 5: `fence.sc.cta` has scope cta, which leaves out P2 though it shares"
             ),
             "{l:?}"
         );

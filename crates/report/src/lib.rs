@@ -1,5 +1,5 @@
 //! Reports: a verdict as herd7-shaped text for people, and as one JSON object (one NDJSON line)
-//! for tools.
+//! for tools; the findings of a whole run as one SARIF 2.1.0 log for code scanning (`sarif`).
 //!
 //! The text follows herd7's layout line by line so that people who read herd7 output, and the
 //! scripts they wrote for it, can read ours:
@@ -429,6 +429,7 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "symmetry_classes": verdict.symmetry,
         "hangs": verdict.hangs.iter().map(|h| hang_json(program, h)).collect::<Vec<_>>(),
         "lints": verdict.lints.iter().map(|l| json!({
+            "rule": l.kind.id(),
             "line": l.span.line,
             "column": l.span.column,
             "message": l.message,
@@ -534,6 +535,9 @@ pub struct Finding {
     pub severity: &'static str,
     /// `"race"`, `"hang"`, `"assertion"`, `"lint"`, `"platform"`.
     pub kind: &'static str,
+    /// The stable rule id (`sarif::rules`): `"requirement-fails"`, `"data-race"`,
+    /// `"heterogeneous-race"`, `"hang"`, a lint's id (`LintKind::id`), `"platform"`.
+    pub rule: &'static str,
     pub message: String,
     pub labels: Vec<(Span, String)>,
     pub help: Option<String>,
@@ -569,6 +573,7 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
         out.push(Finding {
             severity: "error",
             kind: "assertion",
+            rule: sarif::rules::REQUIREMENT_FAILS.id,
             message: format!("the condition can fail: {}", condition_text(program)),
             labels,
             help: Some("the labels show one execution that breaks it (--suggest searches for the cheapest fix)".into()),
@@ -589,6 +594,10 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
         out.push(Finding {
             severity: "error",
             kind: "race",
+            rule: match r.kind {
+                RaceKind::Data => sarif::rules::DATA_RACE.id,
+                RaceKind::Heterogeneous => sarif::rules::HETEROGENEOUS_RACE.id,
+            },
             message: format!(
                 "{} race on `{}`",
                 race_kind_text(r.kind),
@@ -616,6 +625,7 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
         out.push(Finding {
             severity: "error",
             kind: "hang",
+            rule: sarif::rules::HANG.id,
             message: format!("a thread can wait forever (under {})", h.progress),
             labels,
             help: Some(h.reason.clone()),
@@ -625,6 +635,7 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
         out.push(Finding {
             severity: "warning",
             kind: "lint",
+            rule: l.kind.id(),
             message: l.message.clone(),
             labels: vec![(l.span, "here".into())],
             help: None,
@@ -634,6 +645,7 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
         out.push(Finding {
             severity: "note",
             kind: "platform",
+            rule: sarif::rules::PLATFORM.id,
             message: n.clone(),
             labels: vec![],
             help: None,
@@ -642,8 +654,8 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
     out
 }
 
-/// Findings as the JSON `diagnostics` array: each with `severity`, `kind`, `message`, `file`,
-/// `labels` (`line`, `column`, `length`, `text`) and `help`.
+/// Findings as the JSON `diagnostics` array: each with `severity`, `kind`, `rule`, `message`,
+/// `file`, `labels` (`line`, `column`, `length`, `text`) and `help`.
 pub fn diagnostics_json(file: &str, findings: &[Finding]) -> Value {
     findings
         .iter()
@@ -651,6 +663,7 @@ pub fn diagnostics_json(file: &str, findings: &[Finding]) -> Value {
             json!({
                 "severity": f.severity,
                 "kind": f.kind,
+                "rule": f.rule,
                 "message": f.message,
                 "file": file,
                 "labels": f.labels.iter().map(|(s, t)| json!({
@@ -705,6 +718,8 @@ pub fn json_both(
 pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
     json!({ "file": file, "error": message, "line": line, "column": column })
 }
+
+pub mod sarif;
 
 #[cfg(test)]
 mod tests;
