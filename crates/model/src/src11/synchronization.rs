@@ -126,6 +126,40 @@ impl HappensBefore {
     }
 }
 
+/// Whether event `e` takes part in the synchronization of global memory (`global`) or of local
+/// memory: a fence when it names that space; in OpenCL an access when its object is in it.
+fn takes_part(g: &Graph, e: &Event, opencl: bool, global: bool) -> bool {
+    match e.kind {
+        EventKind::Fence { spaces, .. } => {
+            if global {
+                spaces.global
+            } else {
+                spaces.shared
+            }
+        }
+        _ => !opencl || is_local(g, e) != global,
+    }
+}
+
+/// `sw` of both memory spaces together, restricted to scope inclusion: the synchronization a
+/// picture of the execution shows.
+pub fn sync_edges(g: &Graph, rf: &Relation, inclusion: &Relation) -> Relation {
+    let strong_rf = rf.intersect(inclusion);
+    let rs = release_sequence(g, &strong_rf);
+    let opencl = g.program.arch == Arch::OpenCl;
+    let mut sw = Relation::new(g.len());
+    for global in [true, false] {
+        sw.union_with(&synchronizes_with(
+            g,
+            &rs,
+            &strong_rf,
+            &|e: &Event| takes_part(g, e, opencl, global),
+            &|_| true,
+        ));
+    }
+    sw.intersect(inclusion)
+}
+
 pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> HappensBefore {
     let strong_rf = rf.intersect(inclusion);
     let rs = release_sequence(g, &strong_rf);
@@ -148,10 +182,7 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
     // OpenCL: global-synchronizes-with through release/acquire operations on global atomic
     // objects, or through global fences.
     let global = hb_for(
-        &|e: &Event| match e.kind {
-            EventKind::Fence { spaces, .. } => spaces.global,
-            _ => !opencl || !is_local(g, e),
-        },
+        &|e: &Event| takes_part(g, e, opencl, true),
         // The API specification's fence rules ask a global atomic object for global fences;
         // scopecheck lets fences synchronize through any atomic object, as before (not yet
         // narrowed: see docs/litmus-c.md).
@@ -165,12 +196,6 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
     }
     // OpenCL: local-synchronizes-with goes through local atomic objects, or through any atomic
     // object with local fences at both ends.
-    let shared = hb_for(
-        &|e: &Event| match e.kind {
-            EventKind::Fence { spaces, .. } => spaces.shared,
-            _ => !opencl || is_local(g, e),
-        },
-        &|_| true,
-    );
+    let shared = hb_for(&|e: &Event| takes_part(g, e, opencl, false), &|_| true);
     HappensBefore { global, shared }
 }

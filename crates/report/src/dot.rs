@@ -1,0 +1,207 @@
+//! An execution as Graphviz DOT: one `digraph`, threads as columns in the boxes of the GPU
+//! hierarchy (`subgraph cluster_*`), one row per program-order position (`rank=same`), initial
+//! writes on top under a title node, and a legend of the edge kinds drawn.
+//!
+//! The output is deterministic: events, edges and boxes come in the graph's own sorted order.
+
+use std::fmt::Write as _;
+
+use scopecheck_ir::Program;
+use scopecheck_model::{EdgeKind, ExecutionGraph, Verdict};
+
+use crate::picture::{self, Group};
+
+/// A DOT double-quoted string: backslashes and quotes escaped, newlines as `\n` (centred
+/// lines), so that no text of the test can end the string or inject attributes.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// How an edge kind looks: line style and direction (colours come from `picture`).
+fn style(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Po | EdgeKind::Rf | EdgeKind::Co => "style=solid",
+        EdgeKind::Sync => "style=bold, penwidth=2",
+        EdgeKind::Barrier => "style=dashed, dir=none",
+        EdgeKind::Launch => "style=dashed",
+        EdgeKind::Race => "style=bold, penwidth=2, dir=none",
+    }
+}
+
+/// Whether an edge kind shapes the layout: program order keeps columns straight and launch
+/// order puts a launched thread below; the others would pull rows out of line.
+fn layout(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Po => ", weight=10",
+        EdgeKind::Launch => "",
+        _ => ", constraint=false",
+    }
+}
+
+/// Renders `graph`, an execution of `program` under the verdict's model, as DOT. `role` names
+/// what it shows (`witness`, `counterexample`), for the title.
+pub fn dot(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph {} {{", quote(&program.name));
+    let _ = writeln!(
+        out,
+        "  graph [fontname=\"Helvetica\", newrank=true, nodesep=0.4, ranksep=0.5];"
+    );
+    let _ = writeln!(
+        out,
+        "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];"
+    );
+    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=9];");
+    let title = picture::title_lines(program, verdict, graph, role).join("\n");
+    let _ = writeln!(
+        out,
+        "  title [shape=plaintext, fontsize=12, label={}];",
+        quote(&title)
+    );
+    // Initial writes on one row under the title.
+    let inits: Vec<usize> = (0..graph.events.len())
+        .filter(|&e| graph.events[e].thread.is_none())
+        .collect();
+    if !inits.is_empty() {
+        let _ = writeln!(out, "  subgraph cluster_init {{");
+        let _ = writeln!(out, "    label=\"initial writes\"; style=dotted;");
+        for &e in &inits {
+            let _ = writeln!(out, "    {};", node(graph, e));
+        }
+        let _ = writeln!(out, "  }}");
+        let _ = writeln!(out, "  title -> e{} [style=invis];", inits[0]);
+    }
+    for g in picture::hierarchy(program) {
+        group(program, graph, &g, 1, &mut out);
+    }
+    // Rows: one per program-order position, across threads; the first under the initial writes.
+    let rows = graph
+        .events
+        .iter()
+        .map(|e| e.po_index + 1)
+        .max()
+        .unwrap_or(0);
+    for row in 0..rows {
+        let at: Vec<String> = (0..graph.events.len())
+            .filter(|&e| graph.events[e].thread.is_some() && graph.events[e].po_index == row)
+            .map(|e| format!("e{e}"))
+            .collect();
+        if at.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "  {{ rank=same; {}; }}", at.join("; "));
+        if row == 0 {
+            let top = inits
+                .first()
+                .map_or("title".to_string(), |e| format!("e{e}"));
+            for e in &at {
+                let _ = writeln!(out, "  {top} -> {e} [style=invis];");
+            }
+        }
+    }
+    for e in &graph.edges {
+        let label = picture::edge_label(e.kind, &e.label);
+        let colour = picture::colour(e.kind);
+        let label = if label.is_empty() {
+            String::new()
+        } else {
+            format!(", label={}, fontcolor={}", quote(&label), quote(colour))
+        };
+        let _ = writeln!(
+            out,
+            "  e{} -> e{} [color={}, {}{}{label}];",
+            e.from,
+            e.to,
+            quote(colour),
+            style(e.kind),
+            layout(e.kind)
+        );
+    }
+    legend(graph, &mut out);
+    let _ = writeln!(out, "}}");
+    out
+}
+
+/// One event's node statement: its label and source line; the racing pair with a red double
+/// border.
+fn node(graph: &ExecutionGraph, e: usize) -> String {
+    let ev = &graph.events[e];
+    let mut label = ev.label.clone();
+    if let Some(line) = picture::source_line(ev) {
+        label.push('\n');
+        label.push_str(&line);
+    }
+    let race = if ev.racing {
+        ", color=red, peripheries=2, penwidth=1.5"
+    } else {
+        ""
+    };
+    format!("e{e} [label={}{race}]", quote(&label))
+}
+
+/// A box of the hierarchy with its threads' columns (each a box of its own) and inner boxes.
+fn group(program: &Program, graph: &ExecutionGraph, g: &Group, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let _ = writeln!(out, "{pad}subgraph cluster_{} {{", g.id);
+    let _ = writeln!(
+        out,
+        "{pad}  label={}; style=rounded; color=gray50;",
+        quote(&g.label)
+    );
+    for &t in &g.threads {
+        let _ = writeln!(out, "{pad}  subgraph cluster_t{t} {{");
+        let _ = writeln!(
+            out,
+            "{pad}    label={}; style=dashed; color=gray70;",
+            quote(&program.threads[t].name)
+        );
+        for e in 0..graph.events.len() {
+            if graph.events[e].thread.map(|x| x.0 as usize) == Some(t) {
+                let _ = writeln!(out, "{pad}    {};", node(graph, e));
+            }
+        }
+        let _ = writeln!(out, "{pad}  }}");
+    }
+    for c in &g.children {
+        group(program, graph, c, depth + 1, out);
+    }
+    let _ = writeln!(out, "{pad}}}");
+}
+
+/// The legend: one short edge per kind drawn, in its style, with what it means.
+fn legend(graph: &ExecutionGraph, out: &mut String) {
+    let items = picture::legend(graph);
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  subgraph cluster_legend {{");
+    let _ = writeln!(out, "    label=\"legend\"; style=dotted;");
+    let _ = writeln!(
+        out,
+        "    node [shape=point, width=0.05, label=\"\", color=white];"
+    );
+    for (k, what) in &items {
+        let name = k.name();
+        let colour = picture::colour(*k);
+        let _ = writeln!(
+            out,
+            "    legend_{name}_a -> legend_{name}_b [color={c}, {}, label={}, fontcolor={c}];",
+            style(*k),
+            quote(what),
+            c = quote(colour)
+        );
+    }
+    let _ = writeln!(out, "  }}");
+}
