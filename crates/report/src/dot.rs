@@ -205,3 +205,17 @@ fn legend(graph: &ExecutionGraph, out: &mut String) {
     }
     let _ = writeln!(out, "  }}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quoting_keeps_text_inside_the_string() {
+        // DOT's double-quoted strings end at an unescaped `"`; `\` starts an escape, so both
+        // are escaped, and a newline becomes the centred-line escape `\n`.
+        assert_eq!(quote(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(quote("x\ny"), r#""x\ny""#);
+        assert_eq!(quote("P1:r0=1 /\\ P1:r1=0"), r#""P1:r0=1 /\\ P1:r1=0""#);
+    }
+}

@@ -457,3 +457,16 @@ fn event(ev: &scopecheck_model::GraphEvent, e: usize, l: &Layout, out: &mut Stri
     }
     let _ = writeln!(out, "</g>");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escaping_leaves_no_markup() {
+        // XML's five predefined entities; a control character (not allowed in XML 1.0)
+        // becomes a space.
+        assert_eq!(escape(r#"a<b>&"c'"#), "a&lt;b&gt;&amp;&quot;c&#39;");
+        assert_eq!(escape("x\u{1}y"), "x y");
+    }
+}
