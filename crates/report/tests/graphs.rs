@@ -203,3 +203,29 @@ fn the_balance_check_finds_broken_svg() {
     assert!(balanced("<svg><g/></g></svg>").is_err());
     assert!(balanced("<svg><g/><text>a</text></svg>").is_ok());
 }
+
+#[test]
+fn docs_graphs_are_up_to_date() {
+    // docs/graphs.md promises that the committed pictures are what scopecheck draws now
+    // (regenerate them with the command given there).
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/graphs");
+    let mut compared = 0;
+    for (rel, name) in [
+        ("examples/ptx/MP+fence.sc.cta.litmus", "MP+fence.sc.cta"),
+        ("examples/c/MP+host-device.sys.litmus", "MP+host-device.sys"),
+        ("examples/c/MP+rel.dev+acq.wg.litmus", "MP+rel.dev+acq.wg"),
+    ] {
+        let (program, verdict) = load(rel);
+        for p in pictures(&program, &verdict) {
+            for (ext, text) in [("dot", &p.dot), ("svg", &p.svg)] {
+                let file = docs.join(format!("{name}.{}.{}.{ext}", verdict.model, p.role));
+                let committed = std::fs::read_to_string(&file)
+                    .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                assert_eq!(&committed, text, "{} is stale", file.display());
+                compared += 1;
+            }
+        }
+    }
+    // Two witnesses and one race's witness and counterexample, each as DOT and SVG.
+    assert_eq!(compared, 8);
+}
