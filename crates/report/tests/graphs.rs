@@ -229,3 +229,38 @@ fn docs_graphs_are_up_to_date() {
     // Two witnesses and one race's witness and counterexample, each as DOT and SVG.
     assert_eq!(compared, 8);
 }
+
+#[test]
+fn sync_edges_are_the_models_synchronization() {
+    // PTX: the release write and the acquire read that reads it are morally strong (both
+    // .gpu, one GPU): a release pattern synchronizes with an acquire pattern. The first
+    // iteration's read of the initial value synchronizes with nothing.
+    let (_, verdict) = load("tests/litmus/ptx/MP+rel.gpu+spin.acq.gpu.litmus");
+    let g = verdict.witness_graph.as_ref().expect("a witness graph");
+    assert_eq!(
+        edges(g, EdgeKind::Sync),
+        [pair("W.rel.gpu flag=1", "R.acq.gpu flag=1")]
+    );
+    assert!(g
+        .edges
+        .iter()
+        .all(|e| e.kind != EdgeKind::Sync || e.label == "sw"));
+    // Scoped C11: the system-scope release store synchronizes with the host's acquire load
+    // that reads it (the await loop's exiting iteration).
+    let (_, verdict) = load("examples/c/MP+host-device.sys.litmus");
+    let g = verdict.witness_graph.as_ref().expect("a witness graph");
+    assert_eq!(
+        edges(g, EdgeKind::Sync),
+        [pair("W.rel.system flag=1", "R.acq.system flag=1")]
+    );
+}
+
+#[test]
+fn graphs_are_captured_only_when_asked_for() {
+    // Capturing is off by default: the verdict then carries no pictures.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ptx/MP+fence.sc.cta.litmus");
+    let program = scopecheck_litmus::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let verdict = check(&program, &CheckOptions::default()).unwrap();
+    assert!(verdict.witness_graph.is_none() && verdict.race_graph.is_none());
+}
