@@ -86,16 +86,12 @@ pub fn dot(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     for g in picture::hierarchy(program) {
         group(program, graph, &g, 1, &mut out);
     }
-    // Rows: one per program-order position, across threads; the first under the initial writes.
-    let rows = graph
-        .events
-        .iter()
-        .map(|e| e.po_index + 1)
-        .max()
-        .unwrap_or(0);
+    // Rows across threads (`picture::rows`); the first under the initial writes.
+    let row_of = picture::rows(graph);
+    let rows = row_of.iter().map(|r| r + 1).max().unwrap_or(0);
     for row in 0..rows {
         let at: Vec<String> = (0..graph.events.len())
-            .filter(|&e| graph.events[e].thread.is_some() && graph.events[e].po_index == row)
+            .filter(|&e| graph.events[e].thread.is_some() && row_of[e] == row)
             .map(|e| format!("e{e}"))
             .collect();
         if at.is_empty() {

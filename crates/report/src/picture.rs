@@ -244,3 +244,112 @@ pub(crate) fn source_line(ev: &scopecheck_model::GraphEvent) -> Option<String> {
         }
     })
 }
+
+/// The row each event is drawn in (initial writes: 0, drawn above the rows): its position in
+/// program order, pushed down so that threads meeting at a barrier meet on one row and a
+/// thread launched after another starts below the other's last event. Where those demands
+/// contradict each other (barriers met in opposite orders), program order alone.
+pub(crate) fn rows(graph: &ExecutionGraph) -> Vec<usize> {
+    let po_rows: Vec<usize> = graph.events.iter().map(|e| e.po_index).collect();
+    let mut row = po_rows.clone();
+    // Rows only grow, and a consistent set of demands settles within one pass per event.
+    for _ in 0..=graph.events.len() {
+        let mut changed = false;
+        for e in &graph.edges {
+            let (a, b) = (e.from, e.to);
+            if graph.events[a].thread.is_none() || graph.events[b].thread.is_none() {
+                continue;
+            }
+            match e.kind {
+                EdgeKind::Po | EdgeKind::Launch if row[b] < row[a] + 1 => {
+                    row[b] = row[a] + 1;
+                    changed = true;
+                }
+                EdgeKind::Barrier if row[a] != row[b] => {
+                    let m = row[a].max(row[b]);
+                    row[a] = m;
+                    row[b] = m;
+                    changed = true;
+                }
+                _ => {}
+            }
+        }
+        if !changed {
+            return row;
+        }
+    }
+    po_rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rows;
+    use scopecheck_ir::ThreadId;
+    use scopecheck_model::{EdgeKind, ExecutionGraph, GraphEdge, GraphEvent};
+
+    /// Events of threads given as (thread, position in program order).
+    fn graph(events: &[(u32, usize)], edges: &[(EdgeKind, usize, usize)]) -> ExecutionGraph {
+        ExecutionGraph {
+            events: events
+                .iter()
+                .map(|&(t, k)| GraphEvent {
+                    thread: Some(ThreadId(t)),
+                    po_index: k,
+                    source: None,
+                    label: String::new(),
+                    loc: None,
+                    value: None,
+                    racing: false,
+                })
+                .collect(),
+            edges: edges
+                .iter()
+                .map(|&(kind, from, to)| GraphEdge {
+                    kind,
+                    from,
+                    to,
+                    label: String::new(),
+                })
+                .collect(),
+            state: vec![],
+            satisfies: true,
+        }
+    }
+
+    #[test]
+    fn barrier_partners_share_a_row_and_launched_threads_start_below() {
+        // T0: a, bar; T1: bar. T1's barrier moves down to T0's row 1.
+        let g = graph(
+            &[(0, 0), (0, 1), (1, 0)],
+            &[(EdgeKind::Po, 0, 1), (EdgeKind::Barrier, 1, 2)],
+        );
+        assert_eq!(rows(&g), [0, 1, 1]);
+        // T1 launched after T0 (two events) ends: its first event goes to row 2, its next
+        // below it.
+        let g = graph(
+            &[(0, 0), (0, 1), (1, 0), (1, 1)],
+            &[
+                (EdgeKind::Po, 0, 1),
+                (EdgeKind::Po, 2, 3),
+                (EdgeKind::Launch, 1, 2),
+            ],
+        );
+        assert_eq!(rows(&g), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn contradicting_barriers_fall_back_to_program_order() {
+        // T0: b0, b1; T1: b1', b0' with b0-b0' and b1-b1' meeting: no rows satisfy both
+        // (each pair would have to sit below the other), so program-order positions are used.
+        let g = graph(
+            &[(0, 0), (0, 1), (1, 0), (1, 1)],
+            &[
+                (EdgeKind::Po, 0, 1),
+                (EdgeKind::Po, 2, 3),
+                (EdgeKind::Barrier, 0, 3),
+                (EdgeKind::Barrier, 1, 2),
+            ],
+        );
+        assert_eq!(rows(&g), [0, 1, 0, 1]);
+    }
+}

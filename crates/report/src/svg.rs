@@ -116,11 +116,10 @@ pub fn svg(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     };
     // A band per box level, then one for the thread names.
     let rows_top = boxes_top + BAND * (depth as f64 + 1.0) + 8.0;
-    let rows = graph
-        .events
-        .iter()
-        .filter(|e| e.thread.is_some())
-        .map(|e| e.po_index + 1)
+    let row_of = picture::rows(graph);
+    let rows = (0..graph.events.len())
+        .filter(|&e| graph.events[e].thread.is_some())
+        .map(|e| row_of[e] + 1)
         .max()
         .unwrap_or(0);
     let rows_bottom = rows_top + ROW_H * rows as f64;
@@ -135,10 +134,7 @@ pub fn svg(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     for (e, ev) in graph.events.iter().enumerate() {
         if let Some(t) = ev.thread {
             let c = col_of.get(&(t.0 as usize)).copied().unwrap_or(0);
-            centre[e] = (
-                col_x(c),
-                rows_top + ROW_H * ev.po_index as f64 + NODE_H / 2.0,
-            );
+            centre[e] = (col_x(c), rows_top + ROW_H * row_of[e] as f64 + NODE_H / 2.0);
         }
     }
     let layout = Layout {
