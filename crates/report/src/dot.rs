@@ -81,7 +81,11 @@ pub fn dot(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
             let _ = writeln!(out, "    {};", node(graph, e));
         }
         let _ = writeln!(out, "  }}");
-        let _ = writeln!(out, "  title -> e{} [style=invis];", inits[0]);
+        let row: Vec<String> = inits.iter().map(|e| format!("e{e}")).collect();
+        let _ = writeln!(out, "  {{ rank=same; {}; }}", row.join("; "));
+        for e in &row {
+            let _ = writeln!(out, "  title -> {e} [style=invis];");
+        }
     }
     for g in picture::hierarchy(program) {
         group(program, graph, &g, 1, &mut out);
@@ -110,10 +114,17 @@ pub fn dot(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     for e in &graph.edges {
         let label = picture::edge_label(e.kind, &e.label);
         let colour = picture::colour(e.kind);
+        // An edge within one row (a barrier, a read of a write on the same row) takes an
+        // `xlabel`: Graphviz lays out a labelled flat edge between clusters with a helper rank
+        // that can break the rows ("trouble in init_rank").
+        let same_row = graph.events[e.from].thread.is_some()
+            && graph.events[e.to].thread.is_some()
+            && row_of[e.from] == row_of[e.to];
+        let attr = if same_row { "xlabel" } else { "label" };
         let label = if label.is_empty() {
             String::new()
         } else {
-            format!(", label={}, fontcolor={}", quote(&label), quote(colour))
+            format!(", {attr}={}, fontcolor={}", quote(&label), quote(colour))
         };
         let _ = writeln!(
             out,
@@ -176,30 +187,49 @@ fn group(program: &Program, graph: &ExecutionGraph, g: &Group, depth: usize, out
     let _ = writeln!(out, "{pad}}}");
 }
 
-/// The legend: one short edge per kind drawn, in its style, with what it means.
+/// Text for a Graphviz HTML-like label.
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The legend, below the threads: a table with a line drawn in each edge kind's colour and
+/// style (thin, bold, dashed) and what the kind means.
 fn legend(graph: &ExecutionGraph, out: &mut String) {
     let items = picture::legend(graph);
     if items.is_empty() {
         return;
     }
-    let _ = writeln!(out, "  subgraph cluster_legend {{");
-    let _ = writeln!(out, "    label=\"legend\"; style=dotted;");
-    let _ = writeln!(
-        out,
-        "    node [shape=point, width=0.05, label=\"\", color=white];"
-    );
+    let mut rows = String::new();
     for (k, what) in &items {
-        let name = k.name();
-        let colour = picture::colour(*k);
-        let _ = writeln!(
-            out,
-            "    legend_{name}_a -> legend_{name}_b [color={c}, {}, label={}, fontcolor={c}];",
-            style(*k),
-            quote(what),
-            c = quote(colour)
+        let line = match k {
+            EdgeKind::Sync | EdgeKind::Race => "\u{2501}\u{2501}\u{2501}",
+            EdgeKind::Barrier | EdgeKind::Launch => "\u{254c}\u{254c}\u{254c}",
+            EdgeKind::Po | EdgeKind::Rf | EdgeKind::Co => "\u{2500}\u{2500}\u{2500}",
+        };
+        let _ = write!(
+            rows,
+            "<tr><td align=\"left\"><font color=\"{}\">{line} {}</font></td></tr>",
+            picture::colour(*k),
+            html(what)
         );
     }
-    let _ = writeln!(out, "  }}");
+    let _ = writeln!(
+        out,
+        "  legend [shape=plaintext, fontsize=9, label=<<table border=\"0\" cellspacing=\"1\"><tr><td align=\"left\"><b>legend</b></td></tr>{rows}</table>>];"
+    );
+    // Below every thread's last event.
+    let mut last: std::collections::BTreeMap<u32, usize> = Default::default();
+    for (e, ev) in graph.events.iter().enumerate() {
+        if let Some(t) = ev.thread {
+            last.insert(t.0, e);
+        }
+    }
+    for e in last.values() {
+        let _ = writeln!(out, "  e{e} -> legend [style=invis];");
+    }
 }
 
 #[cfg(test)]
