@@ -152,3 +152,30 @@ fn a_graph_directory_that_cannot_be_made_is_an_error() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_picture_that_cannot_be_written_is_an_error() {
+    let dir = scratch("graph-unwritable");
+    // A directory where the witness's DOT file should go: writing it fails.
+    std::fs::create_dir_all(dir.join("MP+fence.sc.cta.ptx.witness.dot")).unwrap();
+    let out = scopecheck(&[
+        "check",
+        "--graph",
+        dir.to_str().unwrap(),
+        &repo("examples/ptx/MP+fence.sc.cta.litmus"),
+    ]);
+    // Exit 1 (a file's report could not be completed), the path and the reason on stderr.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "cannot write {}",
+            dir.join("MP+fence.sc.cta.ptx.witness.dot").display()
+        )),
+        "{stderr}"
+    );
+    // The verdict itself is still printed, without a Graphs line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Test MP+fence.sc.cta Allowed"));
+    assert!(!stdout.contains("Graphs "));
+}
