@@ -41,6 +41,12 @@ pub struct CheckArgs {
     /// measured on an H200).
     #[arg(long, value_name = "FILE.toml", requires = "suggest")]
     cost_file: Option<PathBuf>,
+    /// Write pictures of the executions behind each verdict into DIR (created if needed), as
+    /// Graphviz DOT and as SVG: NAME.MODEL.witness.dot/.svg (the execution that shows the
+    /// answer, or the first one), and for a wrong program NAME.MODEL.counterexample.dot/.svg
+    /// (the race, or the execution breaking the requirement). NAME is the file's stem.
+    #[arg(long, value_name = "DIR")]
+    graph: Option<PathBuf>,
     #[command(flatten)]
     ci: crate::ci::CiFlags,
     #[command(flatten)]
@@ -103,6 +109,17 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
     }
     let mut opts = args.flags.check_options();
     opts.progress = crate::progress::counters();
+    if let Some(dir) = &args.graph {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!(
+                "error: cannot create the --graph directory {}: {e}",
+                dir.display()
+            );
+            std::process::exit(1);
+        }
+        opts.graphs = true;
+    }
+    let graph_names = graph_names(&inputs);
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
     let costs = match args.suggest.then(|| costs::load(args.cost_file.as_deref())) {
@@ -137,6 +154,7 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
             s.spawn(move || crate::progress::show(c, done));
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
+        let graph_names = &graph_names;
         let cli = &cli;
         let ci = &args.ci;
         s.spawn(move || {
@@ -159,10 +177,14 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(result) = pending.remove(&next) {
+                let graphs = args
+                    .graph
+                    .as_deref()
+                    .map(|dir| (dir, graph_names[next].as_str()));
                 all_checked &= if sarif_on_stdout {
                     eprint_failure(&result)
                 } else {
-                    print(&inputs[next], &result, args.json, models.len() > 1)
+                    print(&inputs[next], &result, args.json, models.len() > 1, graphs)
                 };
                 if let Some(s) = &mut sarif {
                     s.add(&inputs[next], &result);
@@ -243,6 +265,7 @@ pub fn check_file(
             .map_err(|e| Failure::parse(&input.file, source.clone(), &e))?;
         let mut o = flags.check_options();
         o.progress = opts.progress.clone();
+        o.graphs = opts.graphs;
         (Some(o), Some(flags.models()), report)
     };
     let opts = file_opts.as_ref().unwrap_or(opts);
@@ -545,9 +568,67 @@ fn options_line(name: &str, o: &FileOptions) -> Option<String> {
     Some(line)
 }
 
+/// The name each input's pictures are written under: its file stem, made safe for a file
+/// name; a stem met before gets `-2`, `-3`, ... so that no two inputs share files.
+fn graph_names(inputs: &[Input]) -> Vec<String> {
+    let mut used = std::collections::BTreeSet::new();
+    inputs
+        .iter()
+        .map(|input| {
+            let stem = input
+                .path
+                .file_stem()
+                .map_or_else(|| "test".into(), |s| s.to_string_lossy().into_owned());
+            let base = scopecheck_report::file_name_part(&stem);
+            let mut name = base.clone();
+            let mut k = 2;
+            while !used.insert(name.clone()) {
+                name = format!("{base}-{k}");
+                k += 1;
+            }
+            name
+        })
+        .collect()
+}
+
+/// Writes the pictures of each verdict of `c` into `dir` as `NAME.MODEL.ROLE.dot` and `.svg`;
+/// returns the paths written, or why one could not be.
+fn write_graphs(dir: &std::path::Path, name: &str, c: &Checked) -> Result<Vec<String>, String> {
+    let mut written = Vec::new();
+    for v in &c.verdicts {
+        for p in scopecheck_report::pictures(c.program_of(v), v) {
+            for (ext, text) in [("dot", &p.dot), ("svg", &p.svg)] {
+                let path = dir.join(format!("{name}.{}.{}.{ext}", v.model, p.role));
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                written.push(path.display().to_string());
+            }
+        }
+    }
+    Ok(written)
+}
+
 /// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
-/// returns whether the file was checked.
-fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both: bool) -> bool {
+/// returns whether the file was checked (and its pictures, with `--graph`, written).
+fn print(
+    input: &Input,
+    result: &Result<Checked, Box<Failure>>,
+    json: bool,
+    both: bool,
+    graphs: Option<(&std::path::Path, &str)>,
+) -> bool {
+    let written = match (result, graphs) {
+        (Ok(c), Some((dir, name))) => Some(write_graphs(dir, name, c)),
+        _ => None,
+    };
+    let graphs_ok = !matches!(written, Some(Err(_)));
+    if let Some(Err(why)) = &written {
+        eprintln!("error: {}: {why}", input.file);
+    }
+    let written = match written {
+        Some(Ok(w)) => Some(w),
+        _ => None,
+    };
     let mut out = std::io::stdout().lock();
     // A file's own `--model` may ask for both models, or for one.
     let both = match result {
@@ -596,6 +677,19 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     scopecheck_report::suggestions_text(&c.program, &c.suggestions)
                 );
             }
+            match &written {
+                Some(w) if w.is_empty() => {
+                    let _ = writeln!(
+                        out,
+                        "Graphs {}: none (no execution to draw)",
+                        c.program.name
+                    );
+                }
+                Some(w) => {
+                    let _ = writeln!(out, "Graphs {}: {}", c.program.name, w.join(" "));
+                }
+                None => {}
+            }
         }
         (Ok(c), true) => {
             let mut line = if both {
@@ -642,6 +736,9 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
                     "file_options_overridden".into(),
                     c.file_options.overridden.clone().into(),
                 );
+                if let Some(w) = &written {
+                    m.insert("graphs".into(), w.clone().into());
+                }
             }
             let _ = writeln!(out, "{line}");
         }
@@ -653,5 +750,5 @@ fn print(input: &Input, result: &Result<Checked, Box<Failure>>, json: bool, both
             let _ = writeln!(out, "{}", f.json());
         }
     }
-    result.is_ok()
+    result.is_ok() && graphs_ok
 }

@@ -234,6 +234,7 @@ impl CheckFlags {
             timeout: self.timeout,
             progress: None,
             symmetry: self.symmetry == OnOff::On,
+            graphs: false,
         }
     }
 }

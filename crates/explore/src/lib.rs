@@ -109,6 +109,15 @@ pub trait Model: Sync {
         vec![]
     }
 
+    /// The model's own synchronization relations in the consistent execution `g` with
+    /// coherence order `co`, by the model's name for each (`sw`): the edges a picture of the
+    /// execution should show besides program order, reads-from, coherence, barriers and launch
+    /// order. Never asked during the search, only for the few executions a report draws.
+    fn explain(&self, g: &Graph, co: &Relation) -> Vec<(&'static str, Relation)> {
+        let _ = (g, co);
+        vec![]
+    }
+
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
     /// reads-from is chosen, and the races the model sees in it; counts each rejected candidate
     /// under the axiom that rejected it.

@@ -9,8 +9,8 @@ use scopecheck_explore::{
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
 use crate::{
-    verdict::WitnessRead, Access, CheckError, CheckOptions, FinalState, HangReport, Incomplete,
-    Observation, Outcome, RaceReport, Spin, Verdict,
+    capture::capture, verdict::WitnessRead, Access, CheckError, CheckOptions, ExecutionGraph,
+    FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
 };
 
 /// The values each observable can end with in one execution. A register has one; a location
@@ -62,6 +62,24 @@ fn for_each_state(choices: &[Vec<Value>], visit: &mut dyn FnMut(&[Value])) {
     go(choices, &mut Vec::with_capacity(choices.len()), visit);
 }
 
+/// The first final state of `choices` and whether it satisfies `prop`.
+fn for_first_state(
+    choices: &[Vec<Value>],
+    prop: &scopecheck_ir::Prop,
+    observables: &[Observable],
+) -> Option<(Vec<Value>, bool)> {
+    let vals: Option<Vec<Value>> = choices.iter().map(|c| c.first().copied()).collect();
+    let vals = vals?;
+    let satisfies = prop.eval(&|o| {
+        let k = observables
+            .iter()
+            .position(|x| *x == o)
+            .expect("observable of the condition");
+        vals[k]
+    });
+    Some((vals, satisfies))
+}
+
 fn describe_instr(program: &Program, thread: ThreadId, instr: usize) -> String {
     let th = program.thread(thread);
     let i = &th.code[instr];
@@ -77,6 +95,11 @@ struct Tally {
     executions: u64,
     races: Vec<RaceReport>,
     witness: Vec<WitnessRead>,
+    /// With `CheckOptions::graphs`: the execution that shows the answer, the first execution
+    /// (drawn when none shows it) and the first that races.
+    witness_graph: Option<ExecutionGraph>,
+    first_graph: Option<ExecutionGraph>,
+    race_graph: Option<ExecutionGraph>,
 }
 
 /// Explores `program` under `model` and judges its condition.
@@ -121,6 +144,10 @@ pub fn judge(
                 // satisfying the proposition; for `~exists` and `forall`, one breaking the
                 // requirement).
                 let mut shows = false;
+                // The first state, and the first that shows the answer, for pictures.
+                let want = opts.graphs && t.witness_graph.is_none();
+                let mut first_state: Option<(Vec<Value>, bool)> = None;
+                let mut shows_state: Option<Vec<Value>> = None;
                 for_each_state(&choices, &mut |vals| {
                     let satisfies = prop.eval(&|o| {
                         let k = observables
@@ -134,11 +161,39 @@ pub fn judge(
                     } else {
                         t.negative += weight;
                     }
-                    shows |= satisfies != (quantifier == Quantifier::Forall);
+                    let here = satisfies != (quantifier == Quantifier::Forall);
+                    shows |= here;
+                    if want {
+                        if first_state.is_none() {
+                            first_state = Some((vals.to_vec(), satisfies));
+                        }
+                        if here && shows_state.is_none() {
+                            shows_state = Some(vals.to_vec());
+                        }
+                    }
                     t.states.insert(vals.to_vec(), satisfies);
                 });
                 if shows && t.witness.is_empty() {
                     t.witness = witness_reads(program, g);
+                }
+                if opts.graphs {
+                    let state = |vals: Vec<Value>| observables.iter().copied().zip(vals).collect();
+                    if let Some(vals) = shows_state {
+                        let satisfies = quantifier != Quantifier::Forall;
+                        t.witness_graph = Some(capture(g, model, co, state(vals), satisfies, None));
+                    }
+                    let first = first_state.filter(|_| t.first_graph.is_none());
+                    if let Some((vals, satisfies)) = first {
+                        t.first_graph = Some(capture(g, model, co, state(vals), satisfies, None));
+                    }
+                    if t.race_graph.is_none() {
+                        if let Some(r) = found.first() {
+                            let (vals, satisfies) =
+                                for_first_state(&choices, prop, &observables).unwrap_or_default();
+                            t.race_graph =
+                                Some(capture(g, model, co, state(vals), satisfies, Some(r)));
+                        }
+                    }
                 }
             },
         );
@@ -168,6 +223,9 @@ pub fn judge(
         executions,
         mut races,
         witness,
+        witness_graph,
+        first_graph,
+        race_graph,
     } = tally;
     // Reports list races and hangs in source order, whichever order the search found them in.
     races.sort_by(|a, b| {
@@ -324,6 +382,8 @@ pub fn judge(
         platform_notes: vec![],
         lints: crate::lint::lints(program),
         witness,
+        witness_graph: witness_graph.or(first_graph),
+        race_graph,
         symmetry: symmetry_classes,
     })
 }

@@ -1,6 +1,7 @@
 //! Memory models as named relations and axioms, and the judge that turns the consistent
 //! executions of a program into final states and a verdict.
 
+mod capture;
 pub mod compare;
 mod judge;
 pub mod lint;
@@ -15,8 +16,8 @@ pub use platform::Platform;
 pub use scopecheck_explore::progress::{Progress, Scheduler};
 pub use scopecheck_explore::{Counters, Engine, RaceKind};
 pub use verdict::{
-    Access, FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
-    WitnessRead,
+    Access, EdgeKind, ExecutionGraph, FinalState, GraphEdge, GraphEvent, HangReport, Incomplete,
+    Observation, Outcome, RaceReport, Spin, Verdict, WitnessRead,
 };
 
 use scopecheck_ir::{Arch, Program, Span};
@@ -63,6 +64,9 @@ pub struct CheckOptions {
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether interchangeable threads may be explored in one order only.
     pub symmetry: bool,
+    /// Whether the verdict keeps pictures of its witness and race executions
+    /// (`Verdict::witness_graph`, `Verdict::race_graph`).
+    pub graphs: bool,
 }
 
 impl Default for CheckOptions {
@@ -77,6 +81,7 @@ impl Default for CheckOptions {
             timeout: None,
             progress: None,
             symmetry: true,
+            graphs: false,
         }
     }
 }
@@ -135,7 +140,12 @@ pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckErr
         for c in &granted {
             with = with.with(c);
         }
-        let other = check_on(program, opts, &with)?;
+        // Only its states are compared: nothing to draw.
+        let quiet = CheckOptions {
+            graphs: false,
+            ..opts.clone()
+        };
+        let other = check_on(program, &quiet, &with)?;
         let extra: Vec<String> = verdict
             .states
             .iter()

@@ -135,6 +135,12 @@ pub struct Verdict {
     /// `~exists` and `forall` one breaking the requirement, as who read what from whom. Empty
     /// when there is none.
     pub witness: Vec<WitnessRead>,
+    /// The execution that shows the answer (the one `witness` describes), or, when none does,
+    /// the first execution found; captured only with [`crate::CheckOptions::graphs`].
+    pub witness_graph: Option<ExecutionGraph>,
+    /// The first execution found to race, with the racing pair marked; captured only with
+    /// [`crate::CheckOptions::graphs`].
+    pub race_graph: Option<ExecutionGraph>,
     /// The sizes of the classes of interchangeable threads the explorer explored in one order
     /// only (each execution found standing for its images); empty when none.
     pub symmetry: Vec<usize>,
@@ -168,4 +174,93 @@ impl Verdict {
             None
         }
     }
+}
+
+/// One execution as a picture's data (`scopecheck check --graph`): its events, one node per
+/// instruction instance (an RMW's two halves, and a barrier's arrival and wait, are one node),
+/// and the edges that explain it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutionGraph {
+    /// Initial writes first (in location order), then each thread's events in program order.
+    pub events: Vec<GraphEvent>,
+    /// Sorted by kind, then by endpoints; no duplicates.
+    pub edges: Vec<GraphEdge>,
+    /// One final state of this execution: the value of each observable.
+    pub state: Vec<(Observable, Value)>,
+    /// Whether the condition's proposition holds in that state.
+    pub satisfies: bool,
+}
+
+/// One event of an [`ExecutionGraph`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphEvent {
+    /// `None` for an initial write.
+    pub thread: Option<ThreadId>,
+    /// The position among its thread's events (0 for initial writes).
+    pub po_index: usize,
+    /// Source line, text and span of the instruction (`None` for an initial write).
+    pub source: Option<(u32, String, Span)>,
+    /// What it does, in the model's words: `W.rel.gpu x=1`, `R.acq.gpu flag=1`,
+    /// `RMW.relaxed.gpu c 0->1`, `F.sc.cta`, `bar.sync 0`.
+    pub label: String,
+    pub loc: Option<LocId>,
+    /// The value read or written (an RMW: the value it wrote).
+    pub value: Option<Value>,
+    /// One of the accesses of the race the graph shows.
+    pub racing: bool,
+}
+
+/// What an edge of an [`ExecutionGraph`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EdgeKind {
+    /// Program order, immediate successors only.
+    Po,
+    /// Reads-from: from a write to a read of it.
+    Rf,
+    /// Coherence, immediate successors per location.
+    Co,
+    /// Synchronization the model names (`EdgeKind::Sync` edges carry its name).
+    Sync,
+    /// Barrier synchronization between threads meeting at one barrier round.
+    Barrier,
+    /// Launch order: a thread that starts only after another finished.
+    Launch,
+    /// The racing pair.
+    Race,
+}
+
+impl EdgeKind {
+    /// The edge's name in pictures and legends.
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Po => "po",
+            EdgeKind::Rf => "rf",
+            EdgeKind::Co => "co",
+            EdgeKind::Sync => "sync",
+            EdgeKind::Barrier => "barrier",
+            EdgeKind::Launch => "launch",
+            EdgeKind::Race => "race",
+        }
+    }
+
+    pub const ALL: [EdgeKind; 7] = [
+        EdgeKind::Po,
+        EdgeKind::Rf,
+        EdgeKind::Co,
+        EdgeKind::Sync,
+        EdgeKind::Barrier,
+        EdgeKind::Launch,
+        EdgeKind::Race,
+    ];
+}
+
+/// An edge between two events of an [`ExecutionGraph`] (indices into `events`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GraphEdge {
+    pub kind: EdgeKind,
+    pub from: usize,
+    pub to: usize,
+    /// The label drawn on the edge: the model's name of a synchronization edge (`sw`), the
+    /// kind of a race (`data race`), empty for the others.
+    pub label: String,
 }

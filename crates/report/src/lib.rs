@@ -29,6 +29,13 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+mod dot;
+mod picture;
+mod svg;
+
+pub use dot::dot;
+pub use svg::svg;
+
 use scopecheck_ir::{CmpOp, IntType, Observable, Program, Prop, Quantifier, Span, Term};
 use scopecheck_model::{
     suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceKind,
@@ -720,6 +727,66 @@ pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
 }
 
 pub mod sarif;
+
+/// One picture of an execution to write: what it shows (`witness`, `counterexample`) and the
+/// same picture as DOT and as SVG.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picture {
+    pub role: &'static str,
+    pub dot: String,
+    pub svg: String,
+}
+
+/// The pictures of a verdict checked with `CheckOptions::graphs`: the witness (the execution
+/// that shows the answer, or the first one when none does), and for a wrong program (see
+/// `suggest::is_right`) the counterexample: the race when races make it wrong, else the
+/// execution that breaks the requirement. A program wrong only because it may hang gets none:
+/// the explorer keeps no graph of a hang.
+pub fn pictures(program: &Program, verdict: &Verdict) -> Vec<Picture> {
+    let picture = |role: &'static str, g: &scopecheck_model::ExecutionGraph| Picture {
+        role,
+        dot: dot(program, verdict, g, role),
+        svg: svg(program, verdict, g, role),
+    };
+    let mut out: Vec<Picture> = verdict
+        .witness_graph
+        .iter()
+        .map(|g| picture("witness", g))
+        .collect();
+    if !scopecheck_model::suggest::is_right(verdict) {
+        let races_matter = verdict.model != "ptx";
+        let requirement_fails =
+            verdict.quantifier != Quantifier::Exists && verdict.outcome == Outcome::No;
+        let counterexample = if races_matter && verdict.is_racy() {
+            verdict.race_graph.as_ref()
+        } else if requirement_fails {
+            verdict.witness_graph.as_ref()
+        } else {
+            None
+        };
+        out.extend(counterexample.map(|g| picture("counterexample", g)));
+    }
+    out
+}
+
+/// A file name part from a test's name: letters, digits and `.+-_` kept, anything else (path
+/// separators, spaces, quotes) as `_`; never empty, never starting with a dot.
+pub fn file_name_part(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.insert(0, '_');
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests;

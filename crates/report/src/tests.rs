@@ -164,6 +164,8 @@ fn mp_verdict(program: &Program) -> Verdict {
         platform_notes: vec![],
         lints: vec![],
         witness: vec![],
+        witness_graph: None,
+        race_graph: None,
         symmetry: vec![],
     }
 }

@@ -77,6 +77,15 @@ impl Model for Ptx {
             && causality_fr(&fr, &cause)
     }
 
+    /// Synchronization by release and acquire patterns (PTX ISA, "Synchronizes-with").
+    /// Fence-SC synchronization is left out: its order is chosen per execution and not kept.
+    fn explain(&self, g: &Graph, _co: &Relation) -> Vec<(&'static str, Relation)> {
+        let rf = g.rf_relation();
+        let ms = strength::morally_strong(g, &self.platform);
+        let obs = observation::observation(g, &rf, &ms);
+        vec![("sw", synchronization::release_acquire_sync(g, &obs, &ms))]
+    }
+
     fn executions(
         &self,
         g: &Graph,

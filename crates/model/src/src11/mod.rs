@@ -107,6 +107,13 @@ impl Model for ScopedC11 {
         races::races(g, &hb, &inclusion)
     }
 
+    /// Synchronizes-with (release sequences through RMWs, fences, scope inclusion).
+    fn explain(&self, g: &Graph, _mo: &Relation) -> Vec<(&'static str, Relation)> {
+        let rf = g.rf_relation();
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        vec![("sw", synchronization::sync_edges(g, &rf, &inclusion))]
+    }
+
     fn executions(
         &self,
         g: &Graph,

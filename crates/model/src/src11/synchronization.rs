@@ -129,57 +129,55 @@ impl HappensBefore {
     }
 }
 
-pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> HappensBefore {
-    let strong_rf = rf.intersect(inclusion);
-    let rs = release_sequence(g, &strong_rf);
-    let opencl = g.program.arch == Arch::OpenCl;
-    let partial = g.events.iter().any(|e| match e.kind {
-        EventKind::Fence { spaces, .. } => !(spaces.global && spaces.shared),
-        // OpenCL atomics order their own region only: local accesses need their own
-        // happens-before as soon as there are any.
-        EventKind::Read { .. } | EventKind::Write { .. } => opencl && is_local(g, e),
-        _ => barrier_spaces(g, e).is_some_and(|s| !(s.global && s.shared)),
-    });
-    let sw = |shared: bool| {
-        let region = |e: &Event| match e.kind {
-            EventKind::Fence { spaces, .. } => {
-                if shared {
-                    spaces.shared
-                } else {
-                    spaces.global
-                }
+/// Whether event `e` takes part in the synchronization of global memory (`global`) or of local
+/// memory: a fence when it names that space; in OpenCL an access when its object is in it.
+fn takes_part(g: &Graph, e: &Event, opencl: bool, global: bool) -> bool {
+    match e.kind {
+        EventKind::Fence { spaces, .. } => {
+            if global {
+                spaces.global
+            } else {
+                spaces.shared
             }
-            _ => !opencl || is_local(g, e) == shared,
-        };
-        // The atomic object the synchronization goes through must be of the region too
-        // (OpenCL: "both operating on some global atomic object M", "... local atomic
-        // object M"); CUDA atomics order all memory.
-        let object = |r: &Event| !opencl || is_local(g, r) == shared;
-        synchronizes_with(g, &rs, &strong_rf, &region, &object).intersect(inclusion)
-    };
-    let barrier = |shared: bool| {
-        // A barrier's entry fence synchronizes with the others' exit fences in the regions
-        // its flags name.
-        let names = EventSet::from_fn(g.len(), |i| {
-            barrier_spaces(g, &g.events[i]).is_none_or(|s| if shared { s.shared } else { s.global })
-        });
-        g.barrier_sync.restrict(&names, &names)
-    };
-    let hb_of = |sw: &Relation, barrier: &Relation| {
-        let mut hb = g.po.union(sw);
-        hb.union_with(barrier);
-        hb.union_with(&g.launch);
-        hb.close();
-        hb
-    };
-    if !partial {
-        let global = hb_of(&sw(false), &g.barrier_sync);
-        return HappensBefore {
-            shared: global.clone(),
-            global,
-        };
+        }
+        _ => !opencl || is_local(g, e) != global,
     }
-    let (mut global_sw, mut local_sw) = (sw(false), sw(true));
+}
+
+/// `sw` of global memory (`global`) or of local memory, restricted to scope inclusion, before
+/// OpenCL's rules that make some pairs synchronize both (`region_sw`).
+fn one_region_sw(
+    g: &Graph,
+    rs: &Relation,
+    strong_rf: &Relation,
+    inclusion: &Relation,
+    global: bool,
+) -> Relation {
+    let opencl = g.program.arch == Arch::OpenCl;
+    // The atomic object the synchronization goes through must be of the region too (OpenCL:
+    // "both operating on some global atomic object M", "... local atomic object M"); CUDA
+    // atomics order all memory.
+    let object = |r: &Event| !opencl || is_local(g, r) != global;
+    synchronizes_with(
+        g,
+        rs,
+        strong_rf,
+        &|e: &Event| takes_part(g, e, opencl, global),
+        &object,
+    )
+    .intersect(inclusion)
+}
+
+/// `sw` of global memory and of local memory, restricted to scope inclusion.
+fn region_sw(
+    g: &Graph,
+    rs: &Relation,
+    strong_rf: &Relation,
+    inclusion: &Relation,
+) -> (Relation, Relation) {
+    let opencl = g.program.arch == Arch::OpenCl;
+    let sw = |global: bool| one_region_sw(g, rs, strong_rf, inclusion, global);
+    let (mut global_sw, mut local_sw) = (sw(true), sw(false));
     if opencl {
         // Two cases synchronize both regions once either region's conditions hold (API
         // specification, memory ordering rules): two seq_cst operations ("if X
@@ -199,6 +197,54 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
             }
         }
     }
+    (global_sw, local_sw)
+}
+
+/// `sw` of both memory spaces together, restricted to scope inclusion: the synchronization a
+/// picture of the execution shows.
+pub fn sync_edges(g: &Graph, rf: &Relation, inclusion: &Relation) -> Relation {
+    let strong_rf = rf.intersect(inclusion);
+    let rs = release_sequence(g, &strong_rf);
+    let (global, local) = region_sw(g, &rs, &strong_rf, inclusion);
+    global.union(&local)
+}
+
+pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> HappensBefore {
+    let strong_rf = rf.intersect(inclusion);
+    let rs = release_sequence(g, &strong_rf);
+    let opencl = g.program.arch == Arch::OpenCl;
+    let partial = g.events.iter().any(|e| match e.kind {
+        EventKind::Fence { spaces, .. } => !(spaces.global && spaces.shared),
+        // OpenCL atomics order their own region only: local accesses need their own
+        // happens-before as soon as there are any.
+        EventKind::Read { .. } | EventKind::Write { .. } => opencl && is_local(g, e),
+        _ => barrier_spaces(g, e).is_some_and(|s| !(s.global && s.shared)),
+    });
+    let barrier = |shared: bool| {
+        // A barrier's entry fence synchronizes with the others' exit fences in the regions
+        // its flags name.
+        let names = EventSet::from_fn(g.len(), |i| {
+            barrier_spaces(g, &g.events[i]).is_none_or(|s| if shared { s.shared } else { s.global })
+        });
+        g.barrier_sync.restrict(&names, &names)
+    };
+    let hb_of = |sw: &Relation, barrier: &Relation| {
+        let mut hb = g.po.union(sw);
+        hb.union_with(barrier);
+        hb.union_with(&g.launch);
+        hb.close();
+        hb
+    };
+    if !partial {
+        // One region in effect: both are ordered alike.
+        let global_sw = one_region_sw(g, &rs, &strong_rf, inclusion, true);
+        let global = hb_of(&global_sw, &g.barrier_sync);
+        return HappensBefore {
+            shared: global.clone(),
+            global,
+        };
+    }
+    let (global_sw, local_sw) = region_sw(g, &rs, &strong_rf, inclusion);
     HappensBefore {
         global: hb_of(&global_sw, &barrier(false)),
         shared: hb_of(&local_sw, &barrier(true)),
