@@ -21,6 +21,7 @@ mod options;
 mod progress;
 mod render;
 mod run;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -51,6 +52,9 @@ enum Command {
     Caps(caps::CapsArgs),
     /// Measures what each order and scope costs on the GPU.
     Cost(cost::CostArgs),
+    /// For each right test, the narrowest scopes and weakest orders that keep it right, with the
+    /// cycles they save.
+    Tune(tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +69,13 @@ fn main() -> ExitCode {
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
             return ExitCode::from(check::run(&args, &given));
+        }
+        Command::Tune(args) => {
+            let given = matches
+                .subcommand_matches("tune")
+                .map(options::given_on_command_line)
+                .unwrap_or_default();
+            return ExitCode::from(tune::run(&args, &given));
         }
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),

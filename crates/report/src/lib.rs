@@ -706,5 +706,7 @@ pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
     json!({ "file": file, "error": message, "line": line, "column": column })
 }
 
+pub mod tune;
+
 #[cfg(test)]
 mod tests;
