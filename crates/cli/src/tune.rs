@@ -150,6 +150,12 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             for w in &checked.warnings {
                 let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
             }
+            if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
+                let _ = writeln!(
+                    out,
+                    "Note: this file is tuned as the PTX NVRTC compiles it to: lines and spellings are those of that PTX"
+                );
+            }
             if checked.ptx_view.is_some() {
                 let _ = writeln!(
                     out,

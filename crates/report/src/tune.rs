@@ -641,15 +641,8 @@ fn add_order(t: &str, o: &str, cuda: bool) -> Option<String> {
 /// on, at its declaration (`cuda::atomic_ref<int, cuda::thread_scope_device> c(*p);`): the
 /// nearest line at or before `line` that declares the name with a `thread_scope_`.
 fn declaration_edit(t: &str, line: u32, source: &str, to: Scope) -> Option<Edit> {
-    let dot = t.find('.').or_else(|| t.find("->"))?;
-    let object = t[..dot].trim().trim_start_matches('*');
-    if object.is_empty()
-        || !object
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return None;
-    }
+    let object = object_name(t)?;
+    let object = object.as_str();
     let lines: Vec<&str> = source.lines().collect();
     let upto = (line as usize).min(lines.len());
     for (n, l) in lines[..upto].iter().enumerate().rev() {
@@ -673,6 +666,16 @@ fn declaration_edit(t: &str, line: u32, source: &str, to: Scope) -> Option<Edit>
     None
 }
 
+/// The object a member call works on: `c` of `c.fetch_add(1)`, `status` of
+/// `status[i].load()`, `f` of `f->store(1)`.
+fn object_name(t: &str) -> Option<String> {
+    let t = t.trim().trim_start_matches('*');
+    let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+    let rest = &t[end..];
+    let member = rest.starts_with('.') || rest.starts_with("->") || rest.starts_with('[');
+    (end > 0 && member).then(|| t[..end].to_string())
+}
+
 /// How one change of a set is spelled.
 pub fn spell(d: Dialect, site: &Site, change: &SiteChange, source: &str) -> Spelling {
     let words = words(d, &change.steps);
@@ -692,8 +695,25 @@ pub fn spell(d: Dialect, site: &Site, change: &SiteChange, source: &str) -> Spel
         Dialect::Ptx => ptx_spelling(&site.text, to).map(|t| (t, None)),
         _ => c_spelling(d, site, change, source),
     };
+    let scope_changes = change.steps.iter().any(|s| matches!(s, Step::Scope { .. }));
     match spelled {
         Some((t, decl)) => {
+            let mut words = words;
+            let in_text = [
+                "memory_scope_",
+                "thread_scope_",
+                "_block",
+                "_system",
+                "__threadfence",
+            ]
+            .iter()
+            .any(|w| t.contains(w))
+                || cuda_builtin(&t).is_some();
+            if d != Dialect::Ptx && scope_changes && decl.is_none() && !in_text {
+                words.push_str(
+                    " (the scope is the atomic object's: narrow it where the object is declared)",
+                );
+            }
             let mut edits = Vec::new();
             if let Some(e) = decl {
                 edits.push(e);
@@ -733,14 +753,16 @@ fn spell_set(d: Dialect, tuned: &Tuned, set: &WeakenedSet, source: &str) -> Vec<
             continue;
         };
         // Every site whose object the declaration declares must get the same new declaration.
-        let object_of = |s: &Site| {
-            s.text
-                .find('.')
-                .map(|i| s.text[..i].trim().trim_start_matches('*').to_string())
-        };
+        let object_of = |s: &Site| object_name(&s.text);
         let object = object_of(&tuned.sites[set.changes[k].site]);
+        // The sites naming the same object whose nearest declaration is this one.
+        let declared_here = |s: &Site| {
+            object_of(s) == object
+                && declaration_edit(&s.text, s.span.line, source, Scope::Gpu)
+                    .is_some_and(|e| e.line == decl.line)
+        };
         let shared_differently = tuned.sites.iter().enumerate().any(|(i, s)| {
-            if object_of(s) != object || s.span.line < decl.line {
+            if !declared_here(s) {
                 return false;
             }
             match set.changes.iter().position(|c| c.site == i) {
@@ -775,7 +797,10 @@ fn threads(program: &Program, site: &Site) -> String {
 }
 
 fn cycles_text(c: Option<f64>) -> String {
-    c.map_or("cost unknown".to_string(), |c| format!("{c:.0} cycles"))
+    // A saving that rounds to nothing is shown as 0, not -0.
+    c.map_or("cost unknown".to_string(), |c| {
+        format!("{:.0} cycles", c.round() + 0.0)
+    })
 }
 
 /// The text report of tuning one file, herd7-like: a `Tune` header, one block per maximal set,
@@ -834,12 +859,7 @@ pub fn tune_text(
                 );
             }
             for (k, set) in t.sets.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "Set {}: saves {} per execution of each",
-                    k + 1,
-                    cycles_text(set.saved_cycles)
-                );
+                let _ = writeln!(out, "Set {} saves {}", k + 1, cycles_text(set.saved_cycles));
                 for (c, s) in set.changes.iter().zip(spell_set(dialect, t, set, source)) {
                     let site = &t.sites[c.site];
                     let who = threads(program, site);
