@@ -400,6 +400,8 @@ struct Search<'a> {
     /// Per site: whether it may become a store, and a load.
     to_store: Vec<bool>,
     to_load: Vec<bool>,
+    /// Per site: the location its accesses name, when the code names one.
+    locs: Vec<Option<scopecheck_ir::LocId>>,
     models: &'a [CheckOptions],
     originals: Vec<Verdict>,
     cache: HashMap<Vec<State>, bool>,
@@ -549,13 +551,80 @@ impl Search<'_> {
         }
     }
 
-    /// Descends every site in `order`, again and again until none moves: a maximal set.
+    /// Scope steps of several sites at once, for when no single step keeps the verdict but a
+    /// common one does (OpenCL's inclusive scopes must be equal: one access of a location at
+    /// work-group scope beside others at device scope races, all of them at work-group scope
+    /// may not). Two kinds: every atomic access of one location at the widest scope among
+    /// them, and every atomic access at one scope; each narrowed one level.
+    fn joint_moves(&self, config: &[State]) -> Vec<Vec<(usize, State)>> {
+        let access = |i: usize| {
+            !matches!(self.sites[i].kind, InstrKind::Fence { .. })
+                && config[i].form != Form::Removed
+                && config[i].order.is_atomic()
+        };
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut locs: Vec<_> = self.locs.iter().flatten().copied().collect();
+        locs.sort();
+        locs.dedup();
+        for l in locs {
+            let of_l: Vec<usize> = (0..self.sites.len())
+                .filter(|&i| access(i) && self.locs[i] == Some(l))
+                .collect();
+            if let Some(w) = of_l.iter().map(|&i| config[i].scope).max() {
+                groups.push(of_l.into_iter().filter(|&i| config[i].scope == w).collect());
+            }
+        }
+        for w in [Scope::Sys, Scope::Gpu, Scope::Cluster] {
+            groups.push(
+                (0..self.sites.len())
+                    .filter(|&i| access(i) && config[i].scope == w)
+                    .collect(),
+            );
+        }
+        let mut out: Vec<Vec<(usize, State)>> = Vec::new();
+        for g in groups {
+            let step: Vec<(usize, State)> = g
+                .iter()
+                .filter_map(|&i| {
+                    narrower(config[i].scope, self.cluster).map(|to| {
+                        (
+                            i,
+                            State {
+                                scope: to,
+                                ..config[i]
+                            },
+                        )
+                    })
+                })
+                .collect();
+            if step.len() > 1 && !out.contains(&step) {
+                out.push(step);
+            }
+        }
+        out
+    }
+
+    /// Descends every site in `order`, again and again until none moves, then tries the joint
+    /// moves, until nothing moves: a maximal set.
     fn greedy(&mut self, start: &[State], order: &[usize]) -> Result<Vec<State>, Cut> {
         let mut config = start.to_vec();
         loop {
             let mut moved = false;
             for &i in order {
                 moved |= self.descend(&mut config, i)?;
+            }
+            if !moved {
+                for joint in self.joint_moves(&config) {
+                    let mut next = config.clone();
+                    for &(i, s) in &joint {
+                        next[i] = s;
+                    }
+                    if self.keeps(&next)? {
+                        config = next;
+                        moved = true;
+                        break;
+                    }
+                }
             }
             if !moved {
                 return Ok(config);
@@ -683,7 +752,16 @@ pub fn tune(
         })
         .collect();
     let n = sites.len();
+    let locs = sites
+        .iter()
+        .map(|s| {
+            s.members
+                .first()
+                .and_then(|&(t, i)| program.thread(t).code[i].kind.named_loc())
+        })
+        .collect();
     let mut search = Search {
+        locs,
         program,
         sites,
         origin: origin.clone(),
@@ -788,7 +866,7 @@ pub fn tune(
         vec![]
     } else {
         (0..n)
-            .filter(|&i| limits[i] == origin[i])
+            .filter(|&i| limits[i] == origin[i] && found.iter().all(|m| m[i] == origin[i]))
             .map(|i| Weakest {
                 site: i,
                 breaking: search
@@ -979,6 +1057,22 @@ mod tests {
         // 661 - 389 for the store; an acquire RMW is priced as acq_rel (PTX atom has no cheaper
         // acquire in the table): 661 - 279 for the load.
         assert_eq!(t.sets[0].saved_cycles, Some(272.0 + 382.0));
+    }
+
+    #[test]
+    fn opencl_scopes_that_must_be_equal_narrow_together() {
+        // SB with seq_cst atomics at device scope, both work-items in one work-group. OpenCL
+        // counts two scopes as inclusive only when they are equal: one access narrowed alone to
+        // work-group scope races with the other thread's device-scope access of its location,
+        // so no single step keeps the verdict; the accesses of one location narrowed together
+        // are inclusive again, and the seq_cst order among them still forbids both reads of 0.
+        // seq_cst cannot weaken (release/acquire allow the SB outcome).
+        let t = tuned(
+            "OPENCL SB\n{ x=0; y=0; }\nP0@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {\n  atomic_store_explicit(x, 1, memory_order_seq_cst, memory_scope_device);\n  int r0 = atomic_load_explicit(y, memory_order_seq_cst, memory_scope_device);\n}\nP1@wg 0, dev 0 (global atomic_int* x, global atomic_int* y) {\n  atomic_store_explicit(y, 1, memory_order_seq_cst, memory_scope_device);\n  int r0 = atomic_load_explicit(x, memory_order_seq_cst, memory_scope_device);\n}\n~exists (0:r0=0 /\\ 1:r0=0)\n",
+        );
+        let wg = "[Scope { from: Gpu, to: Cta }]";
+        assert_eq!(sets(&t), [[4, 5, 8, 9].map(|l| format!("{l}: {wg}"))]);
+        assert!(t.weakest.is_empty());
     }
 
     #[test]
