@@ -585,7 +585,7 @@ fn replace_rmw(t: &str, step: Step) -> Option<String> {
             };
             // A store's statement keeps nothing of what the exchange's result was assigned to.
             let head = if step == Step::RmwToStore {
-                let start = t[..i].rfind(|c: char| c == '=').map_or(0, |e| e + 1);
+                let start = t[..i].rfind('=').map_or(0, |e| e + 1);
                 let head = t[start..i].trim_start();
                 if start > 0 {
                     head.to_string()
