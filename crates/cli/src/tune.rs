@@ -153,7 +153,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
                 let _ = writeln!(
                     out,
-                    "Note: this file is tuned as the PTX NVRTC compiles it to: lines and spellings are those of that PTX"
+                    "Note: this file is tuned as the PTX NVRTC compiles it to: the spellings are PTX, at the lines of the .cu file they come from"
                 );
             }
             if checked.ptx_view.is_some() {
