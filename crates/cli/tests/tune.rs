@@ -618,9 +618,10 @@ fn ptx_view_of_template_flag_has_two_maximal_sets() {
 
 /// class-gridbarrier with a system-scope arrival counter, tuned as NVRTC's PTX: the blocks are
 /// on one GPU, so the arrival RMW goes back to .gpu; the generation's release store and
-/// acquire load are needed as written; the counter's reset store and the generation's first
-/// load are only ever read by or ordered through the acq_rel RMW and the release/acquire pair,
-/// so they narrow to .cta.
+/// acquire load are needed as written. The counter's reset and the first generation load are
+/// relaxed: their scope only decides whether they are morally strong with the other block's
+/// accesses, PTX gives that race a meaning, and the barrier's ordering rests on the acq_rel RMW
+/// and the generation's release/acquire pair, so .cta keeps the requirement.
 #[test]
 fn ptx_view_of_class_gridbarrier_goes_back_to_gpu() {
     let (v, rc) = tune("examples/tune/class-gridbarrier-system.cu");
