@@ -19,7 +19,9 @@
 //! The search: first how far each site goes alone (greedy descent, the first step that keeps
 //! the verdict taken each time); then greedy descents of all sites together, one site after
 //! another until none moves, so that each result is *maximal*: no single further step of any
-//! site keeps the verdict. When sites interfere (either of two fences may go, not both), a site
+//! site keeps the verdict. When no single step keeps it, joint scope steps are tried (every
+//! access of one location, or every access at one scope, one level narrower), for models where
+//! scopes must match (OpenCL's inclusive scopes are equal ones). When sites interfere (either of two fences may go, not both), a site
 //! left short of where it goes alone is tried earlier in another descent, and the distinct
 //! results are the maximal sets. Re-checks are bounded; the search says when it was cut.
 
@@ -282,8 +284,9 @@ fn reads(kind: &InstrKind, out: &mut Vec<RegId>) {
     }
 }
 
-/// Whether nothing reads the value the instruction at `at` of `thread` leaves in `r`: no
-/// instruction of the thread reads `r`, and the condition does not name it.
+/// Whether nothing reads the value an instruction of `thread` leaves in `r`: no instruction of
+/// the thread reads `r`, and the condition does not name it (conservative: any read anywhere
+/// counts).
 fn unused(program: &Program, thread: ThreadId, r: RegId) -> bool {
     let t = program.thread(thread);
     let mut read = Vec::new();
