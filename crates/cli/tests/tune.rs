@@ -635,3 +635,56 @@ fn ptx_view_of_class_gridbarrier_goes_back_to_gpu() {
         ]]
     );
 }
+
+/// The README's Tune section shows the real text output on the device counter.
+#[test]
+fn the_readme_shows_the_real_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let cmd = "$ scopecheck tune examples/tune/device-counter-seqcst.cu examples/cuda/device-counter.cu\n";
+    let start = readme
+        .find(cmd)
+        .expect("the README runs tune on the counter")
+        + cmd.len();
+    let shown = &readme[start..start + readme[start..].find("```").expect("block end")];
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .current_dir(root())
+        .args([
+            "tune",
+            "examples/tune/device-counter-seqcst.cu",
+            "examples/cuda/device-counter.cu",
+        ])
+        .output()
+        .expect("run");
+    // The README's block ends where the output's last blank line is.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        shown.trim_end()
+    );
+}
+
+/// With --model both a weakening must keep both verdicts: for the seq_cst message passing in
+/// OpenCL, release/acquire keep it under scoped C11 and, through the PTX mapping
+/// (st.release/ld.acquire at .gpu), under PTX.
+#[test]
+fn both_models_must_keep_the_verdict() {
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["tune", "--json", "--model", "both"])
+        .arg(root().join("examples/tune/mp-device-seqcst.cl"))
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or(""),
+    )
+    .expect("JSON");
+    assert_eq!(v["models"], serde_json::json!(["src11", "ptx"]));
+    assert_eq!(
+        sets(&v),
+        [[
+            "9: atomic_store_explicit(flag, 1, memory_order_seq_cst, memory_scope_device) -> atomic_store_explicit(flag, 1, memory_order_release, memory_scope_device)",
+            "11: atomic_load_explicit(flag, memory_order_seq_cst, memory_scope_device) -> atomic_load_explicit(flag, memory_order_acquire, memory_scope_device)",
+        ]]
+    );
+}
