@@ -117,6 +117,11 @@ fn a_wrong_program_points_to_suggest() {
     let (v, rc) = tune("examples/cuda/seed1-nofence.cu");
     assert_eq!(rc, 3);
     assert_eq!(v["status"], "not_right");
+    // Without the producer's fence the consumer may read the payload before it is written.
+    assert_eq!(
+        v["reasons"],
+        serde_json::json!(["under src11: its requirement fails, it races"])
+    );
     assert!(v["hint"]
         .as_str()
         .unwrap_or("")

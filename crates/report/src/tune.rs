@@ -803,6 +803,29 @@ fn cycles_text(c: Option<f64>) -> String {
     })
 }
 
+/// Why each verdict that is not right is not: `under src11: its requirement fails, it races`.
+fn not_right_reasons(verdicts: &[scopecheck_model::Verdict]) -> Vec<String> {
+    verdicts
+        .iter()
+        .filter(|v| !scopecheck_model::suggest::is_right(v))
+        .map(|v| {
+            let mut w = Vec::new();
+            if v.outcome != scopecheck_model::Outcome::Ok
+                && v.quantifier != scopecheck_ir::Quantifier::Exists
+            {
+                w.push("its requirement fails");
+            }
+            if v.model != "ptx" && v.is_racy() {
+                w.push("it races");
+            }
+            if v.terminates() == Some(false) {
+                w.push("it may hang");
+            }
+            format!("under {}: {}", v.model, w.join(", "))
+        })
+        .collect()
+}
+
 /// The text report of tuning one file, herd7-like: a `Tune` header, one block per maximal set,
 /// the operations already the weakest, and how many re-checks it took.
 pub fn tune_text(
@@ -818,25 +841,7 @@ pub fn tune_text(
     let models = models.join(" and ");
     match tuning {
         Tuning::NotRight(verdicts) => {
-            let why: Vec<String> = verdicts
-                .iter()
-                .filter(|v| !scopecheck_model::suggest::is_right(v))
-                .map(|v| {
-                    let mut w = Vec::new();
-                    if v.outcome != scopecheck_model::Outcome::Ok
-                        && v.quantifier != scopecheck_ir::Quantifier::Exists
-                    {
-                        w.push("its requirement fails");
-                    }
-                    if v.model != "ptx" && v.is_racy() {
-                        w.push("it races");
-                    }
-                    if v.terminates() == Some(false) {
-                        w.push("it may hang");
-                    }
-                    format!("under {}: {}", v.model, w.join(", "))
-                })
-                .collect();
+            let why = not_right_reasons(verdicts);
             let _ = writeln!(
                 out,
                 "Tune {name}: not right ({}); nothing to weaken. Run `scopecheck check --suggest {file}` for the cheapest strengthening that makes it right",
@@ -928,8 +933,9 @@ pub fn tune_json(
     });
     let m = v.as_object_mut().expect("an object");
     match tuning {
-        Tuning::NotRight(_) => {
+        Tuning::NotRight(verdicts) => {
             m.insert("status".into(), "not_right".into());
+            m.insert("reasons".into(), not_right_reasons(verdicts).into());
             m.insert(
                 "hint".into(),
                 format!("scopecheck check --suggest {file}").into(),
