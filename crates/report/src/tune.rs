@@ -515,7 +515,8 @@ fn c_spelling(
         if count_prefixed(&t, "memory_scope_") + count_prefixed(&t, "thread_scope_") > 0 {
             t = rescope(d, &t, to_scope)?;
         } else {
-            decl = Some(declaration_edit(&t, site.span.line, source, to_scope)?);
+            // Without a declaration that names the scope, the scope is said in words.
+            decl = declaration_edit(&t, site.span.line, source, to_scope);
         }
     }
     Some((t, decl))
