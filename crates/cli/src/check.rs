@@ -74,6 +74,9 @@ pub struct Checked {
     pub suggestions: Vec<Suggestion>,
     /// What the file's `(* options: ... *)` comments set (empty when it has none).
     pub file_options: FileOptions,
+    /// The options and models the file was checked with, its own options merged in.
+    pub options: CheckOptions,
+    pub models: Vec<Option<ModelKind>>,
     pub time: Duration,
 }
 
@@ -313,6 +316,8 @@ pub fn check_file(
         disagreements,
         suggestions,
         file_options,
+        options: opts.clone(),
+        models: models.to_vec(),
         time: start.elapsed(),
     })
 }

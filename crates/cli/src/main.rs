@@ -23,6 +23,7 @@ mod progress;
 mod render;
 mod run;
 mod sarif;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,9 @@ enum Command {
     Caps(caps::CapsArgs),
     /// Measures what each order and scope costs on the GPU.
     Cost(cost::CostArgs),
+    /// For each right test, the narrowest scopes and weakest orders that keep it right, with the
+    /// cycles they save.
+    Tune(tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,13 @@ fn main() -> ExitCode {
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
             return ExitCode::from(check::run(&args, &given));
+        }
+        Command::Tune(args) => {
+            let given = matches
+                .subcommand_matches("tune")
+                .map(options::given_on_command_line)
+                .unwrap_or_default();
+            return ExitCode::from(tune::run(&args, &given));
         }
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),

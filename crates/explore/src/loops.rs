@@ -29,8 +29,7 @@
 //! - on the path, a failing iteration wrote nothing but write-backs of the values it read.
 
 use scopecheck_ir::{
-    Address, BarrierKind, BranchCond, InstrKind, Operand, Order, Placement, Program, RegId,
-    RmwKind, RmwOp, Scope, Thread, WarpOp,
+    InstrKind, Operand, Order, Placement, Program, RegId, RmwKind, RmwOp, Scope, Thread,
 };
 
 /// A loop: a head and the backward branches to it, and what the explorer may do with it.
@@ -73,76 +72,7 @@ pub fn thread_loops(program: &Program, thread: &Thread) -> Vec<LoopInfo> {
 }
 
 pub(crate) fn reads_of(kind: &InstrKind) -> Vec<RegId> {
-    let mut v = Vec::new();
-    let mut op = |o: &Operand| {
-        if let Operand::Reg(r) = o {
-            v.push(*r);
-        }
-    };
-    let addr = |a: &Address, v: &mut Vec<RegId>| {
-        if let Some(r) = a.reg() {
-            v.push(r);
-        }
-    };
-    match kind {
-        InstrKind::Load { addr: a, .. } => {
-            let mut w = Vec::new();
-            addr(a, &mut w);
-            return w;
-        }
-        InstrKind::Store { addr: a, value, .. } => {
-            op(value);
-            addr(a, &mut v);
-        }
-        InstrKind::Rmw { addr: a, kind, .. } => {
-            match kind {
-                RmwKind::Op(_, x) => op(x),
-                RmwKind::Cas { expected, new } => {
-                    op(expected);
-                    op(new);
-                }
-            }
-            addr(a, &mut v);
-        }
-        InstrKind::Mov { src, .. } => op(src),
-        InstrKind::Binary { a, b, .. } => {
-            op(a);
-            op(b);
-        }
-        InstrKind::Branch {
-            cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
-            ..
-        } => {
-            op(a);
-            op(b);
-        }
-        InstrKind::Barrier {
-            id, kind, count, ..
-        } => {
-            op(id);
-            if let Some(c) = count {
-                op(c);
-            }
-            if let BarrierKind::Red { pred, .. } = kind {
-                op(pred);
-            }
-        }
-        InstrKind::Warp {
-            op: wop,
-            mask,
-            value,
-            ..
-        } => {
-            op(mask);
-            op(value);
-            if let WarpOp::Shfl { lane, clamp, .. } = wop {
-                op(lane);
-                op(clamp);
-            }
-        }
-        InstrKind::Branch { .. } | InstrKind::Fence { .. } => {}
-    }
-    v
+    kind.read_registers()
 }
 
 /// The registers an instruction writes.

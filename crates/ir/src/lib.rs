@@ -860,6 +860,80 @@ pub enum InstrKind {
 }
 
 impl InstrKind {
+    /// The registers the instruction reads: operands, address registers, barrier and warp
+    /// operands, branch operands.
+    pub fn read_registers(&self) -> Vec<RegId> {
+        let mut v = Vec::new();
+        let mut op = |o: &Operand| {
+            if let Operand::Reg(r) = o {
+                v.push(*r);
+            }
+        };
+        match self {
+            InstrKind::Load { addr, .. } => {
+                if let Some(r) = addr.reg() {
+                    op(&Operand::Reg(r));
+                }
+            }
+            InstrKind::Store { addr, value, .. } => {
+                op(value);
+                if let Some(r) = addr.reg() {
+                    op(&Operand::Reg(r));
+                }
+            }
+            InstrKind::Rmw { addr, kind, .. } => {
+                match kind {
+                    RmwKind::Op(_, x) => op(x),
+                    RmwKind::Cas { expected, new } => {
+                        op(expected);
+                        op(new);
+                    }
+                }
+                if let Some(r) = addr.reg() {
+                    op(&Operand::Reg(r));
+                }
+            }
+            InstrKind::Mov { src, .. } => op(src),
+            InstrKind::Binary { a, b, .. } => {
+                op(a);
+                op(b);
+            }
+            InstrKind::Branch {
+                cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
+                ..
+            } => {
+                op(a);
+                op(b);
+            }
+            InstrKind::Barrier {
+                id, kind, count, ..
+            } => {
+                op(id);
+                if let Some(c) = count {
+                    op(c);
+                }
+                if let BarrierKind::Red { pred, .. } = kind {
+                    op(pred);
+                }
+            }
+            InstrKind::Warp {
+                op: wop,
+                mask,
+                value,
+                ..
+            } => {
+                op(mask);
+                op(value);
+                if let WarpOp::Shfl { lane, clamp, .. } = wop {
+                    op(lane);
+                    op(clamp);
+                }
+            }
+            InstrKind::Branch { .. } | InstrKind::Fence { .. } => {}
+        }
+        v
+    }
+
     /// The registers the instruction writes (a warp shuffle may write two).
     pub fn written_registers(&self) -> impl Iterator<Item = RegId> {
         let (a, b) = match self {

@@ -75,7 +75,7 @@ impl Weakening {
 }
 
 /// The orders one step weaker than `o` for an access of this kind.
-fn weaker_orders(o: Order, kind: &InstrKind) -> Vec<Order> {
+pub fn weaker_orders(o: Order, kind: &InstrKind) -> Vec<Order> {
     let rmw = matches!(kind, InstrKind::Rmw { .. });
     let load = matches!(kind, InstrKind::Load { .. });
     match o {
@@ -284,7 +284,7 @@ fn replace(code: &mut Vec<Instr>, at: usize, with: Vec<Instr>) {
 }
 
 /// Removes instruction `at`, moving every branch target past it.
-fn remove(code: &mut Vec<Instr>, at: usize) {
+pub fn remove(code: &mut Vec<Instr>, at: usize) {
     replace(code, at, Vec::new());
 }
 

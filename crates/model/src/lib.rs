@@ -9,6 +9,7 @@ mod platform;
 pub mod ptx;
 pub mod src11;
 pub mod suggest;
+pub mod tune;
 mod verdict;
 
 pub use lint::{Lint, LintKind};

@@ -66,7 +66,7 @@ pub fn is_right(v: &Verdict) -> bool {
     requirement && !(races_matter && v.is_racy()) && v.terminates() != Some(false)
 }
 
-fn scope_name(s: Scope) -> &'static str {
+pub(crate) fn scope_name(s: Scope) -> &'static str {
     match s {
         Scope::Thread | Scope::Warp | Scope::Cta => "cta",
         Scope::Cluster => "cluster",
@@ -76,7 +76,7 @@ fn scope_name(s: Scope) -> &'static str {
 }
 
 /// The PTX name of an instruction for the cost table, and its latency when known.
-fn cost_of(kind: &InstrKind, table: &CostTable) -> Option<f64> {
+pub(crate) fn cost_of(kind: &InstrKind, table: &CostTable) -> Option<f64> {
     let name = match *kind {
         InstrKind::Load { order, scope, .. } => match order {
             Order::Weak => "ld.weak".to_string(),

@@ -787,6 +787,7 @@ pub fn file_name_part(name: &str) -> String {
     }
     out
 }
+pub mod tune;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,197 @@
+//! `scopecheck tune`: for each right test, the maximal sets of weakenings (narrower scopes,
+//! weaker orders, fences removed, RMWs made loads or stores) that keep every verdict, with the
+//! cycles each saves. The search is `scopecheck_model::tune`, the report
+//! `scopecheck_report::tune`; here only reading files and printing.
+//!
+//! Exit status: 0 when every file was tuned (or had nothing to weaken), 1 when some file could
+//! not be read, parsed or checked, 2 for bad usage, 3 when some test is not right (nothing to
+//! tune: `check --suggest` is the search for it), 4 when some search was cut short or a test's
+//! own check was incomplete. The first of 1, 3, 4 that applies wins.
+
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use clap::Args;
+use scopecheck_ir::Arch;
+use scopecheck_model::tune::{self, Tuning};
+use scopecheck_model::{CheckOptions, ModelKind};
+use scopecheck_report::tune::Dialect;
+
+use crate::check::{self, CommandLine};
+use crate::ci;
+use crate::inputs::{self, Input};
+use crate::options::CheckFlags;
+use crate::render::Failure;
+
+#[derive(Args)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    flags: CheckFlags,
+    /// Print one JSON object per file (NDJSON, see docs/json.md) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The cost table the savings are priced with (`scopecheck cost --toml`; default: the one
+    /// measured on an H200).
+    #[arg(long, value_name = "FILE.toml")]
+    cost_file: Option<PathBuf>,
+    /// The most re-checks of weakened programs one file's search may spend; the report says
+    /// when it was cut.
+    #[arg(long, value_name = "N", default_value_t = tune::DEFAULT_MAX_CHECKS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_checks: usize,
+    #[command(flatten)]
+    input: inputs::InputFlags,
+    /// Test files (.litmus, .cu, .cl, .ptx), or directories to search recursively for them, as
+    /// `check` takes them.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// The language a file's changes are spelled in.
+fn dialect(input: &Input, c: &check::Checked) -> Dialect {
+    let ext = input.path.extension();
+    match c.program.arch {
+        // A `.cu` file read as its PTX view, or a `.ptx` module.
+        Arch::Ptx => Dialect::Ptx,
+        _ if ext.is_some_and(|e| e == inputs::CUDA_EXTENSION) => Dialect::Cuda,
+        _ if ext.is_some_and(|e| e == inputs::OPENCL_EXTENSION) => Dialect::OpenCl,
+        _ => Dialect::LitmusC,
+    }
+}
+
+/// Runs `tune`; returns the exit status.
+pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
+    args.input.apply();
+    if let Err(e) = args.flags.platform() {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    let table = match crate::costs::load(args.cost_file.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let cuda = args.flags.cuda_options();
+    let inputs = inputs::collect(&args.paths, cuda.harness.as_deref());
+    let opts = args.flags.check_options();
+    let models = args.flags.models();
+    let cli = CommandLine {
+        flags: &args.flags,
+        given,
+    };
+    let (mut failed, mut wrong, mut unsettled) = (false, false, false);
+    for input in &inputs {
+        let checked = match check::check_file(input, &opts, &models, &cuda, None, &cli) {
+            Ok(c) => c,
+            Err(f) => {
+                failed = true;
+                report_failure(&f, args.json);
+                continue;
+            }
+        };
+        let per_model: Vec<CheckOptions> = checked
+            .models
+            .iter()
+            .map(|m| CheckOptions {
+                model: *m,
+                progress: None,
+                ..checked.options.clone()
+            })
+            .collect();
+        let names: Vec<&str> = checked
+            .models
+            .iter()
+            .map(|m| {
+                m.unwrap_or(ModelKind::for_dialect(checked.program.arch))
+                    .name()
+            })
+            .collect();
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            tune::tune(&checked.program, &per_model, &table, args.max_checks)
+        }));
+        let tuning = match found {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                failed = true;
+                let f = Failure::check(&input.file, checked.source.clone(), &checked.program, &e);
+                report_failure(&f, args.json);
+                continue;
+            }
+            Err(_) => {
+                failed = true;
+                report_failure(
+                    &Failure::internal(&input.file, checked.source.clone()),
+                    args.json,
+                );
+                continue;
+            }
+        };
+        match &tuning {
+            Tuning::NotRight(_) => wrong = true,
+            Tuning::Unsettled(_) => unsettled = true,
+            Tuning::Tuned(t) => unsettled |= t.incomplete.is_some(),
+        }
+        let d = dialect(input, &checked);
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            let line = scopecheck_report::tune::tune_json(
+                &input.file,
+                &checked.program,
+                &names,
+                &tuning,
+                d,
+                &checked.source,
+            );
+            let _ = writeln!(out, "{line}");
+        } else {
+            for w in &checked.warnings {
+                let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
+            }
+            if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
+                let _ = writeln!(
+                    out,
+                    "Note: this file is tuned as the PTX NVRTC compiles it to: the spellings are PTX, at the lines of the .cu file they come from"
+                );
+            }
+            if checked.ptx_view.is_some() {
+                let _ = writeln!(
+                    out,
+                    "Note: weakened programs are checked under ptx through scopecheck's own mapping of the C++ operations, not NVRTC's code"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{}",
+                scopecheck_report::tune::tune_text(
+                    &checked.program,
+                    &names,
+                    &tuning,
+                    d,
+                    &checked.source,
+                    &input.file,
+                )
+            );
+        }
+    }
+    if failed {
+        ci::EXIT_INPUT_ERROR
+    } else if wrong {
+        ci::EXIT_FINDINGS
+    } else if unsettled {
+        ci::EXIT_UNKNOWN
+    } else {
+        ci::EXIT_OK
+    }
+}
+
+fn report_failure(f: &Failure, json: bool) {
+    if json {
+        println!("{}", f.json());
+    } else {
+        let _ = std::io::stdout().flush();
+        f.eprint();
+    }
+}
