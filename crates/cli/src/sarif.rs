@@ -64,14 +64,24 @@ impl SarifOutput {
                 self.log
                     .add_checked(&input.file, &c.source, &warnings, &verdicts);
             }
-            Err(f) => {
-                let (span, source) = f.position();
-                let message = match f.help() {
-                    Some(help) => format!("{}; {help}", f.message),
-                    None => f.message.clone(),
-                };
-                self.log.add_input_error(&f.file, source, span, &message);
-            }
+            Err(f) => self.add_failure(f),
+        }
+    }
+
+    /// Adds a file that could not be read, parsed or checked.
+    pub fn add_failure(&mut self, f: &Failure) {
+        let (span, source) = f.position();
+        let message = match f.help() {
+            Some(help) => format!("{}; {help}", f.message),
+            None => f.message.clone(),
+        };
+        self.log.add_input_error(&f.file, source, span, &message);
+    }
+
+    /// Adds results another subcommand made (`tune`).
+    pub fn push_all(&mut self, results: Vec<scopecheck_report::sarif::SarifResult>) {
+        for r in results {
+            self.log.push(r);
         }
     }
 

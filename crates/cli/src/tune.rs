@@ -40,6 +40,11 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", default_value_t = tune::DEFAULT_MAX_CHECKS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_checks: usize,
+    /// Also write the weakenings found as a SARIF 2.1.0 log (`tune-weakening` notes, one per
+    /// change of each maximal set; docs/sarif.md); `-` for standard output instead of the text
+    /// reports.
+    #[arg(long, value_name = "FILE.sarif")]
+    sarif: Option<PathBuf>,
     #[command(flatten)]
     input: inputs::InputFlags,
     /// Test files (.litmus, .cu, .cl, .ptx), or directories to search recursively for them, as
@@ -74,6 +79,19 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             return 2;
         }
     };
+    let mut sarif = match args
+        .sarif
+        .as_deref()
+        .map(|p| crate::sarif::SarifOutput::open(p, args.json))
+    {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    let quiet = sarif.as_ref().is_some_and(|s| s.on_stdout());
     let cuda = args.flags.cuda_options();
     let inputs = inputs::collect(&args.paths, cuda.harness.as_deref());
     let opts = args.flags.check_options();
@@ -88,7 +106,10 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             Ok(c) => c,
             Err(f) => {
                 failed = true;
-                report_failure(&f, args.json);
+                report_failure(&f, args.json || quiet);
+                if let Some(s) = &mut sarif {
+                    s.add_failure(&f);
+                }
                 continue;
             }
         };
@@ -135,6 +156,17 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             Tuning::Tuned(t) => unsettled |= t.incomplete.is_some(),
         }
         let d = dialect(input, &checked);
+        if let Some(s) = &mut sarif {
+            s.push_all(scopecheck_report::tune::tune_sarif(
+                &input.file,
+                &tuning,
+                d,
+                &checked.source,
+            ));
+            if quiet {
+                continue;
+            }
+        }
         let mut out = std::io::stdout().lock();
         if args.json {
             let line = scopecheck_report::tune::tune_json(
@@ -174,6 +206,12 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
                     &input.file,
                 )
             );
+        }
+    }
+    if let Some(s) = sarif {
+        if let Err(e) = s.finish() {
+            eprintln!("error: {e}");
+            return ci::EXIT_INPUT_ERROR;
         }
     }
     if failed {

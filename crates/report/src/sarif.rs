@@ -140,6 +140,14 @@ pub mod rules {
         help: "Raise the bound named in the message (--unroll, --max-executions, --timeout).",
         level: Level::Warning,
     };
+    /// `tune --sarif`: not one of `check`'s rules (so not in [`ALL`]).
+    pub const TUNE_WEAKENING: Rule = Rule {
+        id: "tune-weakening",
+        short: "A synchronizing operation is stronger or wider than the program needs",
+        full: "scopecheck tune found a maximal set of weakenings (a narrower scope, a weaker order, a fence removed, an RMW made a load or a store) that keeps every verdict: the requirement holds, no race, no hang. Each change of the set is a result at its line, the set's other changes its related locations; only the whole set is known to keep the verdicts. The message gives the new spelling and the cycles the set saves (from the cost table).",
+        help: "Apply the whole set (or keep the stronger operation deliberately, e.g. for callers this test does not model).",
+        level: Level::Note,
+    };
     pub const INPUT_ERROR: Rule = Rule {
         id: "input-error",
         short: "A file could not be read, parsed or checked",

@@ -1007,6 +1007,83 @@ pub fn tune_json(
     v
 }
 
+/// What tune found as SARIF results (`tune --sarif`): one `tune-weakening` note per change of
+/// each maximal set, at the changed line, saying the new spelling and the cycles the set
+/// saves; the set's other changes are related locations, since only the whole set is known to
+/// keep every verdict. A program that is not right gets nothing here (`check --sarif` reports
+/// why).
+pub fn tune_sarif(
+    file: &str,
+    tuning: &Tuning,
+    dialect: Dialect,
+    source: &str,
+) -> Vec<crate::sarif::SarifResult> {
+    use crate::sarif::{escape, rules, Place, Region, SarifResult};
+    let Tuning::Tuned(t) = tuning else {
+        return Vec::new();
+    };
+    let place = |span: scopecheck_ir::Span, message: Option<String>| Place {
+        file: file.to_string(),
+        region: Region::of_span(Some(source), span),
+        message,
+    };
+    let mut out = Vec::new();
+    for (k, set) in t.sets.iter().enumerate() {
+        let spellings = spell_set(dialect, t, set, source);
+        for (j, (change, sp)) in set.changes.iter().zip(&spellings).enumerate() {
+            let site = &t.sites[change.site];
+            let what = match sp.edits.first() {
+                Some(Edit {
+                    was,
+                    becomes: Some(b),
+                    ..
+                }) => format!("`{}` could be `{}`", was.trim(), b.trim()),
+                Some(Edit {
+                    was, becomes: None, ..
+                }) => format!("`{}` could be removed", was.trim()),
+                None => format!("`{}`: {}", site.text.trim(), sp.words),
+            };
+            let related: Vec<Place> = set
+                .changes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != j)
+                .map(|(_, c)| {
+                    let s = &t.sites[c.site];
+                    place(s.span, Some(escape(s.text.trim())))
+                })
+                .collect();
+            let mut message = format!(
+                "{} and every verdict still holds (maximal set {} of {}, saving {} in all",
+                escape(&what),
+                k + 1,
+                t.sets.len(),
+                cycles_text(set.saved_cycles)
+            );
+            if !related.is_empty() {
+                message.push_str(&format!(
+                    ", together with {} other change(s) at the related locations",
+                    related.len()
+                ));
+            }
+            message.push(')');
+            let mut properties = serde_json::Map::new();
+            properties.insert("set".into(), json!(k + 1));
+            properties.insert("sets".into(), json!(t.sets.len()));
+            properties.insert("savedCycles".into(), json!(change.saved_cycles));
+            out.push(SarifResult {
+                rule: rules::TUNE_WEAKENING,
+                level: rules::TUNE_WEAKENING.level,
+                message,
+                locations: vec![place(site.span, None)],
+                related,
+                properties,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -473,3 +473,54 @@ fn the_schema_rejects_a_broken_log() {
         .remove("message");
     assert!(!validator().is_valid(&log));
 }
+
+/// `tune --sarif`: message passing inside one CTA with a .sys release and acquire. Both
+/// threads are in CTA 0, so .cta scope keeps the release/acquire pair morally strong and the
+/// requirement holds: tune's maximal set narrows both flag accesses, and each change is one
+/// `tune-weakening` note at its line, the other change its related location.
+#[test]
+fn tune_weakenings_are_notes_at_their_lines() {
+    let src = "PTX MP+sys+one-cta
+{ data=0; flag=0; }
+ P0@cta 0,gpu 0          | P1@cta 0,gpu 0          ;
+ st.weak data, 1         | ld.acquire.sys r0, flag ;
+ st.release.sys flag, 1  | ld.weak r1, data        ;
+~exists (P1:r0 == 1 /\\ P1:r1 == 0)
+";
+    let t = scopecheck_litmus::parse_test(src).expect("the test parses");
+    let table = scopecheck_model::suggest::CostTable { cycles: vec![] };
+    let tuning = scopecheck_model::tune::tune(
+        &t.program,
+        &[CheckOptions::default()],
+        &table,
+        scopecheck_model::tune::DEFAULT_MAX_CHECKS,
+    )
+    .expect("tune runs");
+    let found = scopecheck_report::tune::tune_sarif(
+        "mp.litmus",
+        &tuning,
+        scopecheck_report::tune::Dialect::Ptx,
+        src,
+    );
+    let mut log = SarifLog::new();
+    for r in found {
+        log.push(r);
+    }
+    let json = log.to_json("0.1.0", None, Some(Path::new("/work/project")));
+    assert_valid(&json);
+    assert_eq!(rule_ids(&json), ["tune-weakening"]);
+    let rs = results(&json);
+    // Line 5 holds the release (P0), line 4 the acquire (P1): one note each, each relating
+    // the other.
+    let mut lines: Vec<u64> = rs.iter().map(|r| region(&r["locations"][0]).0).collect();
+    lines.sort();
+    assert_eq!(lines, [4, 5], "{json}");
+    for r in &rs {
+        assert_eq!(r["level"], "note");
+        assert_eq!(r["relatedLocations"].as_array().map(|a| a.len()), Some(1));
+        assert!(
+            r["message"]["text"].as_str().unwrap_or("").contains(".cta"),
+            "{r}"
+        );
+    }
+}
