@@ -185,7 +185,9 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
                     .as_deref()
                     .map(|dir| (dir, graph_names[next].as_str()));
                 all_checked &= if sarif_on_stdout {
-                    eprint_failure(&result)
+                    // The log takes standard output: no report, but the pictures still.
+                    let (drawn, _) = draw(&inputs[next], &result, graphs);
+                    eprint_failure(&result) && drawn
                 } else {
                     print(&inputs[next], &result, args.json, models.len() > 1, graphs)
                 };
@@ -613,6 +615,25 @@ fn write_graphs(dir: &std::path::Path, name: &str, c: &Checked) -> Result<Vec<St
     Ok(written)
 }
 
+/// With `--graph`: writes the file's pictures; returns whether that went well (an error is
+/// printed) and what was written.
+fn draw(
+    input: &Input,
+    result: &Result<Checked, Box<Failure>>,
+    graphs: Option<(&std::path::Path, &str)>,
+) -> (bool, Option<Vec<String>>) {
+    match (result, graphs) {
+        (Ok(c), Some((dir, name))) => match write_graphs(dir, name, c) {
+            Ok(w) => (true, Some(w)),
+            Err(why) => {
+                eprintln!("error: {}: {why}", input.file);
+                (false, None)
+            }
+        },
+        _ => (true, None),
+    }
+}
+
 /// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
 /// returns whether the file was checked (and its pictures, with `--graph`, written).
 fn print(
@@ -622,18 +643,7 @@ fn print(
     both: bool,
     graphs: Option<(&std::path::Path, &str)>,
 ) -> bool {
-    let written = match (result, graphs) {
-        (Ok(c), Some((dir, name))) => Some(write_graphs(dir, name, c)),
-        _ => None,
-    };
-    let graphs_ok = !matches!(written, Some(Err(_)));
-    if let Some(Err(why)) = &written {
-        eprintln!("error: {}: {why}", input.file);
-    }
-    let written = match written {
-        Some(Ok(w)) => Some(w),
-        _ => None,
-    };
+    let (graphs_ok, written) = draw(input, result, graphs);
     let mut out = std::io::stdout().lock();
     // A file's own `--model` may ask for both models, or for one.
     let both = match result {
