@@ -3780,6 +3780,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         );
     }
 
+    /// The parameter declarations of function definition `func` (none for `(void)`).
+    fn params_of(&self, func: Node<'t>) -> R<Vec<Node<'t>>> {
+        let decl = field(func, "declarator")?;
+        let params = field(decl, "parameters")?;
+        let mut c = params.walk();
+        Ok(params
+            .named_children(&mut c)
+            .filter(|p| p.kind() == "parameter_declaration")
+            .filter(|p| self.text(*p).trim() != "void")
+            .collect())
+    }
+
     /// Inlines a call to a function of this file.
     fn inline(
         &mut self,
@@ -3794,14 +3806,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 format!("calls nest deeper than {MAX_INLINE_DEPTH} (recursion is not supported)"),
             );
         }
-        let decl = field(func, "declarator")?;
-        let params = field(decl, "parameters")?;
-        let mut c = params.walk();
-        let params: Vec<Node> = params
-            .named_children(&mut c)
-            .filter(|p| p.kind() == "parameter_declaration")
-            .filter(|p| self.text(*p).trim() != "void")
-            .collect();
+        let params = self.params_of(func)?;
         if params.len() != args.len() {
             return err(
                 call,

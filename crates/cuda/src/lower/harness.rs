@@ -1044,29 +1044,27 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         self.check_limit(grid, block, config)?;
         let args = self.args(e)?;
-        let frame = self.launch_frame(kernel, &kname, &args, e)?;
+        let frame = self.launch_frame(kernel, &kname, &args, e, false)?;
         self.launch_expression = expression;
         self.spawn(&kname, kernel, grid, block, stream, frame, false, e)
     }
 
     /// The parameter bindings of a launch of `kernel` with the host expressions `args`.
-    fn launch_frame(
+    ///
+    /// `host_thread`: the callee is a host function run by a `std::thread` (host arrays may be
+    /// passed), not a kernel.
+    pub(super) fn launch_frame(
         &mut self,
         kernel: Node<'t>,
         kname: &str,
         args: &[Node<'t>],
         e: Node<'t>,
+        host_thread: bool,
     ) -> R<Vec<(String, Binding)>> {
-        let harness_only = self.cx.options.kernels == crate::KernelSource::Ptx;
+        let harness_only = self.cx.options.kernels == crate::KernelSource::Ptx && !host_thread;
+        let callee = if host_thread { "thread" } else { "kernel" };
         // Arguments, evaluated in the host's context.
-        let decl = field(kernel, "declarator")?;
-        let params = field(decl, "parameters")?;
-        let mut c = params.walk();
-        let params: Vec<Node> = params
-            .named_children(&mut c)
-            .filter(|p| p.kind() == "parameter_declaration")
-            .filter(|p| self.text(*p).trim() != "void")
-            .collect();
+        let params = self.params_of(kernel)?;
         if params.len() != args.len() {
             return err(
                 e,
@@ -1089,7 +1087,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         Err(_) => match self.value(*a, None)? {
                             Operand::Imm(v) => Binding::Const(v, scopecheck_ir::IntType::S64),
                             Operand::Reg(_) => {
-                                return err(*a, "not supported: a kernel argument computed at run time by the host (pass a constant or a pointer)")
+                                return err(*a, format!("not supported: a {callee} argument computed at run time by the host (pass a constant or a pointer)"))
                             }
                         },
                     };
@@ -1111,8 +1109,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             // A parameter is initialised as a variable of its type is: converted.
             let b = if ty.pointer {
-                let ptr = self.fixed_pointer(*a)?;
-                if self.cx.arrays[ptr.arr].space == MemorySpace::HostPageable {
+                let ptr = self.fixed_pointer(*a).map_err(|mut e| {
+                    if host_thread {
+                        e.message.push_str(" (a thread's pointer arguments must point to memory: an allocation such as cudaMallocManaged or cudaHostAlloc, a host array, or a `__device__` variable)");
+                    }
+                    e
+                })?;
+                if !host_thread && self.cx.arrays[ptr.arr].space == MemorySpace::HostPageable {
                     return err(*a, "a host array cannot be passed to a kernel: copy it to device memory with cudaMemcpy");
                 }
                 Binding::Ptr(self.retype(ptr, ty.ptr_ty(), *a)?)
@@ -1120,7 +1123,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 match self.value(*a, None)? {
                     Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     Operand::Reg(_) => {
-                        return err(*a, "not supported: a kernel argument computed at run time by the host (pass a constant or a pointer)")
+                        return err(*a, format!("not supported: a {callee} argument computed at run time by the host (pass a constant or a pointer)"))
                     }
                 }
             };
@@ -1196,7 +1199,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
             }
         }
-        let frame = self.launch_frame(kernel, &kname, &values, e)?;
+        let frame = self.launch_frame(kernel, &kname, &values, e, false)?;
         self.launch_expression = kname.clone();
         self.spawn(&kname, kernel, grid, block, stream, frame, true, e)?;
         Ok(())

@@ -113,7 +113,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 )
             }
         };
-        let frame = self.thread_frame(func, &fname, args, list)?;
+        let frame = self.launch_frame(func, &fname, args, list, true)?;
         let id = self.spawn_host_thread(&fname, func, frame, d)?;
         let var = self.text(name).to_string();
         self.launches.host_threads.push(HostThread {
@@ -127,60 +127,6 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Binding::HostThread(self.launches.host_threads.len() - 1),
         );
         Ok(true)
-    }
-
-    /// The parameter bindings of host function `func` called with the harness's `args`: pointers
-    /// to memory and constants (a host local is a register of the spawning code, which the new
-    /// thread cannot see).
-    fn thread_frame(
-        &mut self,
-        func: Node<'t>,
-        fname: &str,
-        args: &[Node<'t>],
-        at: Node<'t>,
-    ) -> R<Vec<(String, Binding)>> {
-        let decl = field(func, "declarator")?;
-        let params = field(decl, "parameters")?;
-        let mut c = params.walk();
-        let params: Vec<Node> = params
-            .named_children(&mut c)
-            .filter(|p| p.kind() == "parameter_declaration")
-            .filter(|p| self.text(*p).trim() != "void")
-            .collect();
-        if params.len() != args.len() {
-            return err(
-                at,
-                format!(
-                    "{} argument(s) given, `{fname}` takes {}",
-                    args.len(),
-                    params.len()
-                ),
-            );
-        }
-        let mut frame = Vec::new();
-        for (p, a) in params.iter().zip(args) {
-            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
-            let pname = match p.child_by_field_name("declarator") {
-                Some(d) => self.text(self.cx.declarator_shape(d)?.0).to_string(),
-                None => continue,
-            };
-            let b = if ty.pointer {
-                let ptr = self.fixed_pointer(*a).map_err(|mut e| {
-                    e.message.push_str(" (a thread's pointer arguments must point to memory: an allocation such as cudaMallocManaged or cudaHostAlloc, a host array, or a `__device__` variable; the address of a host local is not supported)");
-                    e
-                })?;
-                Binding::Ptr(self.retype(ptr, ty.ptr_ty(), *a)?)
-            } else {
-                match self.value(*a, None)? {
-                    Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
-                    Operand::Reg(_) => {
-                        return err(*a, "not supported: a thread argument computed at run time by the host (pass a constant or a pointer)")
-                    }
-                }
-            };
-            frame.push((pname, b));
-        }
-        Ok(frame)
     }
 
     /// Lowers `func`'s body as a new host thread that starts after the host code so far.
