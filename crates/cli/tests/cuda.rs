@@ -586,6 +586,19 @@ fn the_host_polls_mapped_memory_during_the_kernel() {
     }
 }
 
+/// Cooperative groups' tiles: tiles of 4 threads hand a shared value from rank 0 to rank 1
+/// across tile.sync() (a warp barrier over the tile's lanes); without it the shared accesses
+/// race. A tile reduction with tile.shfl_down sums each tile's inputs (language-level view;
+/// the PTX view of its shuffle loop is not settled yet, see the example's header).
+#[test]
+fn cooperative_groups_tiles() {
+    for m in [None, Some("ptx")] {
+        expect("cg-tile-handoff.cu", m, "Ok", false);
+        expect("cg-tile-handoff-broken.cu", m, "No", true);
+    }
+    expect("cg-tile-reduce.cu", None, "Ok", false);
+}
+
 /// Kernel arguments in a struct passed by value (pointer fields set with cudaMalloc(&p.f),
 /// a count set with p.n = N), handed on by value to device helpers: the producer's fence and
 /// flag and the consumer's fence make the copy right; without the consumer's fence the

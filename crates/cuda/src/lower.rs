@@ -233,6 +233,9 @@ enum Group {
     Block,
     /// `this_grid()`: every thread of the launch, which must be cooperative.
     Grid,
+    /// `tiled_partition<N>(block)`: the thread's tile of `N` consecutive threads of the block
+    /// (`N` a power of two up to 32, so a tile lies in one warp).
+    Tile(u32),
 }
 
 /// An array of locations (a scalar is an array of one).
@@ -2208,7 +2211,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "compound_statement" => self.block(s),
             "expression_statement" => {
                 if let Some(e) = s.named_child(0) {
-                    if e.kind() != "comment" {
+                    if e.kind() != "comment" && !self.misparsed_tile_decl(e)? {
                         self.value(e, None)?;
                     }
                 }
@@ -3904,6 +3907,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 match cg_base(&name) {
                     "this_thread_block" => Some(Group::Block),
                     "this_grid" => Some(Group::Grid),
+                    t if t.starts_with("tiled_partition") => {
+                        // `tiled_partition<N>(g)` of the block (or of a wider tile).
+                        let n = tile_size(t)?;
+                        let args = e.child_by_field_name("arguments")?;
+                        let parent = args.named_child(0)?;
+                        match self.group_of(parent)? {
+                            Group::Block => Some(Group::Tile(n)),
+                            Group::Tile(m) if n <= m => Some(Group::Tile(n)),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 }
             }
@@ -3923,7 +3937,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .map(|t| self.word(t))
             .unwrap_or_default();
         let base = cg_base(&ty);
-        if !matches!(base, "thread_block" | "grid_group" | "auto") {
+        if !matches!(base, "thread_block" | "grid_group" | "auto")
+            && !base.starts_with("thread_block_tile")
+        {
             return Ok(false);
         }
         let value = (decl.kind() == "init_declarator")
@@ -3936,12 +3952,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         match (group, name) {
             (Some(g), Some(n)) => {
                 self.device_only(&ty, d)?;
-                let want = if g == Group::Block {
-                    "thread_block"
-                } else {
-                    "grid_group"
+                let want = match g {
+                    Group::Block => "thread_block".to_string(),
+                    Group::Grid => "grid_group".to_string(),
+                    Group::Tile(n) => format!("thread_block_tile<{n}>"),
                 };
-                if base != "auto" && base != want {
+                if base != "auto" && base.replace(' ', "") != want {
                     return err(d, format!("`{ty}` holds a `{want}`"));
                 }
                 let name = self.text(n).to_string();
@@ -3951,7 +3967,47 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             _ if base == "auto" => Ok(false),
             _ => err(
                 decl,
-                "expected `= cg::this_thread_block()` or `= cg::this_grid()` (other cooperative groups are not supported yet)",
+                "expected `= cg::this_thread_block()`, `= cg::this_grid()` or `= cg::tiled_partition<N>(block)` with N a power of two up to 32 (other cooperative groups are not supported yet)",
+            ),
+        }
+    }
+
+    /// `cg::thread_block_tile<N> t = cg::tiled_partition<N>(b);`, which the grammar may read as
+    /// the expression `cg::thread_block_tile < N > (t = ...)` (it cannot tell a template from
+    /// a comparison without knowing the names): binds the tile; whether `e` was one.
+    fn misparsed_tile_decl(&mut self, e: Node<'t>) -> R<bool> {
+        let shape = || -> Option<(Node<'t>, Node<'t>, Node<'t>)> {
+            if e.kind() != "binary_expression" || self.op(e) != ">" {
+                return None;
+            }
+            let lt = e.child_by_field_name("left")?;
+            if lt.kind() != "binary_expression" || self.op(lt) != "<" {
+                return None;
+            }
+            let ty = lt.child_by_field_name("left")?;
+            let n = lt.child_by_field_name("right")?;
+            let assign = e.child_by_field_name("right")?;
+            if cg_base(&self.word(ty)) != "thread_block_tile"
+                || assign.kind() != "assignment_expression"
+            {
+                return None;
+            }
+            Some((n, field(assign, "left").ok()?, field(assign, "right").ok()?))
+        };
+        let Some((n, name, value)) = shape() else {
+            return Ok(false);
+        };
+        self.device_only("thread_block_tile", e)?;
+        let want = tile_size(&format!("<{}>", self.text(n)));
+        match (self.group_of(value), want) {
+            (Some(Group::Tile(k)), Some(w)) if k == w && name.kind() == "identifier" => {
+                let var = self.text(name).to_string();
+                self.bind(&var, Binding::Group(Group::Tile(k)));
+                Ok(true)
+            }
+            _ => err(
+                e,
+                "expected `cg::thread_block_tile<N> t = cg::tiled_partition<N>(block);` with the same N, a power of two up to 32",
             ),
         }
     }
@@ -4022,6 +4078,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             )),
             ("size" | "num_threads", Group::Block) => Ok(Operand::Imm(block_size)),
             ("size" | "num_threads", Group::Grid) => Ok(Operand::Imm(self.cx.launch_threads)),
+            (_, Group::Tile(n)) => self.tile_method(n, thread, block_size, method, e),
             _ => err(
                 e,
                 format!("not supported: `{method}` of a cooperative group (sync, thread_rank, size and num_threads are)"),
@@ -4315,6 +4372,14 @@ fn writes_name(body: Node, var: &str, src: &str) -> bool {
 
 /// A cooperative-groups name without its namespace (`cg::this_grid` and
 /// `cooperative_groups::this_grid` are `this_grid`); other names as they are.
+/// `N` of `tiled_partition<N>` / `thread_block_tile<N>`: a power of two up to 32.
+fn tile_size(name: &str) -> Option<u32> {
+    let open = name.find('<')?;
+    let close = name.rfind('>')?;
+    let n: u32 = name.get(open + 1..close)?.trim().parse().ok()?;
+    (n.is_power_of_two() && n <= 32).then_some(n)
+}
+
 fn cg_base(name: &str) -> &str {
     let n = name.strip_prefix("::").unwrap_or(name);
     n.strip_prefix("cooperative_groups::")

@@ -1638,3 +1638,57 @@ fn structs_with_pointers_stay_out_of_memory_and_launch_arguments_are_known() {
         assert!(e.message.contains(want), "{src}: {}", e.message);
     }
 }
+
+/// `cg::tiled_partition<N>(block)`: a thread's tile is the N consecutive threads holding it;
+/// thread_rank, size and meta_group_rank fold to constants, sync() is a warp barrier over the
+/// tile's lanes (thread 5 of a block is lane 5, in the second tile of 4: lanes 4..7).
+#[test]
+fn tiles_fold_their_ranks_and_sync_over_their_lanes() {
+    let p = lower(
+        "#include <cooperative_groups.h>
+         namespace cg = cooperative_groups;
+         __global__ void k(int *out) {
+             cg::thread_block_tile<4> t = cg::tiled_partition<4>(cg::this_thread_block());
+             out[threadIdx.x] = t.thread_rank() * 100 + t.meta_group_rank() * 10 + t.size();
+             t.sync();
+         }
+         int main() { int *o; cudaMallocManaged(&o, 8 * sizeof(int)); k<<<1, 8>>>(o); return 0; }",
+    );
+    let t5 = p
+        .threads
+        .iter()
+        .find(|t| t.name == "k.b0.t5")
+        .expect("thread 5");
+    // Rank 1 in tile 1 of size 4: 1 * 100 + 1 * 10 + 4.
+    assert!(
+        t5.code.iter().any(|i| matches!(
+            i.kind,
+            InstrKind::Store {
+                value: Operand::Imm(114),
+                ..
+            }
+        )),
+        "{:?}",
+        t5.code
+    );
+    assert!(
+        t5.code.iter().any(|i| matches!(
+            i.kind,
+            InstrKind::Warp {
+                op: scopecheck_ir::WarpOp::Sync,
+                mask: Operand::Imm(0xf0),
+                ..
+            }
+        )),
+        "{:?}",
+        t5.code
+    );
+    // A size that is not a power of two up to 32 is an error.
+    let e = error(
+        "#include <cooperative_groups.h>
+         namespace cg = cooperative_groups;
+         __global__ void k() { cg::thread_block_tile<64> t = cg::tiled_partition<64>(cg::this_thread_block()); }
+         int main() { k<<<1, 1>>>(); return 0; }",
+    );
+    assert!(e.message.contains("power of two"), "{}", e.message);
+}

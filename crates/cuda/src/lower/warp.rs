@@ -153,6 +153,124 @@ impl<'t> Lw<'_, '_, 't> {
         }
     }
 
+    /// A member function of a `thread_block_tile<n>` (cooperative groups): the tile is the `n`
+    /// consecutive lanes of the thread's warp that hold it (`thread` is its linear index in
+    /// the block). `sync()` is `__syncwarp` over those lanes; `shfl*` are the warp shuffles
+    /// with width `n`; `any` / `all` / `ballot` the votes over the tile (ballot's bits counted
+    /// from the tile's first lane).
+    pub(super) fn tile_method(
+        &mut self,
+        n: u32,
+        thread: i64,
+        block_size: i64,
+        method: &str,
+        e: Node<'t>,
+    ) -> R<Operand> {
+        let n64 = i64::from(n);
+        let lane = thread % 32;
+        let first = lane - lane % n64;
+        let bits: i64 = if n == 32 {
+            0xffff_ffff
+        } else {
+            ((1i64 << n) - 1) << first
+        };
+        let mask = Operand::Imm(bits);
+        let args = self.args(e)?;
+        let shfl = match method {
+            "shfl" => Some(ShflMode::Idx),
+            "shfl_up" => Some(ShflMode::Up),
+            "shfl_down" => Some(ShflMode::Down),
+            "shfl_xor" => Some(ShflMode::Bfly),
+            _ => None,
+        };
+        if let Some(mode) = shfl {
+            self.device_only(method, e)?;
+            self.arity(method, &args, (2, 2), "value, lane or delta", e)?;
+            let v = self.val(args[0], None)?;
+            let src = self.value(args[1], None)?;
+            // The segment of width n: the ISA's c operand, as __shfl*_sync(mask, v, x, n).
+            let low = if mode == ShflMode::Up { 0 } else { 31 };
+            let clamp = Operand::Imm(((32 - n64) << 8) | low);
+            let dst = self.temp(v.ty);
+            self.emit(
+                InstrKind::Warp {
+                    op: WarpOp::Shfl {
+                        mode,
+                        lane: src,
+                        clamp,
+                    },
+                    mask,
+                    value: v.op,
+                    dst: Some(dst),
+                    pred_dst: None,
+                },
+                e,
+            );
+            return Ok(Operand::Reg(dst));
+        }
+        let vote = match method {
+            "any" => Some(VoteOp::Any),
+            "all" => Some(VoteOp::All),
+            "ballot" => Some(VoteOp::Ballot),
+            _ => None,
+        };
+        if let Some(op) = vote {
+            self.device_only(method, e)?;
+            self.arity(method, &args, (1, 1), "predicate", e)?;
+            let p = self.val(args[0], None)?;
+            let p = self.binary(BinOp::Ne, p, Val::imm(0, IntType::S32), None, e);
+            let ty = if op == VoteOp::Ballot {
+                IntType::U32
+            } else {
+                IntType::S32
+            };
+            let dst = self.temp(ty);
+            self.emit(
+                InstrKind::Warp {
+                    op: WarpOp::Vote(op),
+                    mask,
+                    value: p.op,
+                    dst: Some(dst),
+                    pred_dst: None,
+                },
+                e,
+            );
+            if op != VoteOp::Ballot || first == 0 {
+                return Ok(Operand::Reg(dst));
+            }
+            let v = Val {
+                op: Operand::Reg(dst),
+                ty,
+            };
+            let shifted = self.binary(BinOp::Shr, v, Val::imm(first, ty), None, e);
+            return Ok(shifted.op);
+        }
+        match method {
+            "sync" => {
+                self.device_only("thread_block_tile::sync", e)?;
+                self.emit(
+                    InstrKind::Warp {
+                        op: WarpOp::Sync,
+                        mask,
+                        value: Operand::Imm(0),
+                        dst: None,
+                        pred_dst: None,
+                    },
+                    e,
+                );
+                Ok(Operand::Imm(0))
+            }
+            "thread_rank" => Ok(Operand::Imm(thread % n64)),
+            "size" | "num_threads" => Ok(Operand::Imm(n64)),
+            "meta_group_rank" => Ok(Operand::Imm(thread / n64)),
+            "meta_group_size" => Ok(Operand::Imm((block_size + n64 - 1) / n64)),
+            _ => err(
+                e,
+                format!("not supported: `{method}` of a thread_block_tile (sync, thread_rank, size, num_threads, meta_group_rank, meta_group_size, shfl, shfl_up, shfl_down, shfl_xor, any, all and ballot are)"),
+            ),
+        }
+    }
+
     /// A lane mask, as the `unsigned` the intrinsics take.
     fn mask(&mut self, m: Node<'t>) -> R<Operand> {
         let v = self.val(m, None)?;
