@@ -560,6 +560,26 @@ const CUDA: &[(&str, &[&[&str]])] = &[
             "17: __threadfence_block() -> removed",
         ]],
     ),
+    // Two blocks of one GPU: the producer's fence needs device scope, not system; then as the original tunes (the seed1 pattern: release and acquire halves, a relaxed flag store after the release fence, the poll's add of 0 a relaxed load).
+    (
+        "params-struct-system.cu",
+        &[&[
+            "19: __threadfence_system() -> cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device)",
+            "20: atomicExch(p.flag, 1) -> cuda::atomic_ref<int, cuda::thread_scope_device>(*(p.flag)).store(1, cuda::memory_order_relaxed)",
+            "24: atomicAdd(p.flag, 0) -> cuda::atomic_ref<int, cuda::thread_scope_device>(*(p.flag)).load(cuda::memory_order_relaxed)",
+            "26: __threadfence() -> cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device)",
+        ]],
+    ),
+    // The host consumer's acquire load pairs with a release store: seq_cst adds nothing (the consumer, a host thread, is left alone; the scope must stay system to include it).
+    (
+        "hh-thread-consumer-seqcst.cu",
+        &[&["12: f.store(1, cuda::memory_order_seq_cst) -> f.store(1, cuda::memory_order_release)"]],
+    ),
+    // tile.sync() already orders the shared write before the read within the tile: the block fence goes.
+    (
+        "cg-tile-handoff-fence.cu",
+        &[&["17: __threadfence_block() -> removed"]],
+    ),
 ];
 
 /// Each CUDA copy tunes to exactly its sets, and every edit either restores the example as
