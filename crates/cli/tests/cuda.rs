@@ -586,6 +586,19 @@ fn the_host_polls_mapped_memory_during_the_kernel() {
     }
 }
 
+/// A union packet (data and flag in one 64-bit word) sent and read with single 64-bit
+/// atomics is always whole; sent as two 32-bit fields without fences it races. The
+/// language-level front-end does not read unions: the PTX view answers (the default for such a
+/// file, said in a warning), the union-typed `__device__` global left to NVRTC's PTX.
+#[test]
+fn a_union_packet_is_checked_as_nvrtc_compiles_it() {
+    expect("union-packet.cu", Some("ptx"), "Ok", false);
+    expect("union-packet-broken.cu", Some("ptx"), "No", true);
+    let v = check("union-packet.cu", None);
+    assert_eq!(v["result"], "Ok", "{v}");
+    assert!(v["warnings"].to_string().contains("union"), "{v}");
+}
+
 /// Cooperative groups' tiles: tiles of 4 threads hand a shared value from rank 0 to rank 1
 /// across tile.sync() (a warp barrier over the tile's lanes); without it the shared accesses
 /// race. A tile reduction with tile.shfl_down sums each tile's inputs (language-level view;

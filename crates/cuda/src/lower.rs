@@ -309,6 +309,9 @@ struct Ctx<'s, 't> {
     funcs: HashMap<String, Func<'t>>,
     structs: Vec<StructDef>,
     struct_by_name: HashMap<String, usize>,
+    /// Reading only the harness (the PTX view): globals whose declaration could not be read,
+    /// with why; an error only if the harness names them.
+    opaque_globals: Vec<(String, CudaError)>,
     threads: Vec<Thread>,
     asserts: Vec<(Observable, Span)>,
     warnings: Vec<Warning>,
@@ -356,6 +359,7 @@ pub(crate) fn lower<'s, 't>(
         funcs: HashMap::new(),
         structs: Vec::new(),
         struct_by_name: HashMap::new(),
+        opaque_globals: Vec::new(),
         threads: Vec::new(),
         asserts: Vec::new(),
         warnings: Vec::new(),
@@ -428,6 +432,18 @@ pub(crate) fn lower<'s, 't>(
                     kind: FnKind::Global,
                     node: item,
                 });
+            }
+            "declaration" if harness_only => {
+                // A global only the kernels use may be of a type beyond this front-end (a
+                // union): NVRTC's PTX defines it; the harness may not name it.
+                if let Err(e) = cx.global_decl(item) {
+                    let mut c = item.walk();
+                    for d in item.children_by_field_name("declarator", &mut c) {
+                        if let Ok((n, _, _)) = cx.declarator_shape(d) {
+                            cx.opaque_globals.push((cx.text(n).to_string(), e.clone()));
+                        }
+                    }
+                }
             }
             "declaration" => cx.global_decl(item)?,
             "function_definition" => {
@@ -1932,7 +1948,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(None)
     }
 
-    fn unknown<T>(&self, name: &str, n: Node<'t>) -> R<T> {
+    pub(super) fn unknown<T>(&self, name: &str, n: Node<'t>) -> R<T> {
+        if let Some((_, why)) = self.cx.opaque_globals.iter().find(|(g, _)| g == name) {
+            return err(
+                n,
+                format!(
+                    "the harness uses `{name}`, whose declaration (line {}) this front-end cannot read: {}",
+                    why.span.line, why.message
+                ),
+            );
+        }
         err(n, format!("unknown name `{name}`"))
     }
 

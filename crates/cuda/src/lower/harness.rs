@@ -377,6 +377,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
         }
         let Some(p) = self.place(strip(sym))? else {
+            let name = self.text(strip(sym)).to_string();
+            if self.cx.opaque_globals.iter().any(|(g, _)| *g == name) {
+                return self.unknown(&name, sym);
+            }
             return err(sym, "expected a `__device__` variable");
         };
         if self.cx.arrays[p.arr].space != MemorySpace::Global {
