@@ -57,41 +57,14 @@ impl<'t> Lw<'_, '_, 't> {
                         .op
                 }
             };
-            let dst = self.dst_for(hint, v.ty);
-            self.emit(
-                InstrKind::Warp {
-                    op: WarpOp::Shfl { mode, lane, clamp },
-                    mask,
-                    value: v.op,
-                    dst: Some(dst),
-                    pred_dst: None,
-                },
-                e,
-            );
+            let dst = self.shfl(mode, mask, v, lane, clamp, hint, e);
             return Ok(Some(Operand::Reg(dst)));
         }
         if let Some(op) = vote {
             self.device_only(name, e)?;
             self.arity(name, args, (2, 2), "mask, predicate", e)?;
             let mask = self.mask(args[0])?;
-            let p = self.val(args[1], None)?;
-            let p = self.binary(BinOp::Ne, p, Val::imm(0, IntType::S32), None, e);
-            let ty = if op == VoteOp::Ballot {
-                IntType::U32
-            } else {
-                IntType::S32
-            };
-            let dst = self.dst_for(hint, ty);
-            self.emit(
-                InstrKind::Warp {
-                    op: WarpOp::Vote(op),
-                    mask,
-                    value: p.op,
-                    dst: Some(dst),
-                    pred_dst: None,
-                },
-                e,
-            );
+            let dst = self.vote(op, mask, args[1], hint, e)?;
             return Ok(Some(Operand::Reg(dst)));
         }
         match name {
@@ -191,22 +164,7 @@ impl<'t> Lw<'_, '_, 't> {
             // The segment of width n: the ISA's c operand, as __shfl*_sync(mask, v, x, n).
             let low = if mode == ShflMode::Up { 0 } else { 31 };
             let clamp = Operand::Imm(((32 - n64) << 8) | low);
-            let dst = self.temp(v.ty);
-            self.emit(
-                InstrKind::Warp {
-                    op: WarpOp::Shfl {
-                        mode,
-                        lane: src,
-                        clamp,
-                    },
-                    mask,
-                    value: v.op,
-                    dst: Some(dst),
-                    pred_dst: None,
-                },
-                e,
-            );
-            return Ok(Operand::Reg(dst));
+            return Ok(Operand::Reg(self.shfl(mode, mask, v, src, clamp, None, e)));
         }
         let vote = match method {
             "any" => Some(VoteOp::Any),
@@ -217,27 +175,11 @@ impl<'t> Lw<'_, '_, 't> {
         if let Some(op) = vote {
             self.device_only(method, e)?;
             self.arity(method, &args, (1, 1), "predicate", e)?;
-            let p = self.val(args[0], None)?;
-            let p = self.binary(BinOp::Ne, p, Val::imm(0, IntType::S32), None, e);
-            let ty = if op == VoteOp::Ballot {
-                IntType::U32
-            } else {
-                IntType::S32
-            };
-            let dst = self.temp(ty);
-            self.emit(
-                InstrKind::Warp {
-                    op: WarpOp::Vote(op),
-                    mask,
-                    value: p.op,
-                    dst: Some(dst),
-                    pred_dst: None,
-                },
-                e,
-            );
+            let dst = self.vote(op, mask, args[0], None, e)?;
             if op != VoteOp::Ballot || first == 0 {
                 return Ok(Operand::Reg(dst));
             }
+            let ty = IntType::U32;
             let v = Val {
                 op: Operand::Reg(dst),
                 ty,
@@ -269,6 +211,63 @@ impl<'t> Lw<'_, '_, 't> {
                 format!("not supported: `{method}` of a thread_block_tile (sync, thread_rank, size, num_threads, meta_group_rank, meta_group_size, shfl, shfl_up, shfl_down, shfl_xor, any, all and ballot are)"),
             ),
         }
+    }
+
+    /// A warp shuffle of `v` over the lanes `mask` names; its result register.
+    #[allow(clippy::too_many_arguments)]
+    fn shfl(
+        &mut self,
+        mode: ShflMode,
+        mask: Operand,
+        v: Val,
+        lane: Operand,
+        clamp: Operand,
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> RegId {
+        let dst = self.dst_for(hint, v.ty);
+        self.emit(
+            InstrKind::Warp {
+                op: WarpOp::Shfl { mode, lane, clamp },
+                mask,
+                value: v.op,
+                dst: Some(dst),
+                pred_dst: None,
+            },
+            e,
+        );
+        dst
+    }
+
+    /// A warp vote of predicate `p` over the lanes `mask` names; its result register
+    /// (`unsigned` for a ballot, `int` otherwise).
+    fn vote(
+        &mut self,
+        op: VoteOp,
+        mask: Operand,
+        p: Node<'t>,
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> R<RegId> {
+        let p = self.val(p, None)?;
+        let p = self.binary(BinOp::Ne, p, Val::imm(0, IntType::S32), None, e);
+        let ty = if op == VoteOp::Ballot {
+            IntType::U32
+        } else {
+            IntType::S32
+        };
+        let dst = self.dst_for(hint, ty);
+        self.emit(
+            InstrKind::Warp {
+                op: WarpOp::Vote(op),
+                mask,
+                value: p.op,
+                dst: Some(dst),
+                pred_dst: None,
+            },
+            e,
+        );
+        Ok(dst)
     }
 
     /// A lane mask, as the `unsigned` the intrinsics take.
