@@ -111,3 +111,20 @@ fn immediate_operands_are_checked_when_read() {
         assert_eq!(v["line"], 4, "{name}: {v}");
     }
 }
+
+/// A round that needs more arrivals than the CTA has threads can never fill: the hang's reason
+/// says so with the count (both threads of CTA 0 wait at `bar.sync 1, 4`, none other exists).
+#[test]
+fn a_round_larger_than_its_cta_names_its_count() {
+    let (v, code) = check(
+        "toolarge",
+        "PTX TooLarge\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n bar.sync 1, 4  | bar.sync 1, 4 ;\nexists (x == 0)\n",
+    );
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["terminates"], false, "{v}");
+    let why = v["hangs"].to_string();
+    assert!(
+        why.contains("a round of 4 arrivals, but only 2 of its CTA's threads are waiting"),
+        "{why}"
+    );
+}

@@ -214,7 +214,21 @@ fn barrier_waits(
                 i.text,
                 i.span.line,
                 if missing.is_empty() {
-                    "a thread that never arrives".to_string()
+                    // Every thread of the CTA that could arrive is here: the round's count is
+                    // more than can ever arrive.
+                    let here = waiting
+                        .iter()
+                        .filter(|w| program.thread(w.0).placement.same_cta(&th.placement))
+                        .count();
+                    match i.kind {
+                        scopecheck_ir::InstrKind::Barrier {
+                            count: Some(scopecheck_ir::Operand::Imm(c)),
+                            ..
+                        } if c as usize > here => format!(
+                            "a round of {c} arrivals, but only {here} of its CTA's threads are waiting and no other can arrive"
+                        ),
+                        _ => "a thread that never arrives".to_string(),
+                    }
                 } else {
                     missing.join(" and ")
                 }
