@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use scopecheck_ir::{
     Address, Arch, Arithmetic, BarrierKind, BinOp, BranchCond, CmpOp, Condition, FenceOrder,
     FenceSpaces, Instr, InstrKind, IntType, LocId, Location, MemorySpace, Observable, Operand,
-    Order, Program, Prop, Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread, ThreadId,
-    Value,
+    Order, Placement, Program, Prop, Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread,
+    ThreadId, Value,
 };
 use tree_sitter::Node;
 
@@ -1447,6 +1447,49 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
+    /// A thread to lower with the parameters `frame` bound (a launch's kernel thread, a
+    /// `std::thread`'s function), seeing the namespace-scope constants too.
+    fn with_frame(
+        cx: &'c mut Ctx<'s, 't>,
+        cta: Option<u32>,
+        dims: Dims,
+        seg: u32,
+        frame: impl IntoIterator<Item = (String, Binding)>,
+    ) -> Self {
+        let mut k = Lw::new(cx, cta, dims, seg);
+        let mut scope = k.cx.constants.clone();
+        scope.extend(frame);
+        k.scopes = vec![scope];
+        k
+    }
+
+    /// Ends lowering this thread: its code becomes thread `name` of the program (its asserts
+    /// part of the condition); returns its id.
+    fn push_thread(
+        &mut self,
+        name: String,
+        placement: Placement,
+        span: Span,
+        after: Vec<ThreadId>,
+    ) -> ThreadId {
+        self.resolve();
+        let id = ThreadId(self.cx.threads.len() as u32);
+        for (r, span) in std::mem::take(&mut self.asserts) {
+            self.cx.asserts.push((Observable::Reg(id, r), span));
+        }
+        let thread = Thread {
+            name,
+            placement,
+            span: Some(span),
+            registers: std::mem::take(&mut self.registers),
+            init_regs: std::mem::take(&mut self.init_regs),
+            code: std::mem::take(&mut self.code),
+            after,
+        };
+        self.cx.threads.push(thread);
+        id
+    }
+
     fn host(&self) -> bool {
         self.cta.is_none()
     }
@@ -2438,7 +2481,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 );
             }
             if let (Some(sid), false) = (ty.strukt, ty.pointer) {
-                self.val_struct_decl(&name, sid, init, decl)?;
+                self.val_struct_decl(&name, sid, init)?;
                 continue;
             }
             if self.host() && !ty.pointer && self.memory_locals.contains(&name) {

@@ -62,22 +62,16 @@ fn for_each_state(choices: &[Vec<Value>], visit: &mut dyn FnMut(&[Value])) {
     go(choices, &mut Vec::with_capacity(choices.len()), visit);
 }
 
-/// The first final state of `choices` and whether it satisfies `prop`.
-fn for_first_state(
-    choices: &[Vec<Value>],
-    prop: &scopecheck_ir::Prop,
-    observables: &[Observable],
-) -> Option<(Vec<Value>, bool)> {
-    let vals: Option<Vec<Value>> = choices.iter().map(|c| c.first().copied()).collect();
-    let vals = vals?;
-    let satisfies = prop.eval(&|o| {
+/// Whether the final state `vals` (one value per observable, in `observables` order)
+/// satisfies `prop`.
+fn holds(prop: &scopecheck_ir::Prop, observables: &[Observable], vals: &[Value]) -> bool {
+    prop.eval(&|o| {
         let k = observables
             .iter()
             .position(|x| *x == o)
             .expect("observable of the condition");
         vals[k]
-    });
-    Some((vals, satisfies))
+    })
 }
 
 fn describe_instr(program: &Program, thread: ThreadId, instr: usize) -> String {
@@ -149,13 +143,7 @@ pub fn judge(
                 let mut first_state: Option<(Vec<Value>, bool)> = None;
                 let mut shows_state: Option<Vec<Value>> = None;
                 for_each_state(&choices, &mut |vals| {
-                    let satisfies = prop.eval(&|o| {
-                        let k = observables
-                            .iter()
-                            .position(|x| *x == o)
-                            .expect("observable of the condition");
-                        vals[k]
-                    });
+                    let satisfies = holds(prop, &observables, vals);
                     if satisfies {
                         t.positive += weight;
                     } else {
@@ -163,13 +151,11 @@ pub fn judge(
                     }
                     let here = satisfies != (quantifier == Quantifier::Forall);
                     shows |= here;
-                    if want {
-                        if first_state.is_none() {
-                            first_state = Some((vals.to_vec(), satisfies));
-                        }
-                        if here && shows_state.is_none() {
-                            shows_state = Some(vals.to_vec());
-                        }
+                    if opts.graphs && first_state.is_none() {
+                        first_state = Some((vals.to_vec(), satisfies));
+                    }
+                    if want && here && shows_state.is_none() {
+                        shows_state = Some(vals.to_vec());
                     }
                     t.states.insert(vals.to_vec(), satisfies);
                 });
@@ -182,17 +168,16 @@ pub fn judge(
                         let satisfies = quantifier != Quantifier::Forall;
                         t.witness_graph = Some(capture(g, model, co, state(vals), satisfies, None));
                     }
-                    let first = first_state.filter(|_| t.first_graph.is_none());
-                    if let Some((vals, satisfies)) = first {
-                        t.first_graph = Some(capture(g, model, co, state(vals), satisfies, None));
-                    }
                     if t.race_graph.is_none() {
                         if let Some(r) = found.first() {
-                            let (vals, satisfies) =
-                                for_first_state(&choices, prop, &observables).unwrap_or_default();
+                            let (vals, satisfies) = first_state.clone().unwrap_or_default();
                             t.race_graph =
                                 Some(capture(g, model, co, state(vals), satisfies, Some(r)));
                         }
+                    }
+                    let first = first_state.filter(|_| t.first_graph.is_none());
+                    if let Some((vals, satisfies)) = first {
+                        t.first_graph = Some(capture(g, model, co, state(vals), satisfies, None));
                     }
                 }
             },

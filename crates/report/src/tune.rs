@@ -242,57 +242,45 @@ fn ident_at(text: &str, i: usize) -> &str {
     &text[i..end]
 }
 
+/// The identifiers of `text` that start with `prefix` (not in the middle of a longer
+/// identifier), each with its byte offset.
+fn prefixed_idents<'a>(text: &'a str, prefix: &'a str) -> impl Iterator<Item = (usize, &'a str)> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = text[from..].find(prefix).map(|i| i + from) {
+            let start_ok = !text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            let id = ident_at(text, i);
+            from = i + id.len().max(1);
+            if start_ok {
+                return Some((i, id));
+            }
+        }
+        None
+    })
+}
+
 /// Replaces the `n`th identifier starting with `prefix` by `prefix` + `word`.
 fn replace_nth_prefixed(text: &str, prefix: &str, n: usize, word: &str) -> Option<String> {
-    let mut seen = 0;
-    let mut from = 0;
-    while let Some(i) = text[from..].find(prefix).map(|i| i + from) {
-        let start_ok = !text[..i]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        let id = ident_at(text, i);
-        if start_ok {
-            if seen == n {
-                return Some(format!(
-                    "{}{prefix}{word}{}",
-                    &text[..i],
-                    &text[i + id.len()..]
-                ));
-            }
-            seen += 1;
-        }
-        from = i + id.len().max(1);
-    }
-    None
+    let (i, id) = prefixed_idents(text, prefix).nth(n)?;
+    Some(format!(
+        "{}{prefix}{word}{}",
+        &text[..i],
+        &text[i + id.len()..]
+    ))
 }
 
 /// The rest of the `n`th identifier starting with `prefix` (`acquire` of `memory_order_acquire`).
 fn nth_prefixed_word(text: &str, prefix: &str, n: usize) -> Option<String> {
-    let mut seen = 0;
-    let mut from = 0;
-    while let Some(i) = text[from..].find(prefix).map(|i| i + from) {
-        let start_ok = !text[..i]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        let id = ident_at(text, i);
-        if start_ok {
-            if seen == n {
-                return Some(id[prefix.len()..].to_string());
-            }
-            seen += 1;
-        }
-        from = i + id.len().max(1);
-    }
-    None
+    let (_, id) = prefixed_idents(text, prefix).nth(n)?;
+    Some(id[prefix.len()..].to_string())
 }
 
 /// How many identifiers starting with `prefix` the text has.
 fn count_prefixed(text: &str, prefix: &str) -> usize {
-    (0..)
-        .take_while(|&n| replace_nth_prefixed(text, prefix, n, "").is_some())
-        .count()
+    prefixed_idents(text, prefix).count()
 }
 
 /// The call's arguments: the text between the parenthesis after byte `open` and its match,

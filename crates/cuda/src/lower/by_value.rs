@@ -34,7 +34,6 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         name: &str,
         sid: usize,
         init: Option<tree_sitter::Node<'t>>,
-        decl: tree_sitter::Node<'t>,
     ) -> R<()> {
         let fields = self.cx.structs[sid].fields.clone();
         let items: Option<Vec<tree_sitter::Node<'t>>> = match init {
@@ -84,7 +83,6 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let b = self.field_binding(&key, ty, item)?;
             self.bind(&key, b);
         }
-        let _ = decl;
         Ok(())
     }
 

@@ -1299,36 +1299,23 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     grid_dim: grid,
                 };
                 let cta = first_cta + b as u32;
-                let mut k = Lw::new(&mut *self.cx, Some(cta), dims, 0);
-                let mut scope = k.cx.constants.clone();
-                scope.extend(frame.iter().cloned());
-                k.scopes = vec![scope];
+                let mut k =
+                    Lw::with_frame(&mut *self.cx, Some(cta), dims, 0, frame.iter().cloned());
                 if let (crate::KernelSource::Source, Some(body)) = (k.cx.options.kernels, body) {
                     k.stmt(body)?;
                 }
-                k.resolve();
-                let id = ThreadId(k.cx.threads.len() as u32);
-                let asserts = std::mem::take(&mut k.asserts);
-                let thread = Thread {
-                    name: format!("{lname}.b{b}.t{t}"),
-                    placement: Placement::Device(DevicePlacement {
-                        gpu: 0,
-                        cluster: cta,
-                        cta,
-                        warp: Some((t / 32) as u32),
-                    }),
-                    span: Some(span_of(e)),
-                    registers: std::mem::take(&mut k.registers),
-                    init_regs: std::mem::take(&mut k.init_regs),
-                    code: std::mem::take(&mut k.code),
-                    after: after.clone(),
-                };
-                drop(k);
-                for (r, span) in asserts {
-                    self.cx.asserts.push((Observable::Reg(id, r), span));
-                }
-                self.cx.threads.push(thread);
-                ids.push(id);
+                let placement = Placement::Device(DevicePlacement {
+                    gpu: 0,
+                    cluster: cta,
+                    cta,
+                    warp: Some((t / 32) as u32),
+                });
+                ids.push(k.push_thread(
+                    format!("{lname}.b{b}.t{t}"),
+                    placement,
+                    span_of(e),
+                    after.clone(),
+                ));
             }
         }
         let one = |b: &Binding| match b {

@@ -5,7 +5,7 @@
 //! host code after it start after the thread ended, as a stream synchronization does for a
 //! kernel.
 
-use scopecheck_ir::{Observable, Operand, Placement, Thread, ThreadId};
+use scopecheck_ir::{Operand, Placement, ThreadId};
 use tree_sitter::Node;
 
 use super::{err, field, Binding, Dims, FnKind, Lw, R};
@@ -154,10 +154,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         } else {
             format!("{fname}#{}", earlier + 1)
         };
-        let mut k = Lw::new(&mut *self.cx, None, Dims::default(), self.seg);
-        let mut scope = k.cx.constants.clone();
-        scope.extend(frame);
-        k.scopes = vec![scope];
+        let mut k = Lw::with_frame(&mut *self.cx, None, Dims::default(), self.seg, frame);
         // Launches and synchronizations in the thread's function would need their own stream
         // order: refused there (`spawned`).
         k.spawned = true;
@@ -167,24 +164,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         k.frames.pop();
         r?;
         k.set_label(end);
-        k.resolve();
-        let id = ThreadId(k.cx.threads.len() as u32);
-        let asserts = std::mem::take(&mut k.asserts);
-        let thread = Thread {
-            name,
-            placement: Placement::Host,
-            span: Some(span_of(at)),
-            registers: std::mem::take(&mut k.registers),
-            init_regs: std::mem::take(&mut k.init_regs),
-            code: std::mem::take(&mut k.code),
-            after,
-        };
-        drop(k);
-        for (r, span) in asserts {
-            self.cx.asserts.push((Observable::Reg(id, r), span));
-        }
-        self.cx.threads.push(thread);
-        Ok(id)
+        Ok(k.push_thread(name, Placement::Host, span_of(at), after))
     }
 
     /// `t.join()` / `t.detach()` on the `std::thread` with index `i`.

@@ -20,20 +20,12 @@ impl<'t> Lw<'_, '_, 't> {
         hint: Option<RegId>,
         e: Node<'t>,
     ) -> R<Option<Operand>> {
-        let shfl = match name {
-            "__shfl_sync" => Some(ShflMode::Idx),
-            "__shfl_up_sync" => Some(ShflMode::Up),
-            "__shfl_down_sync" => Some(ShflMode::Down),
-            "__shfl_xor_sync" => Some(ShflMode::Bfly),
-            _ => None,
-        };
-        let vote = match name {
-            "__ballot_sync" => Some(VoteOp::Ballot),
-            "__any_sync" => Some(VoteOp::Any),
-            "__all_sync" => Some(VoteOp::All),
-            "__uni_sync" => Some(VoteOp::Uni),
-            _ => None,
-        };
+        // `__shfl_down_sync` is the warp's `shfl_down`, `__ballot_sync` its `ballot`.
+        let base = name
+            .strip_prefix("__")
+            .and_then(|n| n.strip_suffix("_sync"))
+            .unwrap_or("");
+        let (shfl, vote) = (shfl_mode(base), vote_op(base));
         if let Some(mode) = shfl {
             self.device_only(name, e)?;
             let what = if mode == ShflMode::Idx {
@@ -149,14 +141,7 @@ impl<'t> Lw<'_, '_, 't> {
         };
         let mask = Operand::Imm(bits);
         let args = self.args(e)?;
-        let shfl = match method {
-            "shfl" => Some(ShflMode::Idx),
-            "shfl_up" => Some(ShflMode::Up),
-            "shfl_down" => Some(ShflMode::Down),
-            "shfl_xor" => Some(ShflMode::Bfly),
-            _ => None,
-        };
-        if let Some(mode) = shfl {
+        if let Some(mode) = shfl_mode(method) {
             self.device_only(method, e)?;
             self.arity(method, &args, (2, 2), "value, lane or delta", e)?;
             let v = self.val(args[0], None)?;
@@ -166,13 +151,8 @@ impl<'t> Lw<'_, '_, 't> {
             let clamp = Operand::Imm(((32 - n64) << 8) | low);
             return Ok(Operand::Reg(self.shfl(mode, mask, v, src, clamp, None, e)));
         }
-        let vote = match method {
-            "any" => Some(VoteOp::Any),
-            "all" => Some(VoteOp::All),
-            "ballot" => Some(VoteOp::Ballot),
-            _ => None,
-        };
-        if let Some(op) = vote {
+        // A tile has no `uni`.
+        if let Some(op) = vote_op(method).filter(|&o| o != VoteOp::Uni) {
             self.device_only(method, e)?;
             self.arity(method, &args, (1, 1), "predicate", e)?;
             let dst = self.vote(op, mask, args[0], None, e)?;
@@ -275,4 +255,26 @@ impl<'t> Lw<'_, '_, 't> {
         let v = self.val(m, None)?;
         Ok(self.convert(v, IntType::U32, None, m).op)
     }
+}
+
+/// The shuffle a warp's (or a tile's) `shfl`, `shfl_up`, `shfl_down`, `shfl_xor` is.
+fn shfl_mode(base: &str) -> Option<ShflMode> {
+    Some(match base {
+        "shfl" => ShflMode::Idx,
+        "shfl_up" => ShflMode::Up,
+        "shfl_down" => ShflMode::Down,
+        "shfl_xor" => ShflMode::Bfly,
+        _ => return None,
+    })
+}
+
+/// The vote a warp's (or a tile's) `ballot`, `any`, `all`, `uni` is.
+fn vote_op(base: &str) -> Option<VoteOp> {
+    Some(match base {
+        "ballot" => VoteOp::Ballot,
+        "any" => VoteOp::Any,
+        "all" => VoteOp::All,
+        "uni" => VoteOp::Uni,
+        _ => return None,
+    })
 }
