@@ -78,6 +78,9 @@ pub enum Status {
     Suspended,
     /// It waits at a barrier whose round has not completed.
     Waiting(BarrierWait),
+    /// It executes `__activemask()` at instruction `instr`; the explorer has not yet chosen
+    /// which lanes run converged with it.
+    Converges { instr: usize, dst: Option<RegId> },
     /// It will not execute again (finished, blocked in a pure iteration, cut, faulted).
     Stopped,
 }
@@ -97,6 +100,8 @@ pub enum Step {
     Stopped,
     /// It needs the value of a hole first: its status is now [`Status::Suspended`].
     Suspended,
+    /// It needs a convergence chosen: its status is now [`Status::Converges`].
+    Converges,
 }
 
 /// The state of one thread: its path so far and its registers.
@@ -385,6 +390,14 @@ impl ThreadRun {
                     return Step::Waits;
                 }
                 InstrKind::Warp {
+                    op: WarpOp::ActiveMask,
+                    dst,
+                    ..
+                } => {
+                    self.status = Status::Converges { instr: pc, dst };
+                    return Step::Converges;
+                }
+                InstrKind::Warp {
                     op,
                     mask,
                     value,
@@ -392,6 +405,7 @@ impl ThreadRun {
                     pred_dst,
                 } => {
                     let (kind, b, c) = match op {
+                        WarpOp::ActiveMask => unreachable!("matched above"),
                         WarpOp::Sync => (WarpKind::Sync, 0, 0),
                         WarpOp::Vote(v) => (WarpKind::Vote(v), 0, 0),
                         WarpOp::Shfl { mode, lane, clamp } => (
@@ -674,6 +688,12 @@ impl ThreadRun {
                     };
                     t.pass_barrier(result);
                 }
+                Step::Converges => match recorded[at].kind {
+                    EventKind::Arrive {
+                        pred: Some(mask), ..
+                    } => t.converge(mask as u32),
+                    _ => unreachable!("a recorded convergence"),
+                },
                 Step::Wrote(_) | Step::Other => {}
                 Step::Stopped | Step::Suspended => break,
             }
@@ -754,6 +774,30 @@ impl ThreadRun {
             },
             &[],
         );
+    }
+
+    /// Gives `__activemask()` its convergence: the lanes of `mask` run it together with this
+    /// thread. The arrival records the choice, for replays and for the lanes that must agree.
+    pub fn converge(&mut self, mask: u32) {
+        let Status::Converges { instr, dst } = std::mem::replace(&mut self.status, Status::Ready)
+        else {
+            unreachable!("converge on a thread that does not converge");
+        };
+        self.push(
+            instr,
+            EventKind::Arrive {
+                barrier: BarrierName::Warp {
+                    mask,
+                    op: WarpKind::ActiveMask,
+                },
+                count: None,
+                pred: Some(Value::from(mask)),
+            },
+            &[],
+        );
+        if let Some(r) = dst {
+            self.set(r, Value::from(mask), vec![]);
+        }
     }
 
     /// Stops a waiting thread whose round makes its collective undefined (a fault of the test).

@@ -167,6 +167,30 @@ fn round_arrivals(
     }
 }
 
+/// Every lane of a warp, as the members of a collective name them.
+const ACTIVE_MASK_ANY: BarrierName = BarrierName::Warp {
+    mask: u32::MAX,
+    op: WarpKind::ActiveMask,
+};
+
+/// The masks a path's `__activemask()` executions at instruction `instr` reported, in order.
+fn active_masks(
+    events: &[crate::trace::TraceEvent],
+    instr: usize,
+) -> impl Iterator<Item = u32> + '_ {
+    events.iter().filter_map(move |e| match e.kind {
+        EventKind::Arrive {
+            barrier:
+                BarrierName::Warp {
+                    mask,
+                    op: WarpKind::ActiveMask,
+                },
+            ..
+        } if e.instr == instr => Some(mask),
+        _ => None,
+    })
+}
+
 /// Transitive launch successors (`Thread::after`) of every thread.
 pub(crate) fn launch_successors(program: &Program) -> Vec<Vec<usize>> {
     let n = program.threads.len();
@@ -396,6 +420,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 }
                 Step::NeedsValue if self.revisits => return self.read_placed(st, t),
                 Step::NeedsValue => return self.choose_read(st, t),
+                Step::Converges => return self.choose_convergence(st, t),
                 Step::Stopped => {
                     if let PathEnd::Blocked { instr, .. } = st.threads[t].trace.end {
                         self.spun = true;
@@ -551,6 +576,106 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             self.sync_graph(&mut next, t);
             self.visit(next);
         }
+    }
+
+    /// Branches over the lanes that run thread `t`'s `__activemask()` converged with it: the
+    /// mask another lane's same execution of it (the k-th at the same instruction) already
+    /// reported with `t` in it, or else `t` with any set of the lanes that have not run it yet,
+    /// have not stopped and are not named by another lane's mask. Whether those lanes do run it is checked at the leaf
+    /// (`convergence_kept`).
+    fn choose_convergence(&mut self, mut st: State<'p>, t: usize) {
+        let Status::Converges { instr, .. } = st.threads[t].status else {
+            unreachable!("choose_convergence on a thread that does not converge");
+        };
+        let own = 1u32 << self.program.lane(ThreadId(t as u32)).unwrap_or(0);
+        let k = active_masks(&st.threads[t].trace.events, instr).count();
+        let mut forced = None;
+        let (mut free, mut claimed) = (0u32, 0u32);
+        for u in barrier_members(self.program, t, ACTIVE_MASK_ANY) {
+            if u == t {
+                continue;
+            }
+            let lane = 1u32 << self.program.lane(ThreadId(u as u32)).unwrap_or(0);
+            match active_masks(&st.threads[u].trace.events, instr).nth(k) {
+                Some(m) if m & own != 0 => forced = Some(m),
+                // Lanes that ran it with another group, and the lanes they named.
+                Some(m) => claimed |= m,
+                None if st.threads[u].status != Status::Stopped => free |= lane,
+                None => {}
+            }
+        }
+        let free = free & !claimed;
+        let options: Vec<u32> = match forced {
+            Some(m) => vec![m],
+            // Every subset of `free`, each with `t`'s own lane.
+            None => {
+                let mut subsets = vec![];
+                let mut sub = free;
+                loop {
+                    subsets.push(sub | own);
+                    if sub == 0 {
+                        break;
+                    }
+                    sub = (sub - 1) & free;
+                }
+                subsets
+            }
+        };
+        if options.len() > 1 {
+            // Lanes that run it in another order can reach the same execution.
+            st.rounds.chosen = true;
+        }
+        let mut st = Some(st);
+        let last = options.len() - 1;
+        for (i, mask) in options.into_iter().enumerate() {
+            let mut next = if i == last {
+                st.take().expect("the state")
+            } else {
+                st.as_ref().expect("the state").clone()
+            };
+            next.threads[t].converge(mask);
+            self.sync_graph(&mut next, t);
+            self.visit(next);
+            if self.stopped() {
+                return;
+            }
+        }
+    }
+
+    /// Whether every lane that an `__activemask()` reported as converged ran that execution of
+    /// it: a leaf where one did not (it took another path, finished or got stuck first) is no
+    /// execution.
+    fn convergence_kept(&self, st: &State) -> bool {
+        st.threads.iter().enumerate().all(|(t, th)| {
+            let mut seen: Vec<usize> = vec![];
+            th.trace.events.iter().all(|e| {
+                let EventKind::Arrive {
+                    barrier:
+                        BarrierName::Warp {
+                            mask,
+                            op: WarpKind::ActiveMask,
+                        },
+                    ..
+                } = e.kind
+                else {
+                    return true;
+                };
+                // This is the k-th time `t` runs the instruction.
+                let k = seen.iter().filter(|&&i| i == e.instr).count();
+                seen.push(e.instr);
+                barrier_members(self.program, t, ACTIVE_MASK_ANY)
+                    .into_iter()
+                    .filter(|&u| {
+                        u != t
+                            && mask & 1 << self.program.lane(ThreadId(u as u32)).unwrap_or(0) != 0
+                    })
+                    .all(|u| {
+                        active_masks(&st.threads[u].trace.events, e.instr)
+                            .nth(k)
+                            .is_some()
+                    })
+            })
+        })
     }
 
     /// Whether a thread other than `t` that may run at the same time as `t` could still write
@@ -788,7 +913,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     th.starve();
                     starved.push(ThreadId(t as u32));
                 }
-                Status::Stopped | Status::Reads(_) | Status::Suspended => {}
+                Status::Stopped
+                | Status::Reads(_)
+                | Status::Suspended
+                | Status::Converges { .. } => {}
             }
         }
         starved.sort_unstable();
@@ -808,7 +936,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 return;
             }
         }
-        if !self.first_visit(&st) {
+        if !self.convergence_kept(&st) || !self.first_visit(&st) {
             return;
         }
         if self.cannot_hang(&st) {
@@ -992,6 +1120,7 @@ fn warp_result(
     let truth = |a: &(usize, Option<Value>)| a.1.unwrap_or(0) != 0;
     Ok(match op {
         WarpKind::Sync => (0, 0),
+        WarpKind::ActiveMask => unreachable!("`__activemask()` has no wait"),
         WarpKind::Vote(v) => {
             let ballot = arrivals
                 .iter()

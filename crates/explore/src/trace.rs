@@ -76,6 +76,9 @@ pub enum WarpKind {
     Sync,
     Shfl(ShflMode),
     Vote(VoteOp),
+    /// `__activemask()`: an arrival whose mask is the convergence the explorer chose, and no
+    /// wait (the lanes that run converged need not wait for each other).
+    ActiveMask,
 }
 
 /// How many arrivals at `barrier` a path's `events` hold.
@@ -93,7 +96,7 @@ impl BarrierName {
         !matches!(
             self,
             BarrierName::Warp {
-                op: WarpKind::Shfl(_) | WarpKind::Vote(_),
+                op: WarpKind::Shfl(_) | WarpKind::Vote(_) | WarpKind::ActiveMask,
                 ..
             }
         )

@@ -717,6 +717,13 @@ pub enum WarpOp {
     },
     /// `vote.sync.MODE` on the predicate `value` (non-zero is true).
     Vote(VoteOp),
+    /// `activemask.b32` / `__activemask()`: `dst` receives the mask of the lanes that execute
+    /// this instruction together with this thread (its own lane among them). Under independent
+    /// thread scheduling which lanes run converged is the scheduler's choice (CUDA C++
+    /// Programming Guide, "Warp Vote Functions": threads convergent at `__activemask()` are
+    /// not guaranteed to stay so); lanes that report each other report the same mask. `mask`
+    /// and `value` are unused (immediates).
+    ActiveMask,
 }
 
 /// How `shfl.sync` computes its source lane.

@@ -117,6 +117,7 @@ fn label(g: &Graph, words: &Words, e: usize, write: Option<usize>) -> String {
                     WarpKind::Sync => "syncwarp".to_string(),
                     WarpKind::Shfl(_) => "shfl".to_string(),
                     WarpKind::Vote(_) => "vote".to_string(),
+                    WarpKind::ActiveMask => "activemask".to_string(),
                 },
             }
         }

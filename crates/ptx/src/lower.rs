@@ -1946,10 +1946,7 @@ impl<'a, 'm> Lower<'a, 'm> {
             "shfl" => self.shfl(f, ins),
             "vote" => self.vote(f, ins),
             "popc" | "clz" | "brev" | "bfind" => self.bits(f, ins),
-            "activemask" => Err(LowerError::at(
-                ins,
-                "warp-collective `activemask` is not supported yet: which lanes run converged is the scheduler's choice under independent thread scheduling",
-            )),
+            "activemask" => self.activemask(f, ins),
             "match" | "redux" | "elect" => Err(LowerError::at(
                 ins,
                 format!("warp-collective `{}` is not supported yet", ins.opcode),
@@ -2354,6 +2351,31 @@ impl<'a, 'm> Lower<'a, 'm> {
             op: WarpOp::Vote(op),
             mask,
             value,
+            dst,
+            pred_dst: None,
+        });
+        Ok(())
+    }
+
+    /// `activemask.b32 d`: the lanes that run it converged with this thread (the explorer
+    /// chooses them, [`WarpOp::ActiveMask`]).
+    fn activemask(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        let q = quals(ins, false);
+        no_memory_quals(ins, &q)?;
+        if !q.other.is_empty() || q.types.as_slice() != [ScalarType::B(32)] {
+            return Err(LowerError::at(
+                ins,
+                format!("expected `activemask.b32`, found `{}`", mnemonic(ins)),
+            ));
+        }
+        let [d] = self.operands(ins, 1)? else {
+            unreachable!()
+        };
+        let dst = Some(self.dst(f, ins, d)?);
+        self.emit(InstrKind::Warp {
+            op: WarpOp::ActiveMask,
+            mask: Operand::Imm(0),
+            value: Operand::Imm(0),
             dst,
             pred_dst: None,
         });
@@ -4667,6 +4689,7 @@ mod tests {
                 i(5, "vote.sync.any.pred", vec![r("%p2"), r("%p1"), imm(-1)]),
                 i(6, "bar.warp.sync", vec![imm(-1)]),
                 i(7, "popc.b32", vec![r("%r5"), r("%r4")]),
+                i(8, "activemask.b32", vec![r("%r6")]),
             ],
         );
         let t = &p.threads[0];
@@ -4721,7 +4744,15 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(warp.len(), 5);
+        assert_eq!(warp.len(), 6);
+        assert!(matches!(
+            warp[5],
+            InstrKind::Warp {
+                op: WarpOp::ActiveMask,
+                dst: Some(d),
+                ..
+            } if Operand::Reg(*d) == reg("%r6")
+        ));
         assert!(t.code.iter().any(|i| matches!(
             i.kind,
             InstrKind::Binary {
@@ -4746,8 +4777,8 @@ mod tests {
         )]);
         assert_eq!(e.message, "warp-collective `redux` is not supported yet");
         assert_eq!(e.span, span(8));
-        let e = one_thread_err(vec![i(8, "activemask.b32", vec![r("%r1")])]);
-        assert!(e.message.contains("`activemask`"), "{}", e.message);
+        let e = one_thread_err(vec![i(8, "activemask.u32", vec![r("%r1")])]);
+        assert!(e.message.contains("`activemask.b32`"), "{}", e.message);
         // The pre-Volta forms without `.sync` name no lanes.
         let e = one_thread_err(vec![i(8, "vote.ballot.b32", vec![r("%r1"), imm(1)])]);
         assert!(e.message.contains("without `.sync`"), "{}", e.message);
@@ -4795,7 +4826,7 @@ mod tests {
                 vec![],
                 vec![
                     i(1, "st.global.u32", vec![at(sym("x"), 0), imm(1)]),
-                    i(2, "activemask.b32", vec![r("%r1")]),
+                    i(2, "prmt.b32", vec![r("%r1"), r("%r1"), r("%r1"), r("%r1")]),
                 ],
             )],
         );

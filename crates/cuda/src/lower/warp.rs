@@ -79,13 +79,22 @@ impl<'t> Lw<'_, '_, 't> {
                 );
                 Ok(Some(Operand::Imm(0)))
             }
-            "__activemask" => err(
-                e,
-                "not supported: warp-collective `__activemask()`: which lanes run converged is \
-                 the scheduler's choice under independent thread scheduling, and scopecheck does \
-                 not explore it yet; name the lanes the code means (`__ballot_sync(0xffffffff, 1)` \
-                 for every lane of a full warp)",
-            ),
+            "__activemask" => {
+                self.device_only(name, e)?;
+                self.arity(name, args, (0, 0), "no arguments", e)?;
+                let dst = self.dst_for(hint, IntType::U32);
+                self.emit(
+                    InstrKind::Warp {
+                        op: WarpOp::ActiveMask,
+                        mask: Operand::Imm(0),
+                        value: Operand::Imm(0),
+                        dst: Some(dst),
+                        pred_dst: None,
+                    },
+                    e,
+                );
+                Ok(Some(Operand::Reg(dst)))
+            }
             "__popc" | "__popcll" | "__clz" | "__clzll" | "__brev" | "__brevll" | "__ffs"
             | "__ffsll" => {
                 self.arity(name, args, (1, 1), "one integer", e)?;
