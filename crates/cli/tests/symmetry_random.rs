@@ -5,10 +5,11 @@
 //! memory only. Exploring one order per orbit and weighting each kept execution by its images
 //! (the hole search's symmetry reduction, which is what runs on such programs) must report
 //! exactly what the revisiting search reports exploring every order: the same final states,
-//! verdict, condition counts, executions, races and hangs.
+//! verdict, condition counts, executions, races and hangs. The same programs compiled to PTX
+//! are checked by the hole search with and without the reduction.
 
 use proptest::prelude::*;
-use scopecheck_model::{check, CheckOptions, Engine, Verdict};
+use scopecheck_model::{check, CheckOptions, Engine, ModelKind, Verdict};
 
 const ORDERS: [&str; 4] = [
     "cuda::memory_order_relaxed",
@@ -192,5 +193,29 @@ proptest! {
         let cut = |r: &Result<(bool, String), String>| matches!(r, Ok((false, _)));
         prop_assume!(!cut(&full) && !cut(&reduced));
         prop_assert_eq!(&reduced, &full, "with symmetry reduction vs without\n{}", src);
+    }
+
+    /// Under PTX both runs are the hole search: with the reduction (one state per orbit)
+    /// and without it (every order).
+    #[test]
+    fn symmetry_reduction_under_ptx_reports_what_the_hole_search_reports(
+        shared in prop::collection::vec(stmt(), 1..4),
+        copies in 2..4usize,
+        other in prop::option::of(prop::collection::vec(stmt(), 1..4)),
+        cond in (0..3i64, 0..3i64),
+    ) {
+        let src = program(&shared, copies, &other, cond);
+        let p = scopecheck_litmus::parse(&src).map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;
+        let run = |symmetry| {
+            let timeout = Some(std::time::Duration::from_secs(2));
+            let model = Some(ModelKind::Ptx);
+            check(&p, &CheckOptions { model, symmetry, timeout, ..CheckOptions::default() })
+                .map(|v| (v.is_complete(), summary(&v)))
+                .map_err(|e| format!("{e:?}"))
+        };
+        let (full, reduced) = (run(false), run(true));
+        let cut = |r: &Result<(bool, String), String>| matches!(r, Ok((false, _)));
+        prop_assume!(!cut(&full) && !cut(&reduced));
+        prop_assert_eq!(&reduced, &full, "with symmetry reduction vs without, PTX\n{}", src);
     }
 }

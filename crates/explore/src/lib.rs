@@ -16,6 +16,7 @@ pub mod interp;
 mod leaf;
 pub mod loops;
 mod machine;
+mod orbits;
 pub mod orders;
 pub mod progress;
 pub mod relation;
@@ -234,6 +235,9 @@ pub struct Exploration {
     pub fallback: Option<String>,
     /// The classes of interchangeable threads explored in one order only (empty: none).
     pub symmetry: Vec<Vec<ThreadId>>,
+    /// The symmetry reduction met a leaf with more automorphisms than it counts
+    /// (`orbits::MAX_TIE_ORDERS`) and stopped: the search must run again without it.
+    pub symmetry_abandoned: bool,
 }
 
 /// Which explorer runs.

@@ -55,6 +55,33 @@ impl Rounds {
         !self.deferred.is_empty()
     }
 
+    /// The deferred barriers, with their arrivals' threads renamed by `name`, for the
+    /// canonical form of a search state (`orbits`).
+    pub fn deferred_form(&self, name: &[usize]) -> Vec<i64> {
+        let mut d: Vec<Vec<i64>> = self
+            .deferred
+            .iter()
+            .map(|(_, id, have)| {
+                let mut a: Vec<(i64, i64)> = have
+                    .iter()
+                    .map(|&(t, k)| (name[t] as i64, k as i64))
+                    .collect();
+                a.sort_unstable();
+                std::iter::once(-4)
+                    .chain(std::iter::once(i64::from(*id)))
+                    .chain(a.into_iter().flat_map(|(x, y)| [x, y]))
+                    .collect()
+            })
+            .collect();
+        d.sort_unstable();
+        d.concat()
+    }
+
+    /// The threads whose arrivals a deferred barrier holds.
+    pub fn deferred_threads(&self) -> impl Iterator<Item = usize> + '_ {
+        self.deferred.iter().flat_map(|d| d.2.iter().map(|a| a.0))
+    }
+
     /// What is left after a revisit cut each thread `u` back to `kept(u)` events: the rounds
     /// whose arrivals are all kept (a kept wait's round always is); the others' arrivals are
     /// pending again, and choices made after the cut are open again.

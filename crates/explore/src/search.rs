@@ -94,7 +94,7 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) successors: &'a [Vec<usize>],
     pub(crate) budget: Budget,
     pub(crate) progress: Option<std::sync::Arc<crate::Counters>>,
-    /// Classes of interchangeable threads, explored with sorted read sequences only.
+    /// Classes of interchangeable threads, explored one state per orbit (`orbits`).
     pub(crate) classes: &'a [Vec<usize>],
     pub gate: Option<GateFailure>,
     /// Some thread was blocked in a pure iteration (the hang search is worth running).
@@ -115,6 +115,10 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Reads take only writes already in the graph, and each new write is placed in coherence
     /// and revisits earlier reads (`revisit`), instead of reads waiting for writes to come.
     pub(crate) revisits: bool,
+    /// Under symmetry reduction (`orbits`): the digests of the states explored and of the
+    /// leaves judged, each up to permutations of the classes.
+    pub(crate) states_seen: std::collections::HashSet<crate::orbits::Digest>,
+    pub(crate) orbits_seen: std::collections::HashSet<crate::orbits::Digest>,
 }
 
 /// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
@@ -246,6 +250,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             after: Default::default(),
             revisits,
             leaves_seen: Default::default(),
+            states_seen: Default::default(),
+            orbits_seen: Default::default(),
             cta_barriers: program.threads.iter().any(|t| {
                 t.code
                     .iter()
@@ -283,7 +289,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// Whether the search must stop now (a failed gate or a spent budget).
     pub(crate) fn stopped(&mut self) -> bool {
-        if self.gate.is_some() || self.out.cut_short.is_some() {
+        if self.gate.is_some() || self.out.cut_short.is_some() || self.out.symmetry_abandoned {
             return true;
         }
         self.checks = self.checks.wrapping_add(1);
@@ -379,7 +385,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             self.gate_check(&st, &waiting);
             return;
         }
-        if self.out_of_order(&st) {
+        // A state whose image under the classes' permutations was explored: its completions
+        // are the images of that one's.
+        if !self.classes.is_empty() && !self.states_seen.insert(self.orbit_digest(&st)) {
             return;
         }
         loop {
@@ -693,59 +701,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         })
     }
 
-    /// The values thread `t` read, in program order, up to its first hole; and whether it will
-    /// read no more.
-    fn read_sequence(st: &State, t: usize) -> (Vec<Option<i64>>, bool) {
-        let th = &st.threads[t];
-        let mut seq = Vec::new();
-        for (i, e) in th.trace.events.iter().enumerate() {
-            if !e.kind.is_read() {
-                continue;
-            }
-            if th.holes.iter().any(|h| h.0 == i) {
-                seq.push(None);
-                break;
-            }
-            seq.push(e.kind.value());
-        }
-        (seq, th.status == Status::Stopped)
-    }
-
-    /// Whether two neighbours of a class of interchangeable threads read sequences that are
-    /// definitely out of order: no sorted execution extends this graph (`symmetry`).
-    fn out_of_order(&self, st: &State) -> bool {
-        self.classes.iter().any(|c| {
-            let seqs: Vec<_> = c.iter().map(|&t| Self::read_sequence(st, t)).collect();
-            seqs.windows(2).any(|w| {
-                let ((a, ad), (b, bd)) = (&w[0], &w[1]);
-                crate::symmetry::order(a, *ad, b, *bd) == Some(std::cmp::Ordering::Greater)
-            })
-        })
-    }
-
-    /// How many executions a leaf stands for under symmetry reduction.
-    fn weight(&self, st: &State) -> u64 {
-        let groups: Vec<Vec<usize>> = self
-            .classes
-            .iter()
-            .map(|c| {
-                let mut sizes: Vec<usize> = vec![];
-                let mut last: Option<Vec<Option<i64>>> = None;
-                for &t in c {
-                    let (seq, _) = Self::read_sequence(st, t);
-                    if last.as_ref() == Some(&seq) {
-                        *sizes.last_mut().expect("a group") += 1;
-                    } else {
-                        sizes.push(1);
-                    }
-                    last = Some(seq);
-                }
-                sizes
-            })
-            .collect();
-        crate::symmetry::weight(&groups)
-    }
-
     /// When some hole can never be filled (no thread that may still write its location can
     /// still run), the threads with holes that cannot run: they wait on each other in a
     /// cycle, or on threads that stopped. Threads that can run are the least set holding every thread not suspended
@@ -946,11 +901,19 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
             return;
         }
-        // Under symmetry reduction only sorted executions count.
-        if self.out_of_order(&st) {
-            return;
-        }
-        let weight = self.weight(&st);
+        // Under symmetry reduction one leaf of each orbit is judged, for the whole orbit.
+        let weight = if self.classes.is_empty() {
+            1
+        } else {
+            let Some((digest, size)) = self.leaf_orbit(&st) else {
+                self.out.symmetry_abandoned = true;
+                return;
+            };
+            if !self.orbits_seen.insert(digest) {
+                return;
+            }
+            size
+        };
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
         let g = &st.graph;
         let finished = paths.iter().all(|p| p.end == PathEnd::Finished);
@@ -995,8 +958,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// Whether, at a leaf, some thread blocked in a pure iteration read a write that a later
     /// write of the same thread to the same location follows (outside that thread's own
-    /// spinning iteration): in every model that write follows in coherence, so the spinner does
-    /// not read the latest write.
+    /// spinning iteration), or read the initial write of a location some thread wrote (outside
+    /// a spinning iteration): in every model that write follows in coherence, so the spinner
+    /// does not read the latest write.
     fn some_spinner_reads_stale(&self, st: &State) -> bool {
         let g = &st.graph;
         st.threads.iter().enumerate().any(|(t, th)| {
@@ -1008,7 +972,20 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     return false;
                 };
                 let Some(wt) = g.events[w].thread.map(|x| x.0 as usize) else {
-                    return false;
+                    // The initial write comes first in coherence: any other write of the
+                    // location, outside a spinning iteration, follows it.
+                    let loc = g.events[w].kind.loc();
+                    return st.threads.iter().any(|u| {
+                        let spun_from = match u.trace.end {
+                            PathEnd::Blocked { iteration, .. } => iteration,
+                            _ => usize::MAX,
+                        };
+                        u.trace
+                            .events
+                            .iter()
+                            .take(spun_from)
+                            .any(|x| x.kind.is_write() && x.kind.loc() == loc)
+                    });
                 };
                 let wi = g.thread_events[wt]
                     .iter()

@@ -6,12 +6,8 @@
 //! condition and report that name no register of theirs. A permutation of such a class then
 //! maps every consistent execution to a consistent execution with the same final state.
 //!
-//! In each orbit the search keeps the executions in which the class's *read sequences* (the
-//! values each thread read, in program order) are sorted by thread number, and prunes a partial
-//! graph as soon as two neighbours are definitely out of order. A sorted member exists in every
-//! orbit; the sorted members are the images under permutations within groups of threads with
-//! equal sequences, so each stands for `|class|! / Π k!` executions (`k`: the sizes of those
-//! groups), whatever the execution's own symmetries.
+//! The hole search then explores one search state per orbit and judges one leaf per orbit,
+//! counted for the whole orbit (`orbits`).
 //!
 //! Races and hangs name threads; a search that finds one hands over to the full search, which
 //! reports every image exactly.
@@ -92,79 +88,4 @@ pub fn classes(program: &Program, starvable: bool) -> Vec<Vec<usize>> {
     }
     out.retain(|c| c.len() > 1);
     out
-}
-
-/// How two read sequences compare where both are known: `Less`/`Greater` when they differ at
-/// a known position or one is a finished prefix of the other, `None` while undecided. A
-/// sequence is given as its known values up to its first unknown one (`None` ends it), and
-/// whether it is complete (the thread will read no more).
-pub fn order(
-    a: &[Option<i64>],
-    a_done: bool,
-    b: &[Option<i64>],
-    b_done: bool,
-) -> Option<std::cmp::Ordering> {
-    use std::cmp::Ordering::*;
-    for (x, y) in a.iter().zip(b) {
-        match (x, y) {
-            (Some(x), Some(y)) if x != y => return Some(x.cmp(y)),
-            (Some(_), Some(_)) => {}
-            _ => return None,
-        }
-    }
-    match a.len().cmp(&b.len()) {
-        Equal if a_done && b_done => Some(Equal),
-        Less if a_done => Some(Less),
-        Greater if b_done => Some(Greater),
-        _ => None,
-    }
-}
-
-/// `n!`, saturating.
-fn factorial(n: usize) -> u64 {
-    (1..=n as u64).fold(1u64, |f, k| f.saturating_mul(k))
-}
-
-/// How many executions a sorted execution stands for: per class, `|class|!` over the product
-/// of the factorials of the sizes of its groups of equal read sequences.
-pub fn weight(groups: &[Vec<usize>]) -> u64 {
-    groups
-        .iter()
-        .map(|sizes_and_total| {
-            let total: usize = sizes_and_total.iter().sum();
-            sizes_and_total
-                .iter()
-                .fold(factorial(total), |w, &k| w / factorial(k))
-        })
-        .fold(1u64, |w, c| w.saturating_mul(c))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cmp::Ordering::*;
-
-    #[test]
-    fn read_sequences_compare_only_where_known() {
-        let s = |v: &[i64]| v.iter().map(|x| Some(*x)).collect::<Vec<_>>();
-        assert_eq!(order(&s(&[0, 1]), true, &s(&[0, 2]), false), Some(Less));
-        assert_eq!(order(&s(&[0, 3]), false, &s(&[0, 2]), false), Some(Greater));
-        // A finished shorter sequence is smaller; an unfinished one is undecided.
-        assert_eq!(order(&s(&[0]), true, &s(&[0, 2]), false), Some(Less));
-        assert_eq!(order(&s(&[0]), false, &s(&[0, 2]), false), None);
-        assert_eq!(order(&s(&[0, 2]), false, &s(&[0]), true), Some(Greater));
-        // A value not known yet (a hole) stops the comparison.
-        assert_eq!(order(&[Some(0), None], false, &s(&[0, 1]), true), None);
-        assert_eq!(order(&s(&[1]), true, &s(&[1]), true), Some(Equal));
-    }
-
-    #[test]
-    fn weights_are_multinomials() {
-        // Four threads with four different sequences: 4! orderings.
-        assert_eq!(weight(&[vec![1, 1, 1, 1]]), 24);
-        // Two pairs of equal sequences: 4! / (2! 2!).
-        assert_eq!(weight(&[vec![2, 2]]), 6);
-        // Two classes multiply.
-        assert_eq!(weight(&[vec![1, 1], vec![3]]), 2);
-    }
 }

@@ -191,7 +191,7 @@ pub fn judge(
         // Races, hangs, faults and cut loops name threads: explored in one order only, their
         // images under the permutations would be missing. Search again without symmetry.
         let named = |e: &scopecheck_explore::Exploration| {
-            !e.hangs.is_empty() || !e.faults.is_empty() || !e.cut.is_empty()
+            !e.hangs.is_empty() || !e.faults.is_empty() || !e.cut.is_empty() || e.symmetry_abandoned
         };
         if symmetry
             && matches!(&result, Ok(e) if !e.symmetry.is_empty() && (named(e) || !tally.races.is_empty()))

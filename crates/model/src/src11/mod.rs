@@ -71,7 +71,7 @@ impl Model for ScopedC11 {
         let inclusion = scope::scope_inclusion(g, &self.platform);
         let hb = synchronization::happens_before(g, &rf, &inclusion);
         hb.is_irreflexive()
-            && coherence_from_reads_from(g, &hb)
+            && coherence_from_reads_from(g, &rf, &hb)
             && rmws_read_distinct_writes(g, &self.platform)
     }
 
@@ -205,23 +205,30 @@ fn order_verdict(
 /// incoherent when `r` happens before `w`, or when a write `w'` that `mo` must put after `w`
 /// happens before `r` or is read by a read happening before `r` (`r` then reads from before
 /// `w'`, which `r` already saw).
-fn coherence_from_reads_from(g: &Graph, hb: &synchronization::HappensBefore) -> bool {
+fn coherence_from_reads_from(
+    g: &Graph,
+    rf: &Relation,
+    hb: &synchronization::HappensBefore,
+) -> bool {
+    // `seen(w', r)`: `w'` happens before `r`, or a read of it does (`hb ∪ rf ; hb`), for the
+    // happens-before of each memory space, computed when a read of that space needs it.
+    let seen_in = |hb: &Relation| hb.union(&rf.compose(hb));
+    let (mut global, mut shared) = (None, None);
     g.reads.iter().all(|r| {
         let Some(w) = g.rf[r] else { return true };
+        let local = std::ptr::eq(hb.of(g, r), &hb.shared);
         let hb = hb.of(g, r);
         if hb.contains(r, w) {
             return false;
         }
+        let seen = if local { &mut shared } else { &mut global };
+        let seen: &Relation = seen.get_or_insert_with(|| seen_in(hb));
         let w_init = g.events[w].thread.is_none();
         g.writes.iter().all(|w2| {
-            if w2 == w || !g.same_loc.contains(w, w2) || !(w_init || hb.contains(w, w2)) {
-                return true;
-            }
-            let seen = hb.contains(w2, r)
-                || g.reads
-                    .iter()
-                    .any(|r1| g.rf[r1] == Some(w2) && hb.contains(r1, r));
-            !seen
+            w2 == w
+                || !g.same_loc.contains(w, w2)
+                || !(w_init || hb.contains(w, w2))
+                || !seen.contains(w2, r)
         })
     })
 }

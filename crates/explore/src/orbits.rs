@@ -1,0 +1,354 @@
+//! Symmetry reduction by orbits of search states (`symmetry` says which threads are
+//! interchangeable).
+//!
+//! A permutation of a class of interchangeable threads maps a search state (the threads' paths,
+//! the graph's reads-from, the writes still to offer, the barrier rounds) to a state whose
+//! completions are the images of the first one's: the hole search from a state finds every
+//! consistent completion of it whatever the order it runs the threads in (docs/explore.md). So
+//! a state whose image was explored before is not explored again, and every orbit of leaves
+//! the full search reaches is still reached. A leaf is judged once per orbit (an image reached
+//! along another path is skipped) and stands for its orbit's size, `Π |class|! / |Aut|`, where
+//! `Aut` is the permutations that map the leaf to itself.
+//!
+//! States are named by a canonical form: each thread's *local signature* (its status, where it
+//! stands, and what each of its events is, with the values read and written: the interpreter
+//! is deterministic, so this fixes its registers), the threads of each class sorted by it, and,
+//! in that order, where each read reads from, by (thread, path index). Threads with equal
+//! signatures are tried in every order (up to [`MAX_TIE_ORDERS`] orders, beyond which one is
+//! kept: a form that is not canonical only merges fewer states). The memo keeps a 128-bit
+//! digest of each form, as the leaf memo of barrier rounds does (`Search::first_visit`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use crate::interp::Status;
+use crate::search::{Search, State};
+use crate::trace::{EventKind, PathEnd};
+
+/// The most orders of threads with equal signatures tried for one canonical form, or counted
+/// for one leaf's automorphisms (8!: a class of 8 threads that did the same).
+const MAX_TIE_ORDERS: usize = 40_320;
+
+/// A digest of a canonical form.
+pub(crate) type Digest = u128;
+
+impl<'p> Search<'_, '_, 'p> {
+    /// The local signature of thread `t`: everything about it that does not name another
+    /// thread.
+    fn signature(st: &State, t: usize) -> Vec<i64> {
+        let th = &st.threads[t];
+        let mut s: Vec<i64> = Vec::with_capacity(4 + 4 * th.trace.events.len());
+        s.push(th.pc() as i64);
+        match &th.status {
+            Status::Ready => s.push(0),
+            Status::Reads(r) => s.extend([1, r.instr as i64, i64::from(r.loc.0)]),
+            Status::Suspended => s.push(2),
+            Status::Waiting(w) => s.extend([3, w.instr as i64, i64::from(w.round)]),
+            Status::Stopped => s.push(4),
+            Status::Converges { instr, .. } => s.extend([5, *instr as i64]),
+        }
+        match &th.trace.end {
+            PathEnd::Finished => s.push(0),
+            PathEnd::Cut { instr } => s.extend([1, *instr as i64]),
+            PathEnd::Blocked { instr, iteration } => {
+                s.extend([2, *instr as i64, *iteration as i64])
+            }
+            PathEnd::Starved => s.push(3),
+            PathEnd::AtBarrier { instr } => s.extend([4, *instr as i64]),
+            PathEnd::Fault { instr, .. } => s.extend([5, *instr as i64]),
+        }
+        s.push(th.trace.events.len() as i64);
+        for (i, e) in th.trace.events.iter().enumerate() {
+            s.push(e.instr as i64);
+            match e.kind {
+                EventKind::Read { loc, value, .. } => {
+                    let hole = th.holes.iter().any(|h| h.0 == i);
+                    s.extend([10 + i64::from(hole), i64::from(loc.0), value]);
+                }
+                EventKind::Write { loc, value, .. } => {
+                    let hole = th.value_holes.contains(&i);
+                    s.extend([12 + i64::from(hole), i64::from(loc.0), value]);
+                }
+                EventKind::Arrive { pred, .. } => s.extend([14, pred.unwrap_or(i64::MIN)]),
+                EventKind::Wait { red, received, .. } => {
+                    let (a, b) = received.unwrap_or((i64::MIN, i64::MIN));
+                    s.extend([15, red.map_or(i64::MIN, |r| r.1), a, b]);
+                }
+                EventKind::Fence { .. } => s.push(16),
+                EventKind::Init { .. } => s.push(17),
+            }
+        }
+        s
+    }
+
+    /// Where thread `t`'s reads read from, with the writing threads renamed by `name` (its own
+    /// writes and the initial ones need no name).
+    fn sources(st: &State, t: usize, name: &[usize]) -> Vec<i64> {
+        let g = &st.graph;
+        let mut f = vec![];
+        for &x in &g.thread_events[t] {
+            if !g.events[x].kind.is_read() {
+                continue;
+            }
+            let (a, b) = match g.rf[x] {
+                None => (-2, 0),
+                Some(w) => match g.events[w].thread {
+                    None => (-1, w as i64),
+                    Some(u) if u.0 as usize == t => (-5, g.path_index(t, w) as i64),
+                    Some(u) => {
+                        let u = u.0 as usize;
+                        (name[u] as i64, g.path_index(u, w) as i64)
+                    }
+                },
+            };
+            f.extend([a, b]);
+        }
+        f
+    }
+
+    /// The form of `st` with the threads renamed by `name` (thread → its name): per name in
+    /// order, the signature of the thread of that name and the sources of its reads; then the
+    /// writes still to offer and the barrier rounds.
+    fn renamed_form(st: &State, sigs: &[Vec<i64>], name: &[usize]) -> Vec<i64> {
+        let n = st.threads.len();
+        let mut of_name = vec![0; n];
+        for (t, &k) in name.iter().enumerate() {
+            of_name[k] = t;
+        }
+        let mut f: Vec<i64> = Vec::new();
+        for &t in &of_name {
+            f.extend_from_slice(&sigs[t]);
+            f.push(i64::MIN);
+            f.extend(Self::sources(st, t, name));
+        }
+        let mut fresh: Vec<(i64, i64)> = st
+            .fresh
+            .iter()
+            .map(|&(t, i)| (name[t] as i64, i as i64))
+            .collect();
+        fresh.sort_unstable();
+        f.push(i64::MIN);
+        f.extend(fresh.into_iter().flat_map(|(a, b)| [a, b]));
+        let mut rounds: Vec<Vec<(i64, i64)>> = st
+            .rounds
+            .formed
+            .iter()
+            .map(|r| {
+                let mut a: Vec<(i64, i64)> = r
+                    .arrivals
+                    .iter()
+                    .map(|&(t, k)| (name[t] as i64, k as i64))
+                    .collect();
+                a.sort_unstable();
+                a.insert(0, (-3, i64::from(r.id)));
+                a
+            })
+            .collect();
+        rounds.sort_unstable();
+        f.push(i64::MIN);
+        f.extend(rounds.into_iter().flatten().flat_map(|(a, b)| [a, b]));
+        f.extend(st.rounds.deferred_form(name));
+        f
+    }
+
+    /// Which threads another thread's read, a write still to offer or a barrier round names.
+    fn referenced(st: &State) -> Vec<bool> {
+        let g = &st.graph;
+        let mut r = vec![false; st.threads.len()];
+        for x in g.reads.iter() {
+            if let (Some(w), Some(reader)) = (g.rf[x], g.events[x].thread) {
+                if let Some(u) = g.events[w].thread {
+                    if u != reader {
+                        r[u.0 as usize] = true;
+                    }
+                }
+            }
+        }
+        for &(t, _) in &st.fresh {
+            r[t] = true;
+        }
+        for round in &st.rounds.formed {
+            for &(t, _) in &round.arrivals {
+                r[t] = true;
+            }
+        }
+        for t in st.rounds.deferred_threads() {
+            r[t] = true;
+        }
+        r
+    }
+
+    /// The signatures, and the renamings that sort each class by signature: within a run of
+    /// equal signatures the threads some other names come first, in every order (all of them
+    /// when `all`, else up to [`MAX_TIE_ORDERS`]), then the others sorted by where they read
+    /// from (nothing names them, so no other order can give a smaller form). With each
+    /// renaming, how many orders of the unnamed threads give the same form. `None` when `all`
+    /// and there are more orders.
+    #[allow(clippy::type_complexity)]
+    fn renamings(&self, st: &State, all: bool) -> Option<(Vec<Vec<i64>>, Vec<(Vec<usize>, u64)>)> {
+        let n = st.threads.len();
+        let sigs: Vec<Vec<i64>> = (0..n).map(|t| Self::signature(st, t)).collect();
+        let named = Self::referenced(st);
+        // Per class, per run: the named members and the unnamed ones.
+        let mut layout: Vec<(&Vec<usize>, Vec<(Vec<usize>, Vec<usize>)>)> = vec![];
+        let mut orders = 1usize;
+        for class in self.classes {
+            let mut sorted = class.clone();
+            sorted.sort_by(|&a, &b| sigs[a].cmp(&sigs[b]));
+            let mut runs: Vec<(Vec<usize>, Vec<usize>)> = vec![];
+            let mut last: Option<usize> = None;
+            for &t in &sorted {
+                if last.is_none_or(|l| sigs[l] != sigs[t]) {
+                    runs.push((vec![], vec![]));
+                }
+                last = Some(t);
+                let run = runs.last_mut().expect("a run");
+                if named[t] {
+                    run.0.push(t);
+                } else {
+                    run.1.push(t);
+                }
+            }
+            for run in &runs {
+                orders = orders.saturating_mul(factorial(run.0.len()) as usize);
+            }
+            layout.push((class, runs));
+        }
+        if orders > MAX_TIE_ORDERS && all {
+            return None;
+        }
+        // Every choice of orders of the named members, as a list of (class, run, order).
+        let mut choices: Vec<Vec<Vec<usize>>> = vec![vec![]];
+        for (_, runs) in &layout {
+            for run in runs {
+                let perms = if orders > MAX_TIE_ORDERS {
+                    vec![run.0.clone()]
+                } else {
+                    permutations(&run.0)
+                };
+                choices = choices
+                    .iter()
+                    .flat_map(|c| {
+                        perms.iter().map(move |p| {
+                            let mut c = c.clone();
+                            c.push(p.clone());
+                            c
+                        })
+                    })
+                    .collect();
+            }
+        }
+        let mut out = vec![];
+        for choice in choices {
+            let mut name: Vec<usize> = (0..n).collect();
+            // First the named members, so that the unnamed ones can be sorted by their
+            // sources under those names.
+            let mut k = 0;
+            let mut slots: Vec<(&Vec<usize>, usize, &Vec<usize>)> = vec![];
+            for (class, runs) in &layout {
+                let mut pos = 0;
+                for run in runs {
+                    let order = &choice[k];
+                    k += 1;
+                    for (i, &t) in order.iter().enumerate() {
+                        name[t] = class[pos + i];
+                    }
+                    slots.push((class, pos + order.len(), &run.1));
+                    pos += order.len() + run.1.len();
+                }
+            }
+            let mut same = 1u64;
+            for (class, start, unnamed) in slots {
+                let mut keyed: Vec<(Vec<i64>, usize)> = unnamed
+                    .iter()
+                    .map(|&t| (Self::sources(st, t, &name), t))
+                    .collect();
+                keyed.sort();
+                for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+                    same = same.saturating_mul(factorial(run.len()));
+                }
+                for (i, (_, t)) in keyed.into_iter().enumerate() {
+                    name[t] = class[start + i];
+                }
+            }
+            out.push((name, same));
+        }
+        Some((sigs, out))
+    }
+
+    /// The digest of the canonical form of `st`.
+    pub(crate) fn orbit_digest(&self, st: &State) -> Digest {
+        let (sigs, names) = self.renamings(st, false).expect("bounded orders");
+        let form = names
+            .iter()
+            .map(|(name, _)| Self::renamed_form(st, &sigs, name))
+            .min()
+            .expect("a renaming");
+        digest(&form)
+    }
+
+    /// For a leaf: its canonical digest and the size of its orbit (how many executions it
+    /// stands for); `None` when its automorphisms are too many to count.
+    pub(crate) fn leaf_orbit(&self, st: &State) -> Option<(Digest, u64)> {
+        let (sigs, names) = self.renamings(st, true)?;
+        let forms: Vec<(Vec<i64>, u64)> = names
+            .iter()
+            .map(|(n, same)| (Self::renamed_form(st, &sigs, n), *same))
+            .collect();
+        let least = &forms
+            .iter()
+            .min_by(|a, b| a.0.cmp(&b.0))
+            .expect("a renaming")
+            .0;
+        // The renamings that give the least form differ by an automorphism of the leaf, and
+        // so do the orders of unnamed threads that read alike.
+        let aut: u64 = forms.iter().filter(|f| &f.0 == least).map(|f| f.1).sum();
+        let all: u64 = self
+            .classes
+            .iter()
+            .fold(1u64, |w, c| w.saturating_mul(factorial(c.len())));
+        Some((digest(least), all / aut))
+    }
+}
+
+fn digest(form: &[i64]) -> Digest {
+    let mut h1 = DefaultHasher::new();
+    form.hash(&mut h1);
+    let mut h2 = DefaultHasher::new();
+    (form.len(), form, 0x0_4b17u32).hash(&mut h2);
+    (u128::from(h1.finish()) << 64) | u128::from(h2.finish())
+}
+
+/// `n!`, saturating.
+fn factorial(n: usize) -> u64 {
+    (1..=n as u64).fold(1u64, |f, k| f.saturating_mul(k))
+}
+
+/// Every order of `items`.
+fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = vec![];
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutations_are_every_order() {
+        assert_eq!(permutations(&[1, 2, 3]).len(), 6);
+        assert_eq!(permutations(&[4]), vec![vec![4]]);
+        assert_eq!(factorial(5), 120);
+    }
+}
