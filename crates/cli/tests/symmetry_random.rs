@@ -168,54 +168,63 @@ fn summary(v: &Verdict) -> String {
     )
 }
 
+/// A random program with interchangeable threads: two or three copies of one thread body,
+/// maybe one other thread, and a condition on memory.
+fn programs() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(stmt(), 1..4),
+        2..4usize,
+        prop::option::of(prop::collection::vec(stmt(), 1..4)),
+        (0..3i64, 0..3i64),
+    )
+        .prop_map(|(shared, copies, other, cond)| program(&shared, copies, &other, cond))
+}
+
+/// Checks `src` under `model` without symmetry reduction (`full`: the engine that then runs)
+/// and with it, and asserts both report the same, unless a timeout cut either.
+fn agree(src: &str, model: Option<ModelKind>, full: Engine) -> Result<(), TestCaseError> {
+    let p =
+        scopecheck_litmus::parse(src).map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;
+    let run = |engine, symmetry| {
+        let timeout = Some(std::time::Duration::from_secs(2));
+        let opts = CheckOptions {
+            model,
+            engine,
+            symmetry,
+            timeout,
+            ..CheckOptions::default()
+        };
+        check(&p, &opts)
+            .map(|v| (v.is_complete(), summary(&v)))
+            .map_err(|e| format!("{e:?}"))
+    };
+    let (full, reduced) = (run(full, false), run(Engine::Auto, true));
+    // A search the timeout cut proves nothing either way.
+    let cut = |r: &Result<(bool, String), String>| matches!(r, Ok((false, _)));
+    prop_assume!(!cut(&full) && !cut(&reduced));
+    prop_assert_eq!(
+        &reduced,
+        &full,
+        "with symmetry reduction vs without ({:?})\n{}",
+        model,
+        src
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
+    /// Scoped C11: the revisiting search explores every order.
     #[test]
-    fn symmetry_reduction_reports_what_the_full_search_reports(
-        shared in prop::collection::vec(stmt(), 1..4),
-        copies in 2..4usize,
-        other in prop::option::of(prop::collection::vec(stmt(), 1..4)),
-        cond in (0..3i64, 0..3i64),
-    ) {
-        let src = program(&shared, copies, &other, cond);
-        let p = scopecheck_litmus::parse(&src).map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;
-        let run = |engine, symmetry| {
-            let timeout = Some(std::time::Duration::from_secs(2));
-            let r = check(&p, &CheckOptions { engine, symmetry, timeout, ..CheckOptions::default() })
-                .map(|v| (v.is_complete(), summary(&v)))
-                .map_err(|e| format!("{e:?}"));
-            r
-        };
-        let full = run(Engine::Graphs, false);
-        let reduced = run(Engine::Auto, true);
-        // A search the timeout cut proves nothing either way.
-        let cut = |r: &Result<(bool, String), String>| matches!(r, Ok((false, _)));
-        prop_assume!(!cut(&full) && !cut(&reduced));
-        prop_assert_eq!(&reduced, &full, "with symmetry reduction vs without\n{}", src);
+    fn symmetry_reduction_reports_what_the_full_search_reports(src in programs()) {
+        agree(&src, None, Engine::Graphs)?;
     }
 
     /// Under PTX both runs are the hole search: with the reduction (one state per orbit)
     /// and without it (every order).
     #[test]
-    fn symmetry_reduction_under_ptx_reports_what_the_hole_search_reports(
-        shared in prop::collection::vec(stmt(), 1..4),
-        copies in 2..4usize,
-        other in prop::option::of(prop::collection::vec(stmt(), 1..4)),
-        cond in (0..3i64, 0..3i64),
-    ) {
-        let src = program(&shared, copies, &other, cond);
-        let p = scopecheck_litmus::parse(&src).map_err(|e| TestCaseError::fail(format!("{e:?}\n{src}")))?;
-        let run = |symmetry| {
-            let timeout = Some(std::time::Duration::from_secs(2));
-            let model = Some(ModelKind::Ptx);
-            check(&p, &CheckOptions { model, symmetry, timeout, ..CheckOptions::default() })
-                .map(|v| (v.is_complete(), summary(&v)))
-                .map_err(|e| format!("{e:?}"))
-        };
-        let (full, reduced) = (run(false), run(true));
-        let cut = |r: &Result<(bool, String), String>| matches!(r, Ok((false, _)));
-        prop_assume!(!cut(&full) && !cut(&reduced));
-        prop_assert_eq!(&reduced, &full, "with symmetry reduction vs without, PTX\n{}", src);
+    fn symmetry_reduction_under_ptx_reports_what_the_hole_search_reports(src in programs()) {
+        agree(&src, Some(ModelKind::Ptx), Engine::Auto)?;
     }
 }
