@@ -583,7 +583,35 @@ fn the_host_polls_mapped_memory_during_the_kernel() {
     for m in [None, Some("ptx")] {
         expect("hh-mapped-poll.cu", m, "Ok", false);
         expect("hh-mapped-poll-broken.cu", m, "No", true);
+        // The same on ordinary host arrays page-locked and mapped with cudaHostRegister.
+        expect("hh-registered-poll.cu", m, "Ok", false);
+        expect("hh-registered-poll-broken.cu", m, "No", true);
     }
+}
+
+/// cudaHostRegister takes whole host arrays only, with the flags that only pin and map.
+#[test]
+fn host_register_takes_whole_host_arrays() {
+    let dir = std::env::temp_dir().join(format!("scopecheck-hr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("part.cu");
+    std::fs::write(
+        &f,
+        "__global__ void k(int *p) { p[0] = 1; }\nint main() {\n    int h[2] = {0, 0};\n    \
+         cudaHostRegister(h, sizeof(int), cudaHostRegisterMapped);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("registering part of `h`") && text.contains("part.cu:4"),
+        "{text}"
+    );
 }
 
 /// A union packet (data and flag in one 64-bit word) sent and read with single 64-bit

@@ -34,6 +34,7 @@ const IGNORED: &[&str] = &[
     "cudaPeekAtLastError",
     "cudaFree",
     "cudaFreeHost",
+    "cudaHostUnregister",
     "cudaStreamDestroy",
     "cudaEventDestroy",
     "cudaSetDeviceFlags",
@@ -827,6 +828,42 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     return err(args[1], "cudaHostGetDevicePointer needs memory from cudaHostAlloc(..., cudaHostAllocMapped)");
                 }
                 self.rebind(&vname, Binding::Ptr(p));
+            }
+            "cudaHostRegister" => {
+                // Page-locks and maps ordinary host memory: from here on it is pinned mapped
+                // memory, which cudaHostGetDevicePointer (or the pointer itself, under unified
+                // addressing) lets kernels access.
+                self.arity(name, args, (3, 3), "`host_pointer, bytes, flags`", e)?;
+                let p = self.fixed_pointer(strip(args[0]))?;
+                if self.cx.arrays[p.arr].space != MemorySpace::HostPageable {
+                    return err(
+                        args[0],
+                        "cudaHostRegister needs ordinary host memory (a host array)",
+                    );
+                }
+                let n = self.element_count(args[1], p.ty)?;
+                if p.idx != 0 || n != self.cx.arrays[p.arr].elems.len() as i64 {
+                    return err(
+                        args[1],
+                        format!(
+                            "not supported: registering part of `{}` (register the whole array from its start)",
+                            self.cx.arrays[p.arr].name
+                        ),
+                    );
+                }
+                let flag = self.word(strip(args[2]));
+                let known = [
+                    "cudaHostRegisterDefault",
+                    "cudaHostRegisterMapped",
+                    "cudaHostRegisterPortable",
+                ];
+                if !known.contains(&flag.as_str()) && self.const_operand(args[2])? & !3 != 0 {
+                    return err(
+                        args[2],
+                        "not supported: cudaHostRegister flags other than cudaHostRegisterDefault, Mapped and Portable",
+                    );
+                }
+                self.cx.arrays[p.arr].space = MemorySpace::HostMapped;
             }
             "cudaStreamCreate" | "cudaStreamCreateWithFlags" => {
                 let (v, vname) = self.out_var(args.first().copied().unwrap_or(e))?;
