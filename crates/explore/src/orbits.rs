@@ -13,10 +13,12 @@
 //! States are named by a canonical form: each thread's *local signature* (its status, where it
 //! stands, and what each of its events is, with the values read and written: the interpreter
 //! is deterministic, so this fixes its registers), the threads of each class sorted by it, and,
-//! in that order, where each read reads from, by (thread, path index). Threads with equal
-//! signatures are tried in every order (up to [`MAX_TIE_ORDERS`] orders, beyond which one is
-//! kept: a form that is not canonical only merges fewer states). The memo keeps a 128-bit
-//! digest of each form, as the leaf memo of barrier rounds does (`Search::first_visit`).
+//! in that order, where each read reads from, by (thread, path index). Within a run of equal
+//! signatures, the threads that another thread's read (or a write still to offer, or a barrier
+//! round) names are tried in every order (up to [`MAX_TIE_ORDERS`] orders, beyond which one is
+//! kept: a form that is not canonical only merges fewer states), and the others follow sorted
+//! by where they read from. The memo keeps a 128-bit digest of each form, as the leaf memo of
+//! barrier rounds does (`Search::first_visit`).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -121,33 +123,27 @@ impl<'p> Search<'_, '_, 'p> {
             f.push(i64::MIN);
             f.extend(Self::sources(st, t, name));
         }
-        let mut fresh: Vec<(i64, i64)> = st
-            .fresh
-            .iter()
-            .map(|&(t, i)| (name[t] as i64, i as i64))
-            .collect();
-        fresh.sort_unstable();
         f.push(i64::MIN);
-        f.extend(fresh.into_iter().flat_map(|(a, b)| [a, b]));
-        let mut rounds: Vec<Vec<(i64, i64)>> = st
-            .rounds
-            .formed
-            .iter()
-            .map(|r| {
-                let mut a: Vec<(i64, i64)> = r
-                    .arrivals
-                    .iter()
-                    .map(|&(t, k)| (name[t] as i64, k as i64))
-                    .collect();
-                a.sort_unstable();
-                a.insert(0, (-3, i64::from(r.id)));
+        f.extend(
+            renamed(&st.fresh, name)
+                .into_iter()
+                .flat_map(|(a, b)| [a, b]),
+        );
+        // The rounds formed and the deferred barriers, each tagged with its kind and id and
+        // followed by its arrivals, in sorted order.
+        let rounds = st.rounds.formed.iter().map(|r| (-3, r.id, &r.arrivals[..]));
+        let deferred = st.rounds.deferred().map(|(id, have)| (-4, id, have));
+        let mut groups: Vec<Vec<(i64, i64)>> = rounds
+            .chain(deferred)
+            .map(|(kind, id, arrivals)| {
+                let mut a = renamed(arrivals, name);
+                a.insert(0, (kind, i64::from(id)));
                 a
             })
             .collect();
-        rounds.sort_unstable();
+        groups.sort_unstable();
         f.push(i64::MIN);
-        f.extend(rounds.into_iter().flatten().flat_map(|(a, b)| [a, b]));
-        f.extend(st.rounds.deferred_form(name));
+        f.extend(groups.into_iter().flatten().flat_map(|(a, b)| [a, b]));
         f
     }
 
@@ -172,8 +168,10 @@ impl<'p> Search<'_, '_, 'p> {
                 r[t] = true;
             }
         }
-        for t in st.rounds.deferred_threads() {
-            r[t] = true;
+        for (_, have) in st.rounds.deferred() {
+            for &(t, _) in have {
+                r[t] = true;
+            }
         }
         r
     }
@@ -309,6 +307,16 @@ impl<'p> Search<'_, '_, 'p> {
             .fold(1u64, |w, c| w.saturating_mul(factorial(c.len())));
         Some((digest(least), all / aut))
     }
+}
+
+/// (thread, path index) pairs with the threads renamed by `name`, sorted.
+fn renamed(pairs: &[(usize, usize)], name: &[usize]) -> Vec<(i64, i64)> {
+    let mut r: Vec<(i64, i64)> = pairs
+        .iter()
+        .map(|&(t, k)| (name[t] as i64, k as i64))
+        .collect();
+    r.sort_unstable();
+    r
 }
 
 fn digest(form: &[i64]) -> Digest {

@@ -232,10 +232,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// not read the latest write, so the leaf is no hang (the judge would find the same).
     pub(crate) fn some_spinner_reads_before_latest(&self, st: &State) -> bool {
         let g = &st.graph;
-        let spinning_from = |u: usize| match st.threads[u].trace.end {
-            crate::trace::PathEnd::Blocked { iteration, .. } => Some(iteration),
-            _ => None,
-        };
+        let spinning_from = |u: usize| st.threads[u].trace.spinning_from();
         let in_spin = |x: usize| {
             g.events[x].thread.is_some_and(|u| {
                 let u = u.0 as usize;

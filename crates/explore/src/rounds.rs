@@ -55,31 +55,9 @@ impl Rounds {
         !self.deferred.is_empty()
     }
 
-    /// The deferred barriers, with their arrivals' threads renamed by `name`, for the
-    /// canonical form of a search state (`orbits`).
-    pub fn deferred_form(&self, name: &[usize]) -> Vec<i64> {
-        let mut d: Vec<Vec<i64>> = self
-            .deferred
-            .iter()
-            .map(|(_, id, have)| {
-                let mut a: Vec<(i64, i64)> = have
-                    .iter()
-                    .map(|&(t, k)| (name[t] as i64, k as i64))
-                    .collect();
-                a.sort_unstable();
-                std::iter::once(-4)
-                    .chain(std::iter::once(i64::from(*id)))
-                    .chain(a.into_iter().flat_map(|(x, y)| [x, y]))
-                    .collect()
-            })
-            .collect();
-        d.sort_unstable();
-        d.concat()
-    }
-
-    /// The threads whose arrivals a deferred barrier holds.
-    pub fn deferred_threads(&self) -> impl Iterator<Item = usize> + '_ {
-        self.deferred.iter().flat_map(|d| d.2.iter().map(|a| a.0))
+    /// The deferred barriers: each one's id and the arrivals it had when it deferred.
+    pub fn deferred(&self) -> impl Iterator<Item = (u32, &[Arrival])> + '_ {
+        self.deferred.iter().map(|d| (d.1, d.2.as_slice()))
     }
 
     /// What is left after a revisit cut each thread `u` back to `kept(u)` events: the rounds

@@ -976,10 +976,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     // location, outside a spinning iteration, follows it.
                     let loc = g.events[w].kind.loc();
                     return st.threads.iter().any(|u| {
-                        let spun_from = match u.trace.end {
-                            PathEnd::Blocked { iteration, .. } => iteration,
-                            _ => usize::MAX,
-                        };
+                        let spun_from = u.trace.spinning_from().unwrap_or(usize::MAX);
                         u.trace
                             .events
                             .iter()
@@ -992,10 +989,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     .position(|&x| x == w)
                     .expect("a thread's event");
                 let writer = &st.threads[wt].trace;
-                let spun_from = match writer.end {
-                    PathEnd::Blocked { iteration, .. } => iteration,
-                    _ => usize::MAX,
-                };
+                let spun_from = writer.spinning_from().unwrap_or(usize::MAX);
                 let loc = writer.events[wi].kind.loc();
                 (wi + 1..writer.events.len().min(spun_from)).any(|k| {
                     let x = &writer.events[k].kind;

@@ -625,6 +625,14 @@ fn iteration_is_invisible(events: &[TraceEvent]) -> bool {
 }
 
 impl Trace {
+    /// Where the spinning iteration starts (a path index), for a path blocked in one.
+    pub fn spinning_from(&self) -> Option<usize> {
+        match self.end {
+            PathEnd::Blocked { iteration, .. } => Some(iteration),
+            _ => None,
+        }
+    }
+
     /// The path's first `k` events (and the RMW pairs among them), ended by `end`, with
     /// registers `regs`.
     pub fn prefix(&self, k: usize, regs: Vec<Value>, end: PathEnd) -> Trace {
