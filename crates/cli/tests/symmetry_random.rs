@@ -60,6 +60,10 @@ enum Stmt {
         loc: usize,
         value: i64,
     },
+    /// `if (last register read == value)` divide by zero: a fault of the test.
+    FaultIf {
+        value: i64,
+    },
 }
 
 fn stmt() -> impl Strategy<Value = Stmt> {
@@ -81,6 +85,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
             |(value, loc, store, order)| Stmt::IfStore { value, loc, store, order }
         ),
         1 => (loc, 1..3i64).prop_map(|(loc, value)| Stmt::Await { loc, value }),
+        1 => (1..3i64).prop_map(|value| Stmt::FaultIf { value }),
     ]
 }
 
@@ -133,6 +138,9 @@ fn body(stmts: &[Stmt]) -> String {
             Stmt::Await { loc, value } => format!(
                 "  while (a{loc}.load(cuda::memory_order_acquire) != {value}) {{ }}\n"
             ),
+            Stmt::FaultIf { value } => {
+                format!("  if (last == {value}) {{ int z{k} = 0; last = 5 / z{k}; }}\n")
+            }
         };
     }
     out
@@ -226,5 +234,17 @@ proptest! {
     #[test]
     fn symmetry_reduction_under_ptx_reports_what_the_hole_search_reports(src in programs()) {
         agree(&src, Some(ModelKind::Ptx), Engine::Auto)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// Under PTX the candidate enumerator, which builds each execution whole and judges it,
+    /// is the oracle of everything the hole search prunes: orbits, and branches where a
+    /// spinner can no longer read the latest write (faults of other threads included).
+    #[test]
+    fn the_hole_search_under_ptx_reports_what_the_candidate_enumerator_reports(src in programs()) {
+        agree(&src, Some(ModelKind::Ptx), Engine::Candidates)?;
     }
 }

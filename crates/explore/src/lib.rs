@@ -56,6 +56,15 @@ pub trait Model: Sync {
         true
     }
 
+    /// Pairs `(earlier, later)` of writes to one location that coherence orders so in every
+    /// consistent completion of `g`, whose reads-from is chosen for some reads only. Must hold
+    /// in every completion (only edges that more events and reads-from edges keep); may be any
+    /// part of them, transitively closed or not (none by default). The hole search uses it to
+    /// drop a branch as soon as a spinning read can no longer read the coherence-latest write.
+    fn coherence_forced(&self, g: &Graph) -> Relation {
+        Relation::new(g.len())
+    }
+
     /// Whether every consistent execution has an acyclic `po ∪ rf` (no load buffering at all,
     /// as RC11's No-Thin-Air demands). The graph explorer's completeness gate is then simpler:
     /// a thread waiting for a value can never feed, by a later write, another waiting read.

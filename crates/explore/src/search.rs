@@ -423,6 +423,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             match step {
                 Step::Wrote(e) if self.revisits => return self.add_write(st, t, e),
                 Step::Wrote(e) => {
+                    if self.spinner_goes_stale(&st) {
+                        self.out.blocked += 1;
+                        return;
+                    }
                     st.fresh.push((t, e));
                     return self.visit(st);
                 }
@@ -453,6 +457,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                             }
                         }
                         if self.revisits && self.spins_on_stale_write(&st, t) {
+                            self.out.blocked += 1;
+                            return;
+                        }
+                        if !self.revisits && self.spinner_goes_stale(&st) {
                             self.out.blocked += 1;
                             return;
                         }
@@ -537,7 +545,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return true;
         }
         self.out.checks += 1;
-        self.model.consistent_so_far(g)
+        self.model.consistent_so_far(g) && (self.revisits || !self.spinner_goes_stale(st))
     }
 
     pub(crate) fn global(g: &Graph, s: Source) -> usize {
@@ -954,6 +962,46 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         !cut_or_fault
             && (self.some_spinner_reads_stale(st)
                 || (self.revisits && self.some_spinner_reads_before_latest(st)))
+    }
+
+    /// Whether some thread blocked in a pure iteration read a write that coherence must put
+    /// before a *progress write* (`Model::coherence_forced`): one that no pure iteration can
+    /// hold, since it is not an RMW's write-back of what it read. No completion of the state
+    /// is then a hang (the spinner never reads the latest write), and the branch is dropped
+    /// as a whole, cut loops and faults of other threads included: those are reached as well
+    /// by a completion in which each such spinner reads a coherence-latest write instead and
+    /// goes on (docs/explore.md, "Stale spinners").
+    fn spinner_goes_stale(&self, st: &State<'p>) -> bool {
+        let g = &st.graph;
+        let spun: Vec<usize> = (0..st.threads.len())
+            .filter_map(|t| {
+                let from = st.threads[t].trace.spinning_from()?;
+                Some(g.thread_events[t][from..].iter().filter_map(|&e| g.rf[e]))
+            })
+            .flatten()
+            .collect();
+        if spun.is_empty() {
+            return false;
+        }
+        let progress = |x: usize| {
+            let Some(u) = g.events[x].thread.map(|u| u.0 as usize) else {
+                return false;
+            };
+            let k = g.path_index(u, x);
+            let th = &st.threads[u];
+            if th.value_holes.contains(&k) || th.trace.spinning_from().is_some_and(|it| k >= it) {
+                return false;
+            }
+            match th.trace.rmw.iter().find(|&&(_, w)| w as usize == k) {
+                None => true,
+                Some(&(r, _)) => {
+                    let r = g.thread_events[u][r as usize];
+                    g.rf[r].is_some() && g.events[r].kind.value() != g.events[x].kind.value()
+                }
+            }
+        };
+        let forced = self.model.coherence_forced(g).closure();
+        spun.into_iter().any(|w| forced.successors(w).any(progress))
     }
 
     /// Whether, at a leaf, some thread blocked in a pure iteration read a write that a later

@@ -249,7 +249,12 @@ pub fn judge(
             incomplete = Some(Incomplete { reason });
         }
         Ok(exploration) => {
-            if let Some(f) = exploration.faults.first() {
+            // The first in thread and instruction order, whichever the search met first.
+            if let Some(f) = exploration
+                .faults
+                .iter()
+                .min_by_key(|f| (f.thread, f.instr))
+            {
                 return Err(CheckError::Program {
                     message: format!(
                         "{}: {}",
@@ -299,7 +304,11 @@ pub fn judge(
                 .map(|h| hang_report(program, opts, h))
                 .collect();
             hangs.sort_by_key(|h: &HangReport| {
-                let at = |v: &[Spin]| v.iter().map(|s| (s.thread, s.line)).collect::<Vec<_>>();
+                let at = |v: &[Spin]| {
+                    v.iter()
+                        .map(|s| (s.thread, s.line, s.waits.clone()))
+                        .collect::<Vec<_>>()
+                };
                 (
                     at(&h.spinning),
                     at(&h.at_barrier),

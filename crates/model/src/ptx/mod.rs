@@ -77,6 +77,17 @@ impl Model for Ptx {
             && causality_fr(&fr, &cause)
     }
 
+    /// Coherence: the initial write first, then writes in causality order, for causality
+    /// without the Fence-SC order (a part of every choice of it).
+    fn coherence_forced(&self, g: &Graph) -> Relation {
+        let rf = g.rf_relation();
+        let ms = strength::morally_strong(g, &self.platform);
+        let obs = observation::observation(g, &rf, &ms);
+        let sync = synchronization::release_acquire_sync(g, &obs, &ms);
+        let cause = causality::causality(&causality::base_causality(g, &[&sync]), &obs);
+        coherence_forced(g, &cause)
+    }
+
     /// Synchronization by release and acquire patterns (PTX ISA, "Synchronizes-with").
     /// Fence-SC synchronization is left out: its order is chosen per execution and not kept.
     fn explain(&self, g: &Graph, _co: &Relation) -> Vec<(&'static str, Relation)> {

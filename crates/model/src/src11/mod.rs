@@ -75,6 +75,40 @@ impl Model for ScopedC11 {
             && rmws_read_distinct_writes(g, &self.platform)
     }
 
+    /// Coherence (`hb ; eco?` irreflexive) forces modification order along happens-before
+    /// between writes, after a write a read of it happens before (CoRW), before a write a
+    /// read happens after (CoWR), and from the initial write.
+    fn coherence_forced(&self, g: &Graph) -> Relation {
+        let rf = g.rf_relation();
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        let hb = synchronization::happens_before(g, &rf, &inclusion);
+        let mut mo = Relation::new(g.len());
+        for w in g.writes.iter() {
+            let hb = hb.of(g, w);
+            let init = g.events[w].thread.is_none();
+            for w2 in g.writes.iter() {
+                if w2 != w && g.same_loc.contains(w, w2) && (init || hb.contains(w, w2)) {
+                    mo.insert(w, w2);
+                }
+            }
+        }
+        for r in g.reads.iter() {
+            let Some(w) = g.rf[r] else { continue };
+            let hb = hb.of(g, r);
+            for w2 in g.writes.iter() {
+                if w2 == w || !g.same_loc.contains(w, w2) {
+                    continue;
+                }
+                if hb.contains(r, w2) {
+                    mo.insert(w, w2);
+                } else if hb.contains(w2, r) {
+                    mo.insert(w2, w);
+                }
+            }
+        }
+        mo
+    }
+
     /// Modification order is total per location: the revisiting search places each write.
     fn total_coherence(&self) -> bool {
         true
