@@ -37,9 +37,20 @@ pub(crate) type Digest = u128;
 impl<'p> Search<'_, '_, 'p> {
     /// The local signature of thread `t`: everything about it that does not name another
     /// thread.
-    fn signature(st: &State, t: usize) -> Vec<i64> {
+    /// When `relaxed`, as if its last event, a hole, were not yet read (`relaxable`): ready
+    /// where its previous event left it.
+    fn signature(st: &State, t: usize, relaxed: bool) -> Vec<i64> {
         let th = &st.threads[t];
-        let mut s: Vec<i64> = Vec::with_capacity(4 + 4 * th.trace.events.len());
+        let kept = th.trace.events.len() - usize::from(relaxed);
+        let mut s: Vec<i64> = Vec::with_capacity(4 + 4 * kept);
+        if relaxed {
+            let pc = kept
+                .checked_sub(1)
+                .map_or(0, |k| th.trace.events[k].instr + 1);
+            s.extend([pc as i64, 0, 0, kept as i64]);
+            Self::event_signatures(th, kept, &mut s);
+            return s;
+        }
         s.push(th.pc() as i64);
         match &th.status {
             Status::Ready => s.push(0),
@@ -60,7 +71,13 @@ impl<'p> Search<'_, '_, 'p> {
             PathEnd::Fault { instr, .. } => s.extend([5, *instr as i64]),
         }
         s.push(th.trace.events.len() as i64);
-        for (i, e) in th.trace.events.iter().enumerate() {
+        Self::event_signatures(th, th.trace.events.len(), &mut s);
+        s
+    }
+
+    /// What each of the first `kept` events of a thread is, with the values read and written.
+    fn event_signatures(th: &crate::interp::ThreadRun, kept: usize, s: &mut Vec<i64>) {
+        for (i, e) in th.trace.events[..kept].iter().enumerate() {
             s.push(e.instr as i64);
             match e.kind {
                 EventKind::Read { loc, value, .. } => {
@@ -80,15 +97,25 @@ impl<'p> Search<'_, '_, 'p> {
                 EventKind::Init { .. } => s.push(17),
             }
         }
-        s
+    }
+
+    /// Whether thread `t` waits at one hole, its last event, with nothing computed from it:
+    /// its completions are among those of the same thread not yet at that read, which may
+    /// read the writes already made too (`Search::subsumed`).
+    pub(crate) fn relaxable(st: &State, t: usize) -> bool {
+        let th = &st.threads[t];
+        th.status == Status::Suspended
+            && th.value_holes.is_empty()
+            && matches!(&th.holes[..], [(k, _)] if k + 1 == th.trace.events.len())
     }
 
     /// Where thread `t`'s reads read from, with the writing threads renamed by `name` (its own
     /// writes and the initial ones need no name).
-    fn sources(st: &State, t: usize, name: &[usize]) -> Vec<i64> {
+    fn sources(st: &State, t: usize, name: &[usize], relaxed: &[bool]) -> Vec<i64> {
         let g = &st.graph;
         let mut f = vec![];
-        for &x in &g.thread_events[t] {
+        let events = &g.thread_events[t];
+        for &x in &events[..events.len() - usize::from(relaxed[t])] {
             if !g.events[x].kind.is_read() {
                 continue;
             }
@@ -111,7 +138,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// The form of `st` with the threads renamed by `name` (thread → its name): per name in
     /// order, the signature of the thread of that name and the sources of its reads; then the
     /// writes still to offer and the barrier rounds.
-    fn renamed_form(st: &State, sigs: &[Vec<i64>], name: &[usize]) -> Vec<i64> {
+    fn renamed_form(st: &State, sigs: &[Vec<i64>], name: &[usize], relaxed: &[bool]) -> Vec<i64> {
         let n = st.threads.len();
         let mut of_name = vec![0; n];
         for (t, &k) in name.iter().enumerate() {
@@ -121,7 +148,7 @@ impl<'p> Search<'_, '_, 'p> {
         for &t in &of_name {
             f.extend_from_slice(&sigs[t]);
             f.push(i64::MIN);
-            f.extend(Self::sources(st, t, name));
+            f.extend(Self::sources(st, t, name, relaxed));
         }
         f.push(i64::MIN);
         f.extend(
@@ -183,9 +210,14 @@ impl<'p> Search<'_, '_, 'p> {
     /// renaming, how many orders of the unnamed threads give the same form. `None` when `all`
     /// and there are more orders.
     #[allow(clippy::type_complexity)]
-    fn renamings(&self, st: &State, all: bool) -> Option<(Vec<Vec<i64>>, Vec<(Vec<usize>, u64)>)> {
+    fn renamings(
+        &self,
+        st: &State,
+        all: bool,
+        relaxed: &[bool],
+    ) -> Option<(Vec<Vec<i64>>, Vec<(Vec<usize>, u64)>)> {
         let n = st.threads.len();
-        let sigs: Vec<Vec<i64>> = (0..n).map(|t| Self::signature(st, t)).collect();
+        let sigs: Vec<Vec<i64>> = (0..n).map(|t| Self::signature(st, t, relaxed[t])).collect();
         let named = Self::referenced(st);
         // Per class, per run: the named members and the unnamed ones.
         let mut layout: Vec<(&Vec<usize>, Vec<(Vec<usize>, Vec<usize>)>)> = vec![];
@@ -259,7 +291,7 @@ impl<'p> Search<'_, '_, 'p> {
             for (class, start, unnamed) in slots {
                 let mut keyed: Vec<(Vec<i64>, usize)> = unnamed
                     .iter()
-                    .map(|&t| (Self::sources(st, t, &name), t))
+                    .map(|&t| (Self::sources(st, t, &name, relaxed), t))
                     .collect();
                 keyed.sort();
                 for run in keyed.chunk_by(|a, b| a.0 == b.0) {
@@ -274,12 +306,13 @@ impl<'p> Search<'_, '_, 'p> {
         Some((sigs, out))
     }
 
-    /// The digest of the canonical form of `st`.
-    pub(crate) fn orbit_digest(&self, st: &State) -> Digest {
-        let (sigs, names) = self.renamings(st, false).expect("bounded orders");
+    /// The digest of the canonical form of `st`, with the threads marked in `relaxed`
+    /// (`relaxable`) seen as not yet at their hole.
+    pub(crate) fn orbit_digest(&self, st: &State, relaxed: &[bool]) -> Digest {
+        let (sigs, names) = self.renamings(st, false, relaxed).expect("bounded orders");
         let form = names
             .iter()
-            .map(|(name, _)| Self::renamed_form(st, &sigs, name))
+            .map(|(name, _)| Self::renamed_form(st, &sigs, name, relaxed))
             .min()
             .expect("a renaming");
         digest(&form)
@@ -288,10 +321,11 @@ impl<'p> Search<'_, '_, 'p> {
     /// For a leaf: its canonical digest and the size of its orbit (how many executions it
     /// stands for); `None` when its automorphisms are too many to count.
     pub(crate) fn leaf_orbit(&self, st: &State) -> Option<(Digest, u64)> {
-        let (sigs, names) = self.renamings(st, true)?;
+        let unrelaxed = vec![false; st.threads.len()];
+        let (sigs, names) = self.renamings(st, true, &unrelaxed)?;
         let forms: Vec<(Vec<i64>, u64)> = names
             .iter()
-            .map(|(n, same)| (Self::renamed_form(st, &sigs, n), *same))
+            .map(|(n, same)| (Self::renamed_form(st, &sigs, n, &unrelaxed), *same))
             .collect();
         let least = &forms
             .iter()

@@ -118,6 +118,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Under symmetry reduction (`orbits`): the digests of the states explored and of the
     /// leaves judged, each up to permutations of the classes.
     pub(crate) states_seen: std::collections::HashSet<crate::orbits::Digest>,
+    /// Of those, the states whose search is over (`subsumed`).
+    pub(crate) states_done: std::collections::HashSet<crate::orbits::Digest>,
     pub(crate) orbits_seen: std::collections::HashSet<crate::orbits::Digest>,
 }
 
@@ -251,6 +253,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             revisits,
             leaves_seen: Default::default(),
             states_seen: Default::default(),
+            states_done: Default::default(),
             orbits_seen: Default::default(),
             cta_barriers: program.threads.iter().any(|t| {
                 t.code
@@ -303,9 +306,20 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         })
     }
 
+    /// The thread to run next: the lowest-numbered one that can run; in the hole search, one
+    /// not about to read inside a loop if there is one. Any choice that depends on the state
+    /// alone keeps the search complete (docs/explore.md); running the others first lets an await
+    /// read find the writes it waits for already made, instead of waiting for them in a hole
+    /// whose branch every later thread's choices multiply.
     fn next_thread(&self, st: &State) -> Option<usize> {
-        (0..st.threads.len())
-            .find(|&t| st.threads[t].status == Status::Ready && self.launched(st, t))
+        let ready = |t: usize| st.threads[t].status == Status::Ready && self.launched(st, t);
+        if !self.revisits {
+            let spins = |t: usize| self.statics[t].is_loop_read(st.threads[t].pc());
+            if let Some(t) = (0..st.threads.len()).find(|&t| ready(t) && !spins(t)) {
+                return Some(t);
+            }
+        }
+        (0..st.threads.len()).find(|&t| ready(t))
     }
 
     /// Brings the graph up to date with thread `t`'s path: new events (with RMW links and the
@@ -385,11 +399,38 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             self.gate_check(&st, &waiting);
             return;
         }
+        if self.classes.is_empty() {
+            return self.run_threads(st);
+        }
         // A state whose image under the classes' permutations was explored: its completions
         // are the images of that one's.
-        if !self.classes.is_empty() && !self.states_seen.insert(self.orbit_digest(&st)) {
+        if self.subsumed(&st) {
             return;
         }
+        let digest = self.orbit_digest(&st, &vec![false; st.threads.len()]);
+        if !self.states_seen.insert(digest) {
+            return;
+        }
+        self.run_threads(st);
+        if !self.stopped() {
+            self.states_done.insert(digest);
+        }
+    }
+
+    /// Whether, under symmetry reduction, the completions of `st` are among those of a state
+    /// whose search is over: the image of `st` with the threads that wait at a hole they
+    /// just made seen as not yet at that read (which may read the writes already made as
+    /// well as those to come). A thread that waits for another of its class to write is so
+    /// seen as the thread that has not run yet (docs/explore.md, "Symmetry").
+    fn subsumed(&self, st: &State<'p>) -> bool {
+        let relaxed: Vec<bool> = (0..st.threads.len())
+            .map(|t| Self::relaxable(st, t))
+            .collect();
+        relaxed.contains(&true) && self.states_done.contains(&self.orbit_digest(st, &relaxed))
+    }
+
+    /// Runs the lowest-numbered thread that can run until the search branches.
+    fn run_threads(&mut self, mut st: State<'p>) {
         loop {
             if self.cta_barriers {
                 st = match self.form_rounds(st) {

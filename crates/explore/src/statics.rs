@@ -69,6 +69,9 @@ pub struct ThreadStatics {
     writes_from: Vec<Vec<LocId>>,
     /// Some thread starts only after this one finishes.
     pub has_launch_successors: bool,
+    /// Per instruction: a read inside a loop (between a backward branch and its target), which
+    /// the hole search runs after other threads' work (`Search::next_thread`).
+    loop_read: Vec<bool>,
 }
 
 fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
@@ -183,7 +186,20 @@ impl ThreadStatics {
             writes,
             writes_from,
             has_launch_successors,
+            loop_read: (0..n)
+                .map(|pc| {
+                    matches!(code[pc].kind, InstrKind::Load { .. } | InstrKind::Rmw { .. })
+                        && code.iter().enumerate().any(|(b, i)| {
+                            matches!(i.kind, InstrKind::Branch { target, .. } if target <= pc && pc <= b)
+                        })
+                })
+                .collect(),
         }
+    }
+
+    /// Whether instruction `pc` is a read inside a loop.
+    pub fn is_loop_read(&self, pc: usize) -> bool {
+        self.loop_read.get(pc).copied().unwrap_or(false)
     }
 
     /// Whether some path from instruction `pc` writes `loc`.
