@@ -402,11 +402,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.classes.is_empty() {
             return self.run_threads(st);
         }
-        // A state whose image under the classes' permutations was explored: its completions
-        // are the images of that one's.
         if self.subsumed(&st) {
             return;
         }
+        // A state whose image under the classes' permutations was explored: its completions
+        // are the images of that one's.
         let digest = self.orbit_digest(&st, &vec![false; st.threads.len()]);
         if !self.states_seen.insert(digest) {
             return;
@@ -429,7 +429,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         relaxed.contains(&true) && self.states_done.contains(&self.orbit_digest(st, &relaxed))
     }
 
-    /// Runs the lowest-numbered thread that can run until the search branches.
+    /// Runs threads, each step from the thread `next_thread` picks, until the search branches.
     fn run_threads(&mut self, mut st: State<'p>) {
         loop {
             if self.cta_barriers {
