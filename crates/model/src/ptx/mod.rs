@@ -63,9 +63,7 @@ impl Model for Ptx {
         if !sc_per_location(g, &ms, &rf) || !rmws_read_distinct_writes(g, &ms) {
             return false;
         }
-        let obs = observation::observation(g, &rf, &ms);
-        let sync = synchronization::release_acquire_sync(g, &obs, &ms);
-        let cause = causality::causality(&causality::base_causality(g, &[&sync]), &obs);
+        let cause = causality_without_fence_sc(g, &rf, &ms);
         if !cause.is_irreflexive() || !causality_rf(&rf, &cause) {
             return false;
         }
@@ -80,12 +78,8 @@ impl Model for Ptx {
     /// Coherence: the initial write first, then writes in causality order, for causality
     /// without the Fence-SC order (a part of every choice of it).
     fn coherence_forced(&self, g: &Graph) -> Relation {
-        let rf = g.rf_relation();
         let ms = strength::morally_strong(g, &self.platform);
-        let obs = observation::observation(g, &rf, &ms);
-        let sync = synchronization::release_acquire_sync(g, &obs, &ms);
-        let cause = causality::causality(&causality::base_causality(g, &[&sync]), &obs);
-        coherence_forced(g, &cause)
+        coherence_forced(g, &causality_without_fence_sc(g, &g.rf_relation(), &ms))
     }
 
     /// Synchronization by release and acquire patterns (PTX ISA, "Synchronizes-with").
@@ -184,6 +178,14 @@ impl Model for Ptx {
             accept(co, races);
         }
     }
+}
+
+/// Causality order from release/acquire synchronization alone, a part of causality for every
+/// choice of the Fence-SC order: what the partial graph's checks may rely on.
+fn causality_without_fence_sc(g: &Graph, rf: &Relation, ms: &Relation) -> Relation {
+    let obs = observation::observation(g, rf, ms);
+    let sync = synchronization::release_acquire_sync(g, &obs, ms);
+    causality::causality(&causality::base_causality(g, &[&sync]), &obs)
 }
 
 /// Atomicity, seen from reads-from alone: two morally strong RMWs never read the same write `W`

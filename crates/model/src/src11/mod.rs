@@ -82,16 +82,7 @@ impl Model for ScopedC11 {
         let rf = g.rf_relation();
         let inclusion = scope::scope_inclusion(g, &self.platform);
         let hb = synchronization::happens_before(g, &rf, &inclusion);
-        let mut mo = Relation::new(g.len());
-        for w in g.writes.iter() {
-            let hb = hb.of(g, w);
-            let init = g.events[w].thread.is_none();
-            for w2 in g.writes.iter() {
-                if w2 != w && g.same_loc.contains(w, w2) && (init || hb.contains(w, w2)) {
-                    mo.insert(w, w2);
-                }
-            }
-        }
+        let mut mo = mo_along_happens_before(g, &hb);
         for r in g.reads.iter() {
             let Some(w) = g.rf[r] else { continue };
             let hb = hb.of(g, r);
@@ -163,25 +154,18 @@ impl Model for ScopedC11 {
         if !hb.is_irreflexive() {
             return rejected.add(COHERENCE);
         }
-        // Coherence forces modification order along happens-before; the initial write is first.
-        let mut forced = Relation::new(g.len());
-        let writes: Vec<usize> = g.writes.iter().collect();
+        // Coherence forces modification order along happens-before; the initial write is
+        // first. The other pairs of writes to one location are ordered by the enumeration.
+        let forced = mo_along_happens_before(g, &hb);
+        let writes: Vec<usize> = g
+            .writes
+            .iter()
+            .filter(|&w| g.events[w].thread.is_some())
+            .collect();
         let mut pairs = Vec::new();
         for (k, &a) in writes.iter().enumerate() {
             for &b in &writes[k + 1..] {
-                if !g.same_loc.contains(a, b) {
-                    continue;
-                }
-                let (ia, ib) = (g.events[a].thread.is_none(), g.events[b].thread.is_none());
-                if ia || ib {
-                    let (first, second) = if ia { (a, b) } else { (b, a) };
-                    forced.insert(first, second);
-                } else {
-                    if hb.of(g, a).contains(a, b) {
-                        forced.insert(a, b);
-                    } else if hb.of(g, a).contains(b, a) {
-                        forced.insert(b, a);
-                    }
+                if g.same_loc.contains(a, b) {
                     pairs.push((a, b));
                 }
             }
@@ -203,6 +187,22 @@ impl Model for ScopedC11 {
             rejected.add(COHERENCE);
         }
     }
+}
+
+/// The modification order Coherence forces whatever reads-from is: the initial write before
+/// every other write of its location, and writes ordered by happens-before.
+fn mo_along_happens_before(g: &Graph, hb: &synchronization::HappensBefore) -> Relation {
+    let mut mo = Relation::new(g.len());
+    for w in g.writes.iter() {
+        let hb = hb.of(g, w);
+        let init = g.events[w].thread.is_none();
+        for w2 in g.writes.iter() {
+            if w2 != w && g.same_loc.contains(w, w2) && (init || hb.contains(w, w2)) {
+                mo.insert(w, w2);
+            }
+        }
+    }
+    mo
 }
 
 /// The axioms that need modification order `mo`: Coherence, Atomicity and SC (No-Thin-Air and
