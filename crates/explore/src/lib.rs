@@ -106,8 +106,8 @@ pub trait Model: Sync {
     }
 
     /// Extends the relations the model memoises on `g` (`Graph::memo_pairwise`) to its new
-    /// events. Called where the explorer skips [`Model::consistent_with`] on a graph it then
-    /// copies into several branches, so that the memos are extended once, not once per branch.
+    /// events. Called where the explorer copies a graph into several branches before the model
+    /// next looks at it, so that the memos are extended once, not once per branch.
     fn extend_memos(&self, g: &Graph) {
         let _ = g;
     }

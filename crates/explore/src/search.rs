@@ -105,7 +105,7 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) found: u64,
     pub(crate) checks: u32,
     /// Digests of the leaves reached after a choice of barrier rounds (`Rounds::chosen`).
-    pub(crate) leaves_seen: std::collections::HashSet<u128>,
+    pub(crate) leaves_seen: crate::orbits::DigestSet,
     /// The program has a CTA barrier (rounds are formed only then).
     pub(crate) cta_barriers: bool,
     /// What each thread could do from where it waits (by thread, instruction, unknown
@@ -117,10 +117,10 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) revisits: bool,
     /// Under symmetry reduction (`orbits`): the digests of the states explored and of the
     /// leaves judged, each up to permutations of the classes.
-    pub(crate) states_seen: std::collections::HashSet<crate::orbits::Digest>,
+    pub(crate) states_seen: crate::orbits::DigestSet,
     /// Of those, the states whose search is over (`subsumed`).
-    pub(crate) states_done: std::collections::HashSet<crate::orbits::Digest>,
-    pub(crate) orbits_seen: std::collections::HashSet<crate::orbits::Digest>,
+    pub(crate) states_done: crate::orbits::DigestSet,
+    pub(crate) orbits_seen: crate::orbits::DigestSet,
 }
 
 /// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
@@ -389,6 +389,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                         .map(move |h| (u, h.0))
                 })
                 .collect();
+            if !takers.is_empty() && st.graph.len() >= PRUNE_FROM_EVENTS {
+                self.model.extend_memos(&st.graph);
+            }
             return self.offer(st, w, &takers);
         }
         // A hole no thread can fill any more: no completion of this graph exists, unless the
@@ -464,7 +467,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             match step {
                 Step::Wrote(e) if self.revisits => return self.add_write(st, t, e),
                 Step::Wrote(e) => {
-                    if self.spinner_goes_stale(&st) {
+                    // A write adds coherence edges only into itself: it can make a spinner
+                    // stale only at a location some spinner read.
+                    if self.spinner_read_loc(&st, t, e) && self.spinner_goes_stale(&st) {
                         self.out.blocked += 1;
                         return;
                     }
@@ -612,6 +617,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
         // Or it reads a write not yet made, by a thread that can still make it.
         let hole = self.may_still_be_written(&st, t, req.loc);
+        if st.graph.len() >= PRUNE_FROM_EVENTS && sources.len() + usize::from(hole) > 1 {
+            self.model.extend_memos(&st.graph);
+        }
         let mut st = Some(st);
         let last = sources.len() - 1;
         for (k, s) in sources.into_iter().enumerate() {
@@ -1012,15 +1020,28 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// as a whole, cut loops and faults of other threads included: those are reached as well
     /// by a completion in which each such spinner reads a coherence-latest write instead and
     /// goes on (docs/explore.md, "Stale spinners").
-    fn spinner_goes_stale(&self, st: &State<'p>) -> bool {
+    /// Whether some blocked thread's spinning iteration read the location of thread `t`'s
+    /// event `e`.
+    fn spinner_read_loc(&self, st: &State<'p>, t: usize, e: usize) -> bool {
         let g = &st.graph;
-        let spun: Vec<usize> = (0..st.threads.len())
-            .filter_map(|t| {
+        let loc = st.threads[t].trace.events[e].kind.loc();
+        self.spun_writes(st).any(|w| g.events[w].kind.loc() == loc)
+    }
+
+    /// The writes that the spinning iterations of blocked threads read.
+    fn spun_writes<'s>(&self, st: &'s State<'p>) -> impl Iterator<Item = usize> + 's {
+        let g = &st.graph;
+        (0..st.threads.len())
+            .filter_map(move |t| {
                 let from = st.threads[t].trace.spinning_from()?;
                 Some(g.thread_events[t][from..].iter().filter_map(|&e| g.rf[e]))
             })
             .flatten()
-            .collect();
+    }
+
+    fn spinner_goes_stale(&self, st: &State<'p>) -> bool {
+        let g = &st.graph;
+        let spun: Vec<usize> = self.spun_writes(st).collect();
         if spun.is_empty() {
             return false;
         }

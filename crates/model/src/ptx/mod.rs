@@ -75,6 +75,10 @@ impl Model for Ptx {
             && causality_fr(&fr, &cause)
     }
 
+    fn extend_memos(&self, g: &Graph) {
+        strength::morally_strong(g, &self.platform);
+    }
+
     /// Coherence: the initial write first, then writes in causality order, for causality
     /// without the Fence-SC order (a part of every choice of it).
     fn coherence_forced(&self, g: &Graph) -> Relation {

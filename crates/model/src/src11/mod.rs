@@ -250,7 +250,7 @@ fn coherence_from_reads_from(
     let (mut global, mut shared) = (None, None);
     g.reads.iter().all(|r| {
         let Some(w) = g.rf[r] else { return true };
-        let local = std::ptr::eq(hb.of(g, r), &hb.shared);
+        let local = !std::ptr::eq(hb.of(g, r), &hb.global);
         let hb = hb.of(g, r);
         if hb.contains(r, w) {
             return false;

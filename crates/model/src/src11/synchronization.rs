@@ -104,7 +104,8 @@ fn synchronizes_with(
 /// Happens-before per memory space. The two are identical unless some fence names only one.
 pub struct HappensBefore {
     pub global: Relation,
-    pub shared: Relation,
+    /// `None` when local memory is ordered as global memory is.
+    shared: Option<Relation>,
 }
 
 /// Whether event `e` accesses local (CUDA: shared) memory.
@@ -117,15 +118,14 @@ fn is_local(g: &Graph, e: &Event) -> bool {
 impl HappensBefore {
     /// The happens-before that orders accesses to event `i`'s location.
     pub fn of(&self, g: &Graph, i: usize) -> &Relation {
-        if is_local(g, &g.events[i]) {
-            &self.shared
-        } else {
-            &self.global
+        match &self.shared {
+            Some(shared) if is_local(g, &g.events[i]) => shared,
+            _ => &self.global,
         }
     }
 
     pub fn is_irreflexive(&self) -> bool {
-        self.global.is_irreflexive() && self.shared.is_irreflexive()
+        self.global.is_irreflexive() && self.shared.as_ref().is_none_or(Relation::is_irreflexive)
     }
 }
 
@@ -240,14 +240,14 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
         let global_sw = one_region_sw(g, &rs, &strong_rf, inclusion, true);
         let global = hb_of(&global_sw, &g.barrier_sync);
         return HappensBefore {
-            shared: global.clone(),
             global,
+            shared: None,
         };
     }
     let (global_sw, local_sw) = region_sw(g, &rs, &strong_rf, inclusion);
     HappensBefore {
         global: hb_of(&global_sw, &barrier(false)),
-        shared: hb_of(&local_sw, &barrier(true)),
+        shared: Some(hb_of(&local_sw, &barrier(true))),
     }
 }
 
