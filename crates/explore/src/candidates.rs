@@ -56,7 +56,7 @@ pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,
-    on_execution: &mut OnExecution<'_, 'p>,
+    on_execution: &OnExecution<'_, 'p>,
 ) -> Result<Exploration, TraceLimit> {
     let paths = trace::enumerate_paths(program, opts.unroll)?;
     let mut out = Exploration::default();
@@ -101,6 +101,7 @@ pub fn explore<'p>(
     } else {
         vec![vec![]]
     };
+    let mut leaves_before = 0;
     for starved in candidates {
         let per_thread: Vec<&[Trace]> = (0..program.threads.len())
             .map(|t| {
@@ -147,8 +148,10 @@ pub fn explore<'p>(
             on_execution,
             budget: opts.budget,
             ticks: 0,
+            leaves: leaves_before,
         };
         run.choose(0);
+        leaves_before = run.leaves;
         if out.cut_short.is_some() {
             break;
         }
@@ -169,9 +172,11 @@ struct Run<'a, 'p> {
     /// Values written by the chosen paths, with multiplicity (popped on backtrack).
     written: Vec<(LocId, Value)>,
     out: &'a mut Exploration,
-    on_execution: &'a mut OnExecution<'a, 'p>,
+    on_execution: &'a OnExecution<'a, 'p>,
     budget: crate::Budget,
     ticks: u32,
+    /// Leaves judged so far: the search order (`Found::key`).
+    leaves: u64,
 }
 
 impl<'p> Run<'_, 'p> {
@@ -305,6 +310,8 @@ impl<'p> Run<'_, 'p> {
             g.rf[reads[k]] = None;
             return;
         }
+        let key = [(self.leaves >> 32) as u32, self.leaves as u32];
+        self.leaves += 1;
         let mut leaf = Leaf {
             program: self.program,
             model: self.model,
@@ -313,6 +320,8 @@ impl<'p> Run<'_, 'p> {
             only_hangs: !self.starved.is_empty(),
             out: self.out,
             on_execution: self.on_execution,
+            key: &key,
+            counted: true,
         };
         leaf.judge(g, paths, 1, None);
     }

@@ -7,7 +7,7 @@
 //! candidate enumerator builds each graph from whole paths (`Graph::new`).
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use scopecheck_ir::{BarrierRedOp, LocId, Placement, Program, ThreadId, Value};
 
@@ -59,7 +59,7 @@ pub struct Graph<'p> {
     at_loc: Vec<EventSet>,
     /// Relations a model derives from the events alone (not from reads-from or values),
     /// extended as events are added. See [`Graph::memo_pairwise`].
-    memo: RefCell<Vec<(&'static str, Rc<Relation>)>>,
+    memo: RefCell<Vec<(&'static str, Arc<Relation>)>>,
 }
 
 /// Why a choice of paths does not make an execution.
@@ -332,20 +332,20 @@ impl<'p> Graph<'p> {
         &self,
         key: &'static str,
         pair: impl Fn(usize, usize) -> bool,
-    ) -> Rc<Relation> {
+    ) -> Arc<Relation> {
         let n = self.len();
         let mut memo = self.memo.borrow_mut();
         let k = match memo.iter().position(|(k, _)| *k == key) {
             Some(k) => k,
             None => {
-                memo.push((key, Rc::new(Relation::new(0))));
+                memo.push((key, Arc::new(Relation::new(0))));
                 memo.len() - 1
             }
         };
         let old = memo[k].1.len();
         if old < n {
             // Shared with the graph this one was cloned from until it grows.
-            let r = Rc::make_mut(&mut memo[k].1);
+            let r = Arc::make_mut(&mut memo[k].1);
             r.grow(n);
             for i in 0..n {
                 let from = if i < old { old } else { 0 };
@@ -356,7 +356,7 @@ impl<'p> Graph<'p> {
                 }
             }
         }
-        Rc::clone(&memo[k].1)
+        Arc::clone(&memo[k].1)
     }
 
     /// Takes over the memoised relations of `old` for the events this graph kept from it:
@@ -377,7 +377,7 @@ impl<'p> Graph<'p> {
                     }
                 }
             }
-            here.push((key, Rc::new(kept)));
+            here.push((key, Arc::new(kept)));
         }
     }
 

@@ -117,7 +117,7 @@ pub struct ThreadRun {
     taken: Vec<u32>,
     /// Per loop head (by instruction index): path length and registers when control last
     /// arrived there.
-    heads: Vec<Option<(usize, std::rc::Rc<[Value]>)>>,
+    heads: Vec<Option<(usize, std::sync::Arc<[Value]>)>>,
     /// Registers whose value comes from a hole.
     unknown: Vec<bool>,
     /// Reads waiting for a write not yet in the graph: (path index, the request).

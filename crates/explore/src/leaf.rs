@@ -22,7 +22,12 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
     /// launched after a fault does not make the fault less of one).
     pub only_hangs: bool,
     pub out: &'b mut Exploration,
-    pub on_execution: &'b mut OnExecution<'f, 'p>,
+    pub on_execution: &'b OnExecution<'f, 'p>,
+    /// The leaf's place in the search order (`Found::key`); each coherence order adds its
+    /// index.
+    pub key: &'b [u32],
+    /// Whether its executions add to the counts (`Found::counted`).
+    pub counted: bool,
 }
 
 impl<'p> Leaf<'_, '_, 'p> {
@@ -51,12 +56,23 @@ impl<'p> Leaf<'_, '_, 'p> {
             )
         });
         let out = &mut *self.out;
-        let on_execution = &mut self.on_execution;
+        let on_execution = self.on_execution;
         let (mut feasible, mut hang) = (false, None);
+        let mut key = self.key.to_vec();
+        key.push(0);
+        let counted = self.counted;
         let mut accept = |co: &Relation, races: &[crate::Race]| {
             if unfinished.is_empty() {
-                out.reported += weight;
-                on_execution(g, paths, co, races, weight)
+                if counted {
+                    out.reported += weight;
+                }
+                let found = crate::Found {
+                    weight,
+                    key: &key,
+                    counted,
+                };
+                on_execution(g, paths, co, races, &found);
+                *key.last_mut().expect("the index") += 1;
             } else {
                 feasible = true;
                 if stuck && hang.is_none() {

@@ -292,10 +292,26 @@ pub struct Counters {
 }
 
 /// What receives each consistent, finished execution: the graph, each thread's path, the
-/// coherence order and the races.
-/// The last argument is how many executions this one stands for (more than one under
-/// symmetry reduction: its images under permutations of interchangeable threads).
-pub type OnExecution<'f, 'p> = dyn FnMut(&Graph<'p>, &[&Trace], &Relation, &[Race], u64) + 'f;
+/// coherence order, the races and where it stands ([`Found`]). Called from the threads of a
+/// parallel search, in any order.
+pub type OnExecution<'f, 'p> =
+    dyn Fn(&Graph<'p>, &[&Trace], &Relation, &[Race], &Found) + Sync + 'f;
+
+/// Where an execution handed to [`OnExecution`] stands.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'k> {
+    /// How many executions it stands for (more than one under symmetry reduction: its images
+    /// under permutations of interchangeable threads).
+    pub weight: u64,
+    /// Its place in the search order (lexicographic): of the executions that could show
+    /// something (a witness, a picture), the one of least key is meant, whatever order a
+    /// parallel search handed them on in.
+    pub key: &'k [u32],
+    /// Whether it adds to the counts and final states. False for an image of an execution
+    /// already handed on that a parallel search found later with a smaller key: it only
+    /// competes for being the least.
+    pub counted: bool,
+}
 
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
 /// execution of paths that all finished: its graph, the path of each thread, its coherence
@@ -309,7 +325,7 @@ pub fn explore<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,
-    on_execution: &mut OnExecution<'_, 'p>,
+    on_execution: &OnExecution<'_, 'p>,
 ) -> Result<Exploration, TraceLimit> {
     match opts.engine {
         Engine::Candidates => {
@@ -329,7 +345,7 @@ fn graphs<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,
-    on_execution: &mut OnExecution<'_, 'p>,
+    on_execution: &OnExecution<'_, 'p>,
 ) -> Exploration {
     let statics: Vec<statics::ThreadStatics> = (0..program.threads.len())
         .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll))

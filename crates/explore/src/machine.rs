@@ -10,7 +10,7 @@ use scopecheck_ir::{
     Thread, Value,
 };
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::trace::{EventKind, TraceEvent};
 
@@ -26,9 +26,9 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 pub(crate) struct Machine {
     pub regs: Vec<Value>,
     /// For each register, the reads (path indices) its value was computed from.
-    reg_deps: Vec<Rc<[u32]>>,
+    reg_deps: Vec<Arc<[u32]>>,
     /// Reads that decided a conditional branch so far: every later event depends on them.
-    ctrl: Rc<[u32]>,
+    ctrl: Arc<[u32]>,
 }
 
 impl Machine {
@@ -39,9 +39,9 @@ impl Machine {
             regs[r.0 as usize] = *v;
         }
         Machine {
-            reg_deps: vec![Rc::from(Vec::new()); regs.len()],
+            reg_deps: vec![Arc::from(Vec::new()); regs.len()],
             regs,
-            ctrl: Rc::from(Vec::new()),
+            ctrl: Arc::from(Vec::new()),
         }
     }
 
@@ -61,12 +61,12 @@ impl Machine {
 
     pub fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
         self.regs[r.0 as usize] = v;
-        self.reg_deps[r.0 as usize] = Rc::from(deps);
+        self.reg_deps[r.0 as usize] = Arc::from(deps);
     }
 
     /// Makes register `r` depend on exactly the read at path index `read`.
     pub fn set_deps(&mut self, r: RegId, read: u32) {
-        self.reg_deps[r.0 as usize] = Rc::from(vec![read]);
+        self.reg_deps[r.0 as usize] = Arc::from(vec![read]);
     }
 
     /// Appends an event to `events` with its dependencies and the control dependencies so
@@ -82,7 +82,7 @@ impl Machine {
         events.push(TraceEvent {
             instr,
             kind,
-            deps: Rc::from(deps),
+            deps: Arc::from(deps),
         });
         (events.len() - 1) as u32
     }
@@ -155,7 +155,7 @@ impl Machine {
             }
         };
         if !deps.is_empty() {
-            self.ctrl = Rc::from(union(&self.ctrl, &deps));
+            self.ctrl = Arc::from(union(&self.ctrl, &deps));
         }
         taken
     }

@@ -100,7 +100,9 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Some thread was blocked in a pure iteration (the hang search is worth running).
     pub spun: bool,
     pub out: &'a mut Exploration,
-    pub(crate) on_execution: &'a mut OnExecution<'f, 'p>,
+    pub(crate) on_execution: &'a OnExecution<'f, 'p>,
+    /// Leaves judged so far: the search order (`Found::key`).
+    pub(crate) leaves: u64,
     /// Consistent executions handed on, for the budget.
     pub(crate) found: u64,
     pub(crate) checks: u32,
@@ -231,7 +233,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         classes: &'a [Vec<usize>],
         revisits: bool,
         out: &'a mut Exploration,
-        on_execution: &'a mut OnExecution<'f, 'p>,
+        on_execution: &'a OnExecution<'f, 'p>,
     ) -> Self {
         Search {
             program,
@@ -247,6 +249,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             spun: false,
             out,
             on_execution,
+            leaves: 0,
             found: 0,
             checks: 0,
             after: Default::default(),
@@ -984,6 +987,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let counter = if finished { &c.executions } else { &c.blocked };
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+        let key = [(self.leaves >> 32) as u32, self.leaves as u32];
+        self.leaves += 1;
         let mut leaf = crate::Leaf {
             program: self.program,
             model: self.model,
@@ -991,7 +996,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             starved: &starved,
             only_hangs: !self.starved.is_empty(),
             out: &mut *self.out,
-            on_execution: &mut *self.on_execution,
+            on_execution: self.on_execution,
+            key: &key,
+            counted: true,
         };
         let co = self
             .revisits

@@ -145,7 +145,7 @@ pub struct TraceEvent {
     /// Reads (path-local event indices) whose values flowed into this event's data or address,
     /// or into a branch that decided whether it happens. Shared, so that copying a search
     /// state does not copy every event's list.
-    pub deps: std::rc::Rc<[u32]>,
+    pub deps: std::sync::Arc<[u32]>,
 }
 
 /// How a path ends.

@@ -88,12 +88,18 @@ struct Tally {
     negative: u64,
     executions: u64,
     races: Vec<RaceReport>,
-    witness: Vec<WitnessRead>,
-    /// With `CheckOptions::graphs`: the execution that shows the answer, the first execution
-    /// (drawn when none shows it) and the first that races.
-    witness_graph: Option<ExecutionGraph>,
-    first_graph: Option<ExecutionGraph>,
-    race_graph: Option<ExecutionGraph>,
+    /// The first (least keyed: `Found::key`) execution that shows the answer, with its key.
+    witness: Option<(Vec<u32>, Vec<WitnessRead>)>,
+    /// With `CheckOptions::graphs`: the first execution that shows the answer, the first
+    /// execution (drawn when none shows it) and the first that races.
+    witness_graph: Option<(Vec<u32>, ExecutionGraph)>,
+    first_graph: Option<(Vec<u32>, ExecutionGraph)>,
+    race_graph: Option<(Vec<u32>, ExecutionGraph)>,
+}
+
+/// Whether an execution keyed `key` comes before the one `kept` holds, if any.
+fn earlier<T>(key: &[u32], kept: &Option<(Vec<u32>, T)>) -> bool {
+    kept.as_ref().is_none_or(|(k, _)| key < &k[..])
 }
 
 /// Explores `program` under `model` and judges its condition.
@@ -109,7 +115,7 @@ pub fn judge(
     let mut engine = opts.engine;
     let mut symmetry = opts.symmetry;
     let (result, tally) = loop {
-        let mut tally = Tally::default();
+        let tally = std::sync::Mutex::new(Tally::default());
         let result = explore(
             program,
             model,
@@ -124,64 +130,77 @@ pub fn judge(
                 progress: opts.progress.clone(),
                 symmetry,
             },
-            &mut |g, paths, co, found, weight| {
-                let t = &mut tally;
-                for r in found {
-                    let report = race_report(program, g, r);
-                    if !t.races.contains(&report) {
-                        t.races.push(report);
-                    }
-                }
-                t.executions += weight;
+            &|g, paths, co, races, found| {
+                let reports: Vec<RaceReport> =
+                    races.iter().map(|r| race_report(program, g, r)).collect();
                 let choices = final_values(program, g, paths, co, &observables);
+                let weight = found.weight;
                 // The witness: an execution that shows the answer (for `exists`, one
                 // satisfying the proposition; for `~exists` and `forall`, one breaking the
                 // requirement).
                 let mut shows = false;
+                let mut satisfied = (0u64, 0u64);
+                let mut states = vec![];
                 // The first state, and the first that shows the answer, for pictures.
-                let want = opts.graphs && t.witness_graph.is_none();
                 let mut first_state: Option<(Vec<Value>, bool)> = None;
                 let mut shows_state: Option<Vec<Value>> = None;
                 for_each_state(&choices, &mut |vals| {
                     let satisfies = holds(prop, &observables, vals);
                     if satisfies {
-                        t.positive += weight;
+                        satisfied.0 += weight;
                     } else {
-                        t.negative += weight;
+                        satisfied.1 += weight;
                     }
                     let here = satisfies != (quantifier == Quantifier::Forall);
                     shows |= here;
                     if opts.graphs && first_state.is_none() {
                         first_state = Some((vals.to_vec(), satisfies));
                     }
-                    if want && here && shows_state.is_none() {
+                    if opts.graphs && here && shows_state.is_none() {
                         shows_state = Some(vals.to_vec());
                     }
-                    t.states.insert(vals.to_vec(), satisfies);
+                    if found.counted {
+                        states.push((vals.to_vec(), satisfies));
+                    }
                 });
-                if shows && t.witness.is_empty() {
-                    t.witness = witness_reads(program, g);
+                let mut t = tally.lock().expect("the tally");
+                if found.counted {
+                    for report in reports {
+                        if !t.races.contains(&report) {
+                            t.races.push(report);
+                        }
+                    }
+                    t.executions += weight;
+                    t.positive += satisfied.0;
+                    t.negative += satisfied.1;
+                    t.states.extend(states);
+                }
+                let key = found.key;
+                if shows && earlier(key, &t.witness) {
+                    t.witness = Some((key.to_vec(), witness_reads(program, g)));
                 }
                 if opts.graphs {
                     let state = |vals: Vec<Value>| observables.iter().copied().zip(vals).collect();
-                    if let Some(vals) = shows_state {
+                    if let Some(vals) = shows_state.filter(|_| earlier(key, &t.witness_graph)) {
                         let satisfies = quantifier != Quantifier::Forall;
-                        t.witness_graph = Some(capture(g, model, co, state(vals), satisfies, None));
+                        let picture = capture(g, model, co, state(vals), satisfies, None);
+                        t.witness_graph = Some((key.to_vec(), picture));
                     }
-                    if t.race_graph.is_none() {
-                        if let Some(r) = found.first() {
-                            let (vals, satisfies) = first_state.clone().unwrap_or_default();
-                            t.race_graph =
-                                Some(capture(g, model, co, state(vals), satisfies, Some(r)));
-                        }
+                    if let Some(r) = races.first().filter(|_| earlier(key, &t.race_graph)) {
+                        let (vals, satisfies) = first_state.clone().unwrap_or_default();
+                        let picture = capture(g, model, co, state(vals), satisfies, Some(r));
+                        t.race_graph = Some((key.to_vec(), picture));
                     }
-                    let first = first_state.filter(|_| t.first_graph.is_none());
-                    if let Some((vals, satisfies)) = first {
-                        t.first_graph = Some(capture(g, model, co, state(vals), satisfies, None));
+                    if let Some((vals, satisfies)) =
+                        first_state.filter(|_| earlier(key, &t.first_graph))
+                    {
+                        let picture = capture(g, model, co, state(vals), satisfies, None);
+                        t.first_graph = Some((key.to_vec(), picture));
                     }
                 }
             },
         );
+        let tally = tally.into_inner().expect("the tally");
         // The graph explorer could not vouch for its completeness here: forget what it found
         // and enumerate candidates instead.
         if engine == Engine::Auto && matches!(&result, Ok(e) if e.fallback.is_some()) {
@@ -212,6 +231,12 @@ pub fn judge(
         first_graph,
         race_graph,
     } = tally;
+    let witness = witness.map(|w| w.1).unwrap_or_default();
+    let (witness_graph, first_graph, race_graph) = (
+        witness_graph.map(|w| w.1),
+        first_graph.map(|w| w.1),
+        race_graph.map(|w| w.1),
+    );
     // Reports list races and hangs in source order, whichever order the search found them in.
     races.sort_by(|a, b| {
         (&a.first, &a.second, a.kind == RaceKind::Heterogeneous).cmp(&(

@@ -27,7 +27,7 @@ pub fn strong_scope(e: &Event) -> Option<Scope> {
 
 /// The `ms` relation over all events of `g` (extended as the graph grows). A platform without
 /// coherent host memory keeps host and device accesses to it apart.
-pub fn morally_strong(g: &Graph, platform: &Platform) -> std::rc::Rc<Relation> {
+pub fn morally_strong(g: &Graph, platform: &Platform) -> std::sync::Arc<Relation> {
     g.memo_pairwise("ptx.morally_strong", |i, j| pair(g, platform, i, j))
 }
 

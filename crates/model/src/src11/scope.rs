@@ -37,7 +37,7 @@ fn scope_of(e: &Event) -> Option<Scope> {
 
 /// `strong_r`: same thread, or both atomic and each one's scope including the other's thread
 /// (extended as the graph grows).
-pub fn scope_inclusion(g: &Graph, platform: &Platform) -> std::rc::Rc<Relation> {
+pub fn scope_inclusion(g: &Graph, platform: &Platform) -> std::sync::Arc<Relation> {
     g.memo_pairwise("src11.scope_inclusion", |i, j| pair(g, platform, i, j))
 }
 
