@@ -310,7 +310,7 @@ impl<'p> Run<'_, 'p> {
             g.rf[reads[k]] = None;
             return;
         }
-        let key = [(self.leaves >> 32) as u32, self.leaves as u32];
+        let key = [self.leaves];
         self.leaves += 1;
         let mut leaf = Leaf {
             program: self.program,
@@ -321,7 +321,6 @@ impl<'p> Run<'_, 'p> {
             out: self.out,
             on_execution: self.on_execution,
             key: &key,
-            counted: true,
         };
         leaf.judge(g, paths, 1, None);
     }

@@ -25,9 +25,7 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
     pub on_execution: &'b OnExecution<'f, 'p>,
     /// The leaf's place in the search order (`Found::key`); each coherence order adds its
     /// index.
-    pub key: &'b [u32],
-    /// Whether its executions add to the counts (`Found::counted`).
-    pub counted: bool,
+    pub key: &'b [u64],
 }
 
 impl<'p> Leaf<'_, '_, 'p> {
@@ -60,17 +58,10 @@ impl<'p> Leaf<'_, '_, 'p> {
         let (mut feasible, mut hang) = (false, None);
         let mut key = self.key.to_vec();
         key.push(0);
-        let counted = self.counted;
         let mut accept = |co: &Relation, races: &[crate::Race]| {
             if unfinished.is_empty() {
-                if counted {
-                    out.reported += weight;
-                }
-                let found = crate::Found {
-                    weight,
-                    key: &key,
-                    counted,
-                };
+                out.reported += weight;
+                let found = crate::Found { weight, key: &key };
                 on_execution(g, paths, co, races, &found);
                 *key.last_mut().expect("the index") += 1;
             } else {

@@ -170,6 +170,16 @@ impl Rejections {
             None => self.by_axiom.push((axiom, 1)),
         }
     }
+
+    /// Adds `later`'s counts, axioms first met there after those met here.
+    pub fn absorb(&mut self, later: Rejections) {
+        for (axiom, n) in later.by_axiom {
+            match self.by_axiom.iter_mut().find(|(a, _)| *a == axiom) {
+                Some((_, m)) => *m += n,
+                None => self.by_axiom.push((axiom, n)),
+            }
+        }
+    }
 }
 
 /// A loop whose unroll bound cut a feasible path.
@@ -249,6 +259,40 @@ pub struct Exploration {
     pub symmetry_abandoned: bool,
 }
 
+impl Exploration {
+    /// Takes over what a search forked from this one found, after everything found here.
+    pub(crate) fn absorb(&mut self, later: Exploration) {
+        self.rejected.absorb(later.rejected);
+        for c in later.cut {
+            if !self.cut.contains(&c) {
+                self.cut.push(c);
+            }
+        }
+        for f in later.faults {
+            if !self.faults.contains(&f) {
+                self.faults.push(f);
+            }
+        }
+        for l in later.reduced_loops {
+            if !self.reduced_loops.contains(&l) {
+                self.reduced_loops.push(l);
+            }
+        }
+        for h in later.hangs {
+            if !self.hangs.contains(&h) {
+                self.hangs.push(h);
+            }
+        }
+        self.blocked += later.blocked;
+        self.reported += later.reported;
+        self.checks += later.checks;
+        self.finished += later.finished;
+        self.dead_ends += later.dead_ends;
+        self.cut_short = self.cut_short.take().or(later.cut_short);
+        self.symmetry_abandoned |= later.symmetry_abandoned;
+    }
+}
+
 /// Which explorer runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Engine {
@@ -280,6 +324,11 @@ pub struct ExploreOptions {
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether the graph explorer may explore interchangeable threads in one order only.
     pub symmetry: bool,
+    /// Whether the hole search may explore independent subtrees on rayon's threads. It
+    /// reports what the sequential search does, but where its completeness gate fails a
+    /// parallel search may have met a state the sequential one skipped: the caller must then
+    /// search again sequentially to learn whether the sequential search falls back too.
+    pub parallel: bool,
 }
 
 /// Running totals of searches in progress (shared by every search that is given them).
@@ -306,11 +355,7 @@ pub struct Found<'k> {
     /// Its place in the search order (lexicographic): of the executions that could show
     /// something (a witness, a picture), the one of least key is meant, whatever order a
     /// parallel search handed them on in.
-    pub key: &'k [u32],
-    /// Whether it adds to the counts and final states. False for an image of an execution
-    /// already handed on that a parallel search found later with a smaller key: it only
-    /// competes for being the least.
-    pub counted: bool,
+    pub key: &'k [u64],
 }
 
 /// Explores every execution of `program` under `model`. `on_execution` receives each consistent
@@ -379,6 +424,7 @@ fn graphs<'p>(
             break;
         }
         let revisits_here = revisits && (starved.is_empty() || !opts.scheduler.preempts());
+        let halt = std::sync::atomic::AtomicBool::new(false);
         let mut s = search::Search::new(
             program,
             model,
@@ -392,6 +438,8 @@ fn graphs<'p>(
             revisits_here,
             &mut out,
             on_execution,
+            &halt,
+            opts.parallel,
         );
         s.run();
         spun |= s.spun;

@@ -101,8 +101,15 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub spun: bool,
     pub out: &'a mut Exploration,
     pub(crate) on_execution: &'a OnExecution<'f, 'p>,
-    /// Leaves judged so far: the search order (`Found::key`).
-    pub(crate) leaves: u64,
+    /// Where this search stands in the order of the whole search (`Found::key`): the
+    /// prefix its fork gave it and the states and leaves it met since, in depth-first order.
+    pub(crate) prefix: Vec<u64>,
+    pub(crate) counter: u64,
+    /// How many more levels of choices may be explored in parallel (0: sequentially).
+    pub(crate) forks_left: usize,
+    /// Set when some worker of the search must stop (a failed gate, a spent budget, a
+    /// symmetry reduction abandoned): the others stop too.
+    pub(crate) halt: &'a std::sync::atomic::AtomicBool,
     /// Consistent executions handed on, for the budget.
     pub(crate) found: u64,
     pub(crate) checks: u32,
@@ -124,6 +131,11 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) states_done: crate::orbits::DigestSet,
     pub(crate) orbits_seen: crate::orbits::DigestSet,
 }
+
+/// How many levels of reads-from choices the hole search explores in parallel, on rayon's
+/// threads: enough subtrees to keep two to eight cores busy, few enough that forking costs
+/// nothing next to the subtrees.
+const FORK_LEVELS: usize = 6;
 
 /// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
 fn nth_arrival(
@@ -234,7 +246,29 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         revisits: bool,
         out: &'a mut Exploration,
         on_execution: &'a OnExecution<'f, 'p>,
+        halt: &'a std::sync::atomic::AtomicBool,
+        parallel: bool,
     ) -> Self {
+        let cta_barriers = program.threads.iter().any(|t| {
+            t.code
+                .iter()
+                .any(|i| matches!(i.kind, scopecheck_ir::InstrKind::Barrier { .. }))
+        });
+        // Forked workers run their subtrees in any order. What they report is what a
+        // sequential search reports (`Found::key`, `OrbitMemo`), except where a budget cuts
+        // the search or barrier rounds are memoised by arrival: those run sequentially.
+        let forks_left = if parallel
+            && classes.is_empty()
+            && !revisits
+            && starved.is_empty()
+            && budget.max_executions.is_none()
+            && !cta_barriers
+            && rayon::current_num_threads() > 1
+        {
+            FORK_LEVELS
+        } else {
+            0
+        };
         Search {
             program,
             model,
@@ -249,7 +283,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             spun: false,
             out,
             on_execution,
-            leaves: 0,
+            prefix: vec![],
+            counter: 0,
+            forks_left,
+            halt,
             found: 0,
             checks: 0,
             after: Default::default(),
@@ -258,11 +295,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             states_seen: Default::default(),
             states_done: Default::default(),
             orbits_seen: Default::default(),
-            cta_barriers: program.threads.iter().any(|t| {
-                t.code
-                    .iter()
-                    .any(|i| matches!(i.kind, scopecheck_ir::InstrKind::Barrier { .. }))
-            }),
+            cta_barriers,
         }
     }
 
@@ -296,10 +329,26 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// Whether the search must stop now (a failed gate or a spent budget).
     pub(crate) fn stopped(&mut self) -> bool {
         if self.gate.is_some() || self.out.cut_short.is_some() || self.out.symmetry_abandoned {
+            self.halt.store(true, std::sync::atomic::Ordering::Relaxed);
+            return true;
+        }
+        if self.halt.load(std::sync::atomic::Ordering::Relaxed) {
             return true;
         }
         self.checks = self.checks.wrapping_add(1);
-        self.budget.spent(self.out, self.checks)
+        let spent = self.budget.spent(self.out, self.checks);
+        if spent {
+            self.halt.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        spent
+    }
+
+    /// The place of what the search meets next in the order of the whole search.
+    fn next_key(&mut self) -> Vec<u64> {
+        self.counter += 1;
+        let mut key = self.prefix.clone();
+        key.push(self.counter);
+        key
     }
 
     pub(crate) fn launched(&self, st: &State, t: usize) -> bool {
@@ -623,6 +672,22 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if st.graph.len() >= PRUNE_FROM_EVENTS && sources.len() + usize::from(hole) > 1 {
             self.model.extend_memos(&st.graph);
         }
+        if self.forks_left > 0 && sources.len() + usize::from(hole) > 1 {
+            let mut children = vec![];
+            for s in sources {
+                let mut next = st.clone();
+                if self.resolve(&mut next, t, s) {
+                    children.push(next);
+                }
+            }
+            if hole {
+                let mut next = st;
+                next.threads[t].make_hole();
+                self.sync_graph(&mut next, t);
+                children.push(next);
+            }
+            return self.fork(children);
+        }
         let mut st = Some(st);
         let last = sources.len() - 1;
         for (k, s) in sources.into_iter().enumerate() {
@@ -643,6 +708,63 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             next.threads[t].make_hole();
             self.sync_graph(&mut next, t);
             self.visit(next);
+        }
+    }
+
+    /// Visits `children`, the branches of one choice in order, on rayon's threads: each in a
+    /// search of its own that shares the orbit memo and whose keys (`Found::key`) place it
+    /// where a sequential search would have met it; what they found is taken over in order.
+    fn fork(&mut self, children: Vec<State<'p>>) {
+        use rayon::prelude::*;
+        let at = self.counter + 1;
+        self.counter += 2;
+        let this = &*self;
+        let found: Vec<(Exploration, Option<GateFailure>, bool)> = children
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, child)| {
+                let mut out = Exploration::default();
+                let mut prefix = this.prefix.clone();
+                prefix.extend([at, i as u64]);
+                let mut sub = Search {
+                    program: this.program,
+                    model: this.model,
+                    scheduler: this.scheduler,
+                    statics: this.statics,
+                    starved: this.starved.clone(),
+                    successors: this.successors,
+                    budget: this.budget,
+                    progress: this.progress.clone(),
+                    classes: this.classes,
+                    gate: None,
+                    spun: false,
+                    out: &mut out,
+                    on_execution: this.on_execution,
+                    prefix,
+                    counter: 0,
+                    forks_left: this.forks_left - 1,
+                    halt: this.halt,
+                    found: 0,
+                    checks: 0,
+                    after: Default::default(),
+                    revisits: this.revisits,
+                    leaves_seen: Default::default(),
+                    states_seen: Default::default(),
+                    states_done: Default::default(),
+                    orbits_seen: Default::default(),
+                    cta_barriers: this.cta_barriers,
+                };
+                sub.visit(child);
+                let (gate, spun) = (sub.gate.take(), sub.spun);
+                (out, gate, spun)
+            })
+            .collect();
+        for (out, gate, spun) in found {
+            self.out.absorb(out);
+            if self.gate.is_none() {
+                self.gate = gate;
+            }
+            self.spun |= spun;
         }
     }
 
@@ -974,6 +1096,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
             size
         };
+        let key = self.next_key();
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
         let g = &st.graph;
         let finished = paths.iter().all(|p| p.end == PathEnd::Finished);
@@ -987,8 +1110,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             let counter = if finished { &c.executions } else { &c.blocked };
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        let key = [(self.leaves >> 32) as u32, self.leaves as u32];
-        self.leaves += 1;
         let mut leaf = crate::Leaf {
             program: self.program,
             model: self.model,
@@ -998,7 +1119,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             out: &mut *self.out,
             on_execution: self.on_execution,
             key: &key,
-            counted: true,
         };
         let co = self
             .revisits

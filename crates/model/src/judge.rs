@@ -89,16 +89,16 @@ struct Tally {
     executions: u64,
     races: Vec<RaceReport>,
     /// The first (least keyed: `Found::key`) execution that shows the answer, with its key.
-    witness: Option<(Vec<u32>, Vec<WitnessRead>)>,
+    witness: Option<(Vec<u64>, Vec<WitnessRead>)>,
     /// With `CheckOptions::graphs`: the first execution that shows the answer, the first
     /// execution (drawn when none shows it) and the first that races.
-    witness_graph: Option<(Vec<u32>, ExecutionGraph)>,
-    first_graph: Option<(Vec<u32>, ExecutionGraph)>,
-    race_graph: Option<(Vec<u32>, ExecutionGraph)>,
+    witness_graph: Option<(Vec<u64>, ExecutionGraph)>,
+    first_graph: Option<(Vec<u64>, ExecutionGraph)>,
+    race_graph: Option<(Vec<u64>, ExecutionGraph)>,
 }
 
 /// Whether an execution keyed `key` comes before the one `kept` holds, if any.
-fn earlier<T>(key: &[u32], kept: &Option<(Vec<u32>, T)>) -> bool {
+fn earlier<T>(key: &[u64], kept: &Option<(Vec<u64>, T)>) -> bool {
     kept.as_ref().is_none_or(|(k, _)| key < &k[..])
 }
 
@@ -114,6 +114,7 @@ pub fn judge(
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut engine = opts.engine;
     let mut symmetry = opts.symmetry;
+    let mut parallel = true;
     let (result, tally) = loop {
         let tally = std::sync::Mutex::new(Tally::default());
         let result = explore(
@@ -129,6 +130,7 @@ pub fn judge(
                 },
                 progress: opts.progress.clone(),
                 symmetry,
+                parallel,
             },
             &|g, paths, co, races, found| {
                 let reports: Vec<RaceReport> =
@@ -159,22 +161,18 @@ pub fn judge(
                     if opts.graphs && here && shows_state.is_none() {
                         shows_state = Some(vals.to_vec());
                     }
-                    if found.counted {
-                        states.push((vals.to_vec(), satisfies));
-                    }
+                    states.push((vals.to_vec(), satisfies));
                 });
                 let mut t = tally.lock().expect("the tally");
-                if found.counted {
-                    for report in reports {
-                        if !t.races.contains(&report) {
-                            t.races.push(report);
-                        }
+                for report in reports {
+                    if !t.races.contains(&report) {
+                        t.races.push(report);
                     }
-                    t.executions += weight;
-                    t.positive += satisfied.0;
-                    t.negative += satisfied.1;
-                    t.states.extend(states);
                 }
+                t.executions += weight;
+                t.positive += satisfied.0;
+                t.negative += satisfied.1;
+                t.states.extend(states);
                 let key = found.key;
                 if shows && earlier(key, &t.witness) {
                     t.witness = Some((key.to_vec(), witness_reads(program, g)));
@@ -203,7 +201,15 @@ pub fn judge(
         let tally = tally.into_inner().expect("the tally");
         // The graph explorer could not vouch for its completeness here: forget what it found
         // and enumerate candidates instead.
-        if engine == Engine::Auto && matches!(&result, Ok(e) if e.fallback.is_some()) {
+        let fell_back = matches!(&result, Ok(e) if e.fallback.is_some());
+        // A parallel search may have met a state where the gate fails that the sequential
+        // search skips, and its other workers went on for a while: whether and where the
+        // search stops is the sequential search's call.
+        if fell_back && parallel {
+            parallel = false;
+            continue;
+        }
+        if engine == Engine::Auto && fell_back {
             engine = Engine::Candidates;
             continue;
         }
