@@ -262,27 +262,19 @@ pub struct Exploration {
 impl Exploration {
     /// Takes over what a search forked from this one found, after everything found here.
     pub(crate) fn absorb(&mut self, later: Exploration) {
+        /// Appends the items of `more` that `to` does not hold yet.
+        fn add_new<T: PartialEq>(to: &mut Vec<T>, more: Vec<T>) {
+            for x in more {
+                if !to.contains(&x) {
+                    to.push(x);
+                }
+            }
+        }
         self.rejected.absorb(later.rejected);
-        for c in later.cut {
-            if !self.cut.contains(&c) {
-                self.cut.push(c);
-            }
-        }
-        for f in later.faults {
-            if !self.faults.contains(&f) {
-                self.faults.push(f);
-            }
-        }
-        for l in later.reduced_loops {
-            if !self.reduced_loops.contains(&l) {
-                self.reduced_loops.push(l);
-            }
-        }
-        for h in later.hangs {
-            if !self.hangs.contains(&h) {
-                self.hangs.push(h);
-            }
-        }
+        add_new(&mut self.cut, later.cut);
+        add_new(&mut self.faults, later.faults);
+        add_new(&mut self.reduced_loops, later.reduced_loops);
+        add_new(&mut self.hangs, later.hangs);
         self.blocked += later.blocked;
         self.reported += later.reported;
         self.checks += later.checks;

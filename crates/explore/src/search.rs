@@ -137,6 +137,10 @@ pub(crate) struct Search<'a, 'f, 'p> {
 /// nothing next to the subtrees.
 const FORK_LEVELS: usize = 6;
 
+/// Programs with fewer instructions in all threads are searched sequentially: their searches
+/// take well under a millisecond, less than handing subtrees to other threads costs.
+const FORK_FROM_INSTRUCTIONS: usize = 20;
+
 /// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
 fn nth_arrival(
     events: &[crate::trace::TraceEvent],
@@ -257,7 +261,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         // Forked workers run their subtrees in any order. What they report is what a
         // sequential search reports (`Found::key`, `OrbitMemo`), except where a budget cuts
         // the search or barrier rounds are memoised by arrival: those run sequentially.
+        let instructions: usize = program.threads.iter().map(|t| t.code.len()).sum();
         let forks_left = if parallel
+            && instructions >= FORK_FROM_INSTRUCTIONS
             && classes.is_empty()
             && !revisits
             && starved.is_empty()
