@@ -32,8 +32,9 @@ pub struct CiFlags {
     /// counted from 0, is I-1 modulo N. Give every job of the matrix the same paths.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     shard: Option<Shard>,
-    /// How many files are checked at once (default: one per CPU, or RAYON_NUM_THREADS);
-    /// reports come in input order whatever the number.
+    /// How many threads check files, and the subtrees of one file's search, at once
+    /// (default: one per CPU, or RAYON_NUM_THREADS); reports come in input order and say the
+    /// same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     jobs: Option<u32>,
 }
