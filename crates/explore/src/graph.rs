@@ -327,7 +327,8 @@ impl<'p> Graph<'p> {
 
     /// The relation `key` names, holding the pairs `pair` accepts; computed on first use and
     /// extended to the events added since. Only for relations that depend on what each event
-    /// is (thread, instruction, kind up to values), not on reads-from or values.
+    /// is (thread, instruction, kind up to values), not on reads-from or values, and that are
+    /// symmetric and irreflexive: `pair` is asked once per two events, lower index first.
     pub fn memo_pairwise(
         &self,
         key: &'static str,
@@ -347,11 +348,11 @@ impl<'p> Graph<'p> {
             // Shared with the graph this one was cloned from until it grows.
             let r = Arc::make_mut(&mut memo[k].1);
             r.grow(n);
-            for i in 0..n {
-                let from = if i < old { old } else { 0 };
-                for j in from..n {
+            for j in old..n {
+                for i in 0..j {
                     if pair(i, j) {
                         r.insert(i, j);
+                        r.insert(j, i);
                     }
                 }
             }
