@@ -258,9 +258,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 .iter()
                 .any(|i| matches!(i.kind, scopecheck_ir::InstrKind::Barrier { .. }))
         });
-        // Forked workers run their subtrees in any order. What they report is what a
-        // sequential search reports (`Found::key`, `OrbitMemo`), except where a budget cuts
-        // the search or barrier rounds are memoised by arrival: those run sequentially.
+        // Forked workers run their subtrees in any order; the keys of what they find
+        // (`Found::key`) make the report the sequential search's. Searches whose memos span
+        // subtrees (symmetry, barrier rounds) or whose budget would cut them at a point that
+        // depends on the workers run sequentially, as do the revisiting and starvation
+        // searches.
         let instructions: usize = program.threads.iter().map(|t| t.code.len()).sum();
         let forks_left = if parallel
             && instructions >= FORK_FROM_INSTRUCTIONS
@@ -675,10 +677,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
         // Or it reads a write not yet made, by a thread that can still make it.
         let hole = self.may_still_be_written(&st, t, req.loc);
-        if st.graph.len() >= PRUNE_FROM_EVENTS && sources.len() + usize::from(hole) > 1 {
+        let branches = sources.len() + usize::from(hole) > 1;
+        if st.graph.len() >= PRUNE_FROM_EVENTS && branches {
             self.model.extend_memos(&st.graph);
         }
-        if self.forks_left > 0 && sources.len() + usize::from(hole) > 1 {
+        if self.forks_left > 0 && branches {
             let mut children = vec![];
             for s in sources {
                 let mut next = st.clone();
@@ -718,8 +721,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Visits `children`, the branches of one choice in order, on rayon's threads: each in a
-    /// search of its own that shares the orbit memo and whose keys (`Found::key`) place it
-    /// where a sequential search would have met it; what they found is taken over in order.
+    /// search of its own whose keys (`Found::key`) place what it finds where a sequential
+    /// search would have met it; what they found is taken over in order.
     fn fork(&mut self, children: Vec<State<'p>>) {
         use rayon::prelude::*;
         let at = self.counter + 1;
@@ -1146,13 +1149,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 || (self.revisits && self.some_spinner_reads_before_latest(st)))
     }
 
-    /// Whether some thread blocked in a pure iteration read a write that coherence must put
-    /// before a *progress write* (`Model::coherence_forced`): one that no pure iteration can
-    /// hold, since it is not an RMW's write-back of what it read. No completion of the state
-    /// is then a hang (the spinner never reads the latest write), and the branch is dropped
-    /// as a whole, cut loops and faults of other threads included: those are reached as well
-    /// by a completion in which each such spinner reads a coherence-latest write instead and
-    /// goes on (docs/explore.md, "Stale spinners").
     /// Whether some blocked thread's spinning iteration read the location of thread `t`'s
     /// event `e`.
     fn spinner_read_loc(&self, st: &State<'p>, t: usize, e: usize) -> bool {
@@ -1172,6 +1168,13 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .flatten()
     }
 
+    /// Whether some thread blocked in a pure iteration read a write that coherence must put
+    /// before a *progress write* (`Model::coherence_forced`): one that no pure iteration can
+    /// hold, since it is not an RMW's write-back of what it read. No completion of the state
+    /// is then a hang (the spinner never reads the latest write), and the branch is dropped
+    /// as a whole, cut loops and faults of other threads included: those are reached as well
+    /// by a completion in which each such spinner reads a coherence-latest write instead and
+    /// goes on (docs/explore.md, "Stale spinners").
     fn spinner_goes_stale(&self, st: &State<'p>) -> bool {
         let g = &st.graph;
         let spun: Vec<usize> = self.spun_writes(st).collect();
