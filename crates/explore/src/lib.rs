@@ -56,6 +56,18 @@ pub trait Model: Sync {
         true
     }
 
+    /// For each of `writes` (of `read`'s location), what [`Model::consistent_so_far`] would say
+    /// of `g` with `read` reading from it, leaving out what [`Model::may_read_from`] decides
+    /// (the explorer asks that of each graph it makes). `g` holds `read` as the last event of
+    /// its thread, reading from no write yet, and no other event after it in program order;
+    /// the answer must hold as well for `g` with an RMW's write half added after `read`, which
+    /// no read reads from. Lets a model judge every choice of a read with one look at the
+    /// graph instead of one per choice; `None` asks `consistent_so_far` of each graph.
+    fn readable(&self, g: &Graph, read: usize, writes: &[usize]) -> Option<Vec<bool>> {
+        let _ = (g, read, writes);
+        None
+    }
+
     /// Pairs `(earlier, later)` of writes to one location that coherence orders so in every
     /// consistent completion of `g`, whose reads-from is chosen for some reads only. Must hold
     /// in every completion (only edges that more events and reads-from edges keep); may be any

@@ -58,6 +58,13 @@ impl EventSet {
     pub fn words(&self) -> &[u64] {
         &self.words
     }
+
+    /// Adds every event of `other` (on as many events).
+    pub fn union_with(&mut self, other: &EventSet) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
 }
 
 fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
@@ -201,6 +208,18 @@ impl Relation {
 
     fn row_mut(&mut self, i: usize) -> &mut [u64] {
         &mut self.bits[i * self.stride..(i + 1) * self.stride]
+    }
+
+    /// The predecessors of `j`: column `j`.
+    pub fn column(&self, j: usize) -> EventSet {
+        let (word, bit) = (j / 64, j % 64);
+        let mut s = EventSet::new(self.n);
+        for i in 0..self.n {
+            if self.bits[i * self.stride + word] >> bit & 1 == 1 {
+                s.insert(i);
+            }
+        }
+        s
     }
 
     /// The successors of `i`.

@@ -605,7 +605,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         self.sync_graph(st, t);
         self.set_rf(st, t, r, src);
         st.fresh.extend(readable.into_iter().map(|w| (t, w)));
-        self.check(st, t, r, src)
+        self.check(st, t, r, src, false)
     }
 
     /// The value of a source in `st`.
@@ -620,7 +620,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Lets thread `t` read from `src`; false when the model says no completion is consistent.
-    fn resolve(&mut self, st: &mut State<'p>, t: usize, src: Source) -> bool {
+    /// `judged`: the model already said the graph so made may be completed
+    /// ([`Model::readable`]), so only what it leaves to the explorer is asked.
+    fn resolve(&mut self, st: &mut State<'p>, t: usize, src: Source, judged: bool) -> bool {
         let v = self.value(st, src);
         let (r, w) = st.threads[t].resolve_read(v);
         self.sync_graph(st, t);
@@ -628,7 +630,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if let Some(w) = w {
             st.fresh.push((t, w));
         }
-        self.check(st, t, r, src)
+        self.check(st, t, r, src, judged)
     }
 
     fn set_rf(&self, st: &mut State<'p>, t: usize, r: usize, src: Source) {
@@ -637,8 +639,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// Whether the graph of `st`, where read `r` of thread `t` now reads from `src`, may still
-    /// be completed into a consistent execution.
-    fn check(&mut self, st: &State<'p>, t: usize, r: usize, src: Source) -> bool {
+    /// be completed into a consistent execution (`judged`: as far as the model is concerned,
+    /// it may).
+    fn check(&mut self, st: &State<'p>, t: usize, r: usize, src: Source, judged: bool) -> bool {
         let g = &st.graph;
         let read = g.thread_events[t][r];
         let write = Self::global(g, src);
@@ -651,7 +654,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return true;
         }
         self.out.checks += 1;
-        self.model.consistent_so_far(g) && (self.revisits || !self.spinner_goes_stale(st))
+        (judged || self.model.consistent_so_far(g))
+            && (self.revisits || !self.spinner_goes_stale(st))
     }
 
     pub(crate) fn global(g: &Graph, s: Source) -> usize {
@@ -681,41 +685,58 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if st.graph.len() >= PRUNE_FROM_EVENTS && branches {
             self.model.extend_memos(&st.graph);
         }
+        // The graph with the read reading from nothing yet: the hole's branch, and where the
+        // model can judge every source from it at once, what it judges them on.
+        let waits = |this: &Self, mut next: State<'p>| {
+            let r = next.threads[t].make_hole();
+            this.sync_graph(&mut next, t);
+            (next, r)
+        };
+        let mut waiting = None;
+        let mut judged = None;
+        if branches && st.graph.len() + 1 >= PRUNE_FROM_EVENTS {
+            let (next, r) = waits(self, st.clone());
+            let g = &next.graph;
+            let writes: Vec<usize> = sources.iter().map(|&s| Self::global(g, s)).collect();
+            judged = self.model.readable(g, g.thread_events[t][r], &writes);
+            waiting = Some(next).filter(|_| hole);
+        }
+        let allowed = |k: usize| judged.as_ref().is_none_or(|j| j[k]);
+        let judged = judged.is_some();
         if self.forks_left > 0 && branches {
             let mut children = vec![];
-            for s in sources {
+            for (k, s) in sources.into_iter().enumerate() {
                 let mut next = st.clone();
-                if self.resolve(&mut next, t, s) {
+                if allowed(k) && self.resolve(&mut next, t, s, judged) {
                     children.push(next);
                 }
             }
             if hole {
-                let mut next = st;
-                next.threads[t].make_hole();
-                self.sync_graph(&mut next, t);
-                children.push(next);
+                children.push(waiting.unwrap_or_else(|| waits(self, st).0));
             }
             return self.fork(children);
         }
         let mut st = Some(st);
         let last = sources.len() - 1;
         for (k, s) in sources.into_iter().enumerate() {
+            if !allowed(k) {
+                continue;
+            }
             // The last choice takes the state itself instead of a copy.
             let mut next = if k == last && !hole {
                 st.take().expect("the state")
             } else {
                 st.as_ref().expect("the state").clone()
             };
-            if self.resolve(&mut next, t, s) {
+            if self.resolve(&mut next, t, s, judged) {
                 self.visit(next);
             }
             if self.stopped() {
                 return;
             }
         }
-        if let Some(mut next) = st.filter(|_| hole) {
-            next.threads[t].make_hole();
-            self.sync_graph(&mut next, t);
+        if hole {
+            let next = waiting.unwrap_or_else(|| waits(self, st.expect("the state")).0);
             self.visit(next);
         }
     }

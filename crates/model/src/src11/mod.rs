@@ -13,7 +13,7 @@ pub mod scope;
 pub mod synchronization;
 
 use scopecheck_explore::orders::for_each_order;
-use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
+use scopecheck_explore::{EventSet, Graph, Model, Race, Rejections, Relation};
 
 use axioms::*;
 
@@ -73,6 +73,36 @@ impl Model for ScopedC11 {
         hb.is_irreflexive()
             && coherence_from_reads_from(g, &rf, &hb)
             && rmws_read_distinct_writes(g, &self.platform)
+    }
+
+    /// One happens-before for every write a new read may take. Reading from `w` adds
+    /// `w →rf read` and synchronization ending at the read, which nothing follows (nor does
+    /// an RMW's write half, which no read reads): No-Thin-Air and an irreflexive
+    /// happens-before hold as they did, happens-before between the other events is as it was,
+    /// and of Coherence only the read's own case is new (`coherence_of_new_read`). Atomicity
+    /// between RMWs is `may_read_from`'s.
+    fn readable(&self, g: &Graph, read: usize, writes: &[usize]) -> Option<Vec<bool>> {
+        let rf = g.rf_relation();
+        let inclusion = scope::scope_inclusion(g, &self.platform);
+        let (hb, new_read) =
+            synchronization::happens_before_and_new_read(g, &rf, &inclusion, Some(read));
+        let new_read = new_read?;
+        let consistent = no_thin_air(g, &rf)
+            && hb.is_irreflexive()
+            && coherence_from_reads_from(g, &rf, &hb)
+            && rmws_read_distinct_writes(g, &self.platform);
+        if !consistent {
+            return Some(vec![false; writes.len()]);
+        }
+        Some(
+            writes
+                .iter()
+                .map(|&w| {
+                    let past = new_read.past(&hb.global, &inclusion, w);
+                    coherence_of_new_read(g, &hb.global, &past, w)
+                })
+                .collect(),
+        )
     }
 
     /// Coherence (`hb ; eco?` irreflexive) forces modification order along happens-before
@@ -264,6 +294,25 @@ fn coherence_from_reads_from(
                 || !(w_init || hb.contains(w, w2))
                 || !seen.contains(w2, r)
         })
+    })
+}
+
+/// Coherence, as [`coherence_from_reads_from`] has it, for a read that reads from `w` and that
+/// nothing follows: `past` is what happens before it. No write that modification order must
+/// put after `w` happens before it or is read by a read that does.
+fn coherence_of_new_read(g: &Graph, hb: &Relation, past: &EventSet, w: usize) -> bool {
+    let mut seen = past.clone();
+    for r in past.iter() {
+        if let Some(w2) = g.rf[r] {
+            seen.insert(w2);
+        }
+    }
+    let w_init = g.events[w].thread.is_none();
+    g.writes.iter().all(|w2| {
+        w2 == w
+            || !g.same_loc.contains(w, w2)
+            || !(w_init || hb.contains(w, w2))
+            || !seen.contains(w2)
     })
 }
 

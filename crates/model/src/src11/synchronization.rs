@@ -58,6 +58,31 @@ pub fn release_sequence(g: &Graph, strong_rf: &Relation) -> Relation {
     }
 }
 
+/// `[E ⊒ rel] ; ([F] ; sb)? ; [W]`: from each release, where `covers` it, to the writes that
+/// may head its release sequences.
+fn release_heads(g: &Graph, covers: &dyn Fn(&Event) -> bool) -> Relation {
+    let n = g.len();
+    let mut head = Relation::new(n);
+    for i in (0..n).filter(|&i| is_release(&g.events[i]) && covers(&g.events[i])) {
+        head.insert(i, i);
+        if is_fence(&g.events[i]) {
+            head.insert_row_of(i, &g.po, i);
+        }
+    }
+    head.keep_columns(&g.writes);
+    head
+}
+
+/// Whether read `r` ends `sw` itself (`[R ∩ A] ; [E ⊒ acq]`), for `covers` and `channel` as in
+/// [`synchronizes_with`].
+fn acquires_itself(
+    r: &Event,
+    covers: &dyn Fn(&Event) -> bool,
+    channel: &dyn Fn(&Event) -> bool,
+) -> bool {
+    is_atomic(r) && channel(r) && is_acquire(r) && covers(r)
+}
+
 /// `sw` before the scope restriction, as (first, last) pairs; `covers(e)` says whether an
 /// endpoint takes part (all do, except fences not naming the space being computed and, in
 /// OpenCL, accesses to an atomic object of the other space); `channel(r)` whether the atomic
@@ -72,15 +97,6 @@ fn synchronizes_with(
 ) -> Relation {
     let n = g.len();
     let ev = |i: usize| &g.events[i];
-    // [E ⊒ rel] ; ([F] ; sb)? ; [W]
-    let mut head = Relation::new(n);
-    for i in (0..n).filter(|&i| is_release(ev(i)) && covers(ev(i))) {
-        head.insert(i, i);
-        if is_fence(ev(i)) {
-            head.insert_row_of(i, &g.po, i);
-        }
-    }
-    head.keep_columns(&g.writes);
     // [R ∩ A] ; (sb ; [F])? ; [E ⊒ acq]
     let acquire = EventSet::from_fn(n, |i| is_acquire(ev(i)) && covers(ev(i)));
     let mut tail = Relation::new(n);
@@ -89,7 +105,7 @@ fn synchronizes_with(
         .iter()
         .filter(|&i| is_atomic(ev(i)) && channel(ev(i)))
     {
-        if acquire.contains(i) {
+        if acquires_itself(ev(i), covers, channel) {
             tail.insert(i, i);
         }
         for j in g.po.successors(i) {
@@ -98,7 +114,10 @@ fn synchronizes_with(
             }
         }
     }
-    head.compose(rs).compose(strong_rf).compose(&tail)
+    release_heads(g, covers)
+        .compose(rs)
+        .compose(strong_rf)
+        .compose(&tail)
 }
 
 /// Happens-before per memory space. The two are identical unless some fence names only one.
@@ -210,6 +229,52 @@ pub fn sync_edges(g: &Graph, rf: &Relation, inclusion: &Relation) -> Relation {
 }
 
 pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> HappensBefore {
+    happens_before_and_new_read(g, rf, inclusion, None).0
+}
+
+/// What a read that reads from no write yet, and that nothing follows, gains by reading from
+/// each write it might: the synchronization that ends at it (`Model::readable`). Kept where
+/// one memory space is in effect.
+pub struct NewRead {
+    read: usize,
+    /// What happens before the read already.
+    past: EventSet,
+    /// `[E ⊒ rel] ; ([F] ; sb)? ; rs`: from each release to the writes of its release
+    /// sequences.
+    released: Relation,
+    /// Whether the read ends `sw` itself (an atomic acquire read; an acquire fence after it
+    /// would be later in program order, and there is none).
+    acquires: bool,
+}
+
+impl NewRead {
+    /// The events that happen before the read once it reads from `write`: those that do
+    /// already, and each release whose release sequence `write` is in, when `write` and the
+    /// release are both in scope with the read (strong `rf`, `sw ∩ incl`), with what happens
+    /// before it (`hb`). Nothing else changes: the new edges all end at the read, which
+    /// nothing follows.
+    pub fn past(&self, hb: &Relation, inclusion: &Relation, write: usize) -> EventSet {
+        let mut past = self.past.clone();
+        if self.acquires && inclusion.contains(write, self.read) {
+            for h in (0..hb.len()).filter(|&h| self.released.contains(h, write)) {
+                if inclusion.contains(h, self.read) {
+                    past.insert(h);
+                    past.union_with(&hb.column(h));
+                }
+            }
+        }
+        past
+    }
+}
+
+/// Happens-before, and for `read` (a read that reads from nothing yet), what reading from each
+/// write would add (`None` where more than one memory space is in effect).
+pub fn happens_before_and_new_read(
+    g: &Graph,
+    rf: &Relation,
+    inclusion: &Relation,
+    read: Option<usize>,
+) -> (HappensBefore, Option<NewRead>) {
     let strong_rf = rf.intersect(inclusion);
     let rs = release_sequence(g, &strong_rf);
     let opencl = g.program.arch == Arch::OpenCl;
@@ -239,16 +304,29 @@ pub fn happens_before(g: &Graph, rf: &Relation, inclusion: &Relation) -> Happens
         // One region in effect: both are ordered alike.
         let global_sw = one_region_sw(g, &rs, &strong_rf, inclusion, true);
         let global = hb_of(&global_sw, &g.barrier_sync);
-        return HappensBefore {
+        let new_read = read.map(|read| {
+            // The endpoints of global memory's synchronization, as `one_region_sw` has them.
+            let covers = |e: &Event| takes_part(g, e, opencl, true);
+            let object = |r: &Event| !opencl || !is_local(g, r);
+            NewRead {
+                read,
+                past: global.column(read),
+                released: release_heads(g, &covers).compose(&rs),
+                acquires: acquires_itself(&g.events[read], &covers, &object),
+            }
+        });
+        let hb = HappensBefore {
             global,
             shared: None,
         };
+        return (hb, new_read);
     }
     let (global_sw, local_sw) = region_sw(g, &rs, &strong_rf, inclusion);
-    HappensBefore {
+    let hb = HappensBefore {
         global: hb_of(&global_sw, &barrier(false)),
         shared: Some(hb_of(&local_sw, &barrier(true))),
-    }
+    };
+    (hb, None)
 }
 
 /// The regions a barrier event's instruction orders (`None` for events of no barrier).
