@@ -73,6 +73,10 @@ pub trait Model: Sync {
     /// in every completion (only edges that more events and reads-from edges keep); may be any
     /// part of them, transitively closed or not (none by default). The hole search uses it to
     /// drop a branch as soon as a spinning read can no longer read the coherence-latest write.
+    /// Giving reads-from to a read that nothing follows in program order but its own RMW
+    /// write half must add edges only between writes of that read's location (the orders it
+    /// is built from gain edges only into the read and its write half); the search relies on
+    /// this to ask again only when a spinner read that location.
     fn coherence_forced(&self, g: &Graph) -> Relation {
         Relation::new(g.len())
     }
