@@ -1252,25 +1252,20 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         // Every model orders a write coherence-before the later writes of its thread to its
         // location, and the initial write before every other write of it (both are part of
         // `coherence_forced`): those are looked at first, without asking the model.
-        let plainly_after = |w: usize| -> Vec<usize> {
+        let plainly_before_progress = |w: usize| {
             let same = |x: usize| x != w && g.same_loc.contains(w, x);
             match g.events[w].thread {
-                None => g.writes.iter().filter(|&x| same(x)).collect(),
+                None => g.writes.iter().any(|x| same(x) && progress(x)),
                 Some(u) => {
                     let events = &g.thread_events[u.0 as usize];
                     let k = g.path_index(u.0 as usize, w);
                     events[k + 1..]
                         .iter()
-                        .copied()
-                        .filter(|&x| g.writes.contains(x) && same(x))
-                        .collect()
+                        .any(|&x| g.writes.contains(x) && same(x) && progress(x))
                 }
             }
         };
-        if spun
-            .iter()
-            .any(|&w| plainly_after(w).into_iter().any(progress))
-        {
+        if spun.iter().any(|&w| plainly_before_progress(w)) {
             return true;
         }
         let forced = self.model.coherence_forced(g).closure();

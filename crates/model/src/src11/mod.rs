@@ -287,13 +287,17 @@ fn coherence_from_reads_from(
         }
         let seen = if local { &mut shared } else { &mut global };
         let seen: &Relation = seen.get_or_insert_with(|| seen_in(hb));
-        let w_init = g.events[w].thread.is_none();
-        g.writes.iter().all(|w2| {
-            w2 == w
-                || !g.same_loc.contains(w, w2)
-                || !(w_init || hb.contains(w, w2))
-                || !seen.contains(w2, r)
-        })
+        nothing_seen_after(g, hb, w, |w2| seen.contains(w2, r))
+    })
+}
+
+/// Whether no write that modification order must put after `w` (every other write of its
+/// location when `w` is the initial write, else those `w` happens before) is `seen` by the
+/// read of `w`: the per-read case of coherence.
+fn nothing_seen_after(g: &Graph, hb: &Relation, w: usize, seen: impl Fn(usize) -> bool) -> bool {
+    let w_init = g.events[w].thread.is_none();
+    g.writes.iter().all(|w2| {
+        w2 == w || !g.same_loc.contains(w, w2) || !(w_init || hb.contains(w, w2)) || !seen(w2)
     })
 }
 
@@ -307,13 +311,7 @@ fn coherence_of_new_read(g: &Graph, hb: &Relation, past: &EventSet, w: usize) ->
             seen.insert(w2);
         }
     }
-    let w_init = g.events[w].thread.is_none();
-    g.writes.iter().all(|w2| {
-        w2 == w
-            || !g.same_loc.contains(w, w2)
-            || !(w_init || hb.contains(w, w2))
-            || !seen.contains(w2)
-    })
+    nothing_seen_after(g, hb, w, |w2| seen.contains(w2))
 }
 
 /// Atomicity on what reads-from decides: two RMWs that read the same write would each need the

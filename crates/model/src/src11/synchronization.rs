@@ -105,7 +105,8 @@ fn synchronizes_with(
         .iter()
         .filter(|&i| is_atomic(ev(i)) && channel(ev(i)))
     {
-        if acquires_itself(ev(i), covers, channel) {
+        // `acquires_itself(i)`: the filter above already made `i` an atomic of the channel.
+        if acquire.contains(i) {
             tail.insert(i, i);
         }
         for j in g.po.successors(i) {
