@@ -36,19 +36,19 @@ pub(crate) type Digest = u128;
 impl<'p> Search<'_, '_, 'p> {
     /// The local signature of thread `t`: everything about it that does not name another
     /// thread.
-    /// When `relaxed`, as if its last event, a hole, were not yet read (`relaxable`): ready
-    /// where its previous event left it.
-    fn signature(st: &State, t: usize, relaxed: bool) -> Vec<i64> {
+    /// When it keeps fewer than all its events (`kept`, [`Search::relaxation`]), as if only
+    /// those were made: ready where the last of them left it.
+    /// Appended to `s`.
+    fn signature(st: &State, t: usize, kept: usize, s: &mut Vec<i64>) {
         let th = &st.threads[t];
-        let kept = th.trace.events.len() - usize::from(relaxed);
-        let mut s: Vec<i64> = Vec::with_capacity(4 + 4 * kept);
+        let relaxed = kept < th.trace.events.len();
         if relaxed {
             let pc = kept
                 .checked_sub(1)
                 .map_or(0, |k| th.trace.events[k].instr + 1);
             s.extend([pc as i64, 0, 0, kept as i64]);
-            Self::event_signatures(th, kept, &mut s);
-            return s;
+            Self::event_signatures(th, kept, s);
+            return;
         }
         s.push(th.pc() as i64);
         match &th.status {
@@ -70,8 +70,7 @@ impl<'p> Search<'_, '_, 'p> {
             PathEnd::Fault { instr, .. } => s.extend([5, *instr as i64]),
         }
         s.push(th.trace.events.len() as i64);
-        Self::event_signatures(th, th.trace.events.len(), &mut s);
-        s
+        Self::event_signatures(th, th.trace.events.len(), s);
     }
 
     /// What each of the first `kept` events of a thread is, with the values read and written.
@@ -98,29 +97,55 @@ impl<'p> Search<'_, '_, 'p> {
         }
     }
 
-    /// Whether thread `t` waits at one hole, its last event, with nothing computed from it:
-    /// its completions are among those of the same thread not yet at that read, which may
-    /// read the writes already made too (`Search::subsumed`).
-    pub(crate) fn relaxable(st: &State, t: usize) -> bool {
+    /// Every thread with all its events: the state itself.
+    pub(crate) fn all_kept(st: &State) -> Vec<usize> {
+        st.threads.iter().map(|th| th.trace.events.len()).collect()
+    }
+
+    /// How many of thread `t`'s events a state whose completions include those of `st` keeps
+    /// (`Search::subsumed`), when `t` waits at one hole, its last event, with nothing computed
+    /// from it: the completions are among those of the same thread not yet at that read,
+    /// which may read the writes already made too. When `from_start` and no other thread
+    /// read a write of `t`'s, and `t` took part in no barrier, among those of `t` not yet
+    /// started, which may make the same choices again: its events constrain the others only
+    /// through what they read and the barriers.
+    pub(crate) fn relaxation(st: &State, t: usize, from_start: bool) -> Option<usize> {
         let th = &st.threads[t];
-        th.status == Status::Suspended
+        let n = th.trace.events.len();
+        let waits = th.status == Status::Suspended
             && th.value_holes.is_empty()
-            && matches!(&th.holes[..], [(k, _)] if k + 1 == th.trace.events.len())
+            && matches!(&th.holes[..], [(k, _)] if k + 1 == n);
+        if !waits {
+            return None;
+        }
+        if !from_start {
+            return Some(n - 1);
+        }
+        let g = &st.graph;
+        let read_by_others = g.reads.iter().any(|r| {
+            g.events[r].thread.is_some_and(|u| u.0 as usize != t)
+                && g.rf[r].is_some_and(|w| g.events[w].thread.is_some_and(|u| u.0 as usize == t))
+        });
+        let synchronizes = th
+            .trace
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Arrive { .. } | EventKind::Wait { .. }));
+        let offered = st.fresh.iter().any(|&(u, _)| u == t);
+        Some(if read_by_others || synchronizes || offered {
+            n - 1
+        } else {
+            0
+        })
     }
 
-    /// Where thread `t`'s reads read from, with the writing threads renamed by `name` (its own
-    /// writes and the initial ones need no name).
-    fn sources(st: &State, t: usize, name: &[usize], relaxed: &[bool]) -> Vec<i64> {
-        let mut f = vec![];
-        Self::push_sources(st, t, name, relaxed, &mut f);
-        f
-    }
-
-    /// `sources`, appended to `f`.
-    fn push_sources(st: &State, t: usize, name: &[usize], relaxed: &[bool], f: &mut Vec<i64>) {
+    /// Where thread `t`'s reads among its first `kept[t]` events read from, with the writing
+    /// threads renamed by `name` (its own writes and the initial ones need no name), appended
+    /// to `f`.
+    fn push_sources(st: &State, t: usize, name: &[usize], kept: &[usize], f: &mut Vec<i64>) {
         let g = &st.graph;
         let events = &g.thread_events[t];
-        for &x in &events[..events.len() - usize::from(relaxed[t])] {
+        for &x in &events[..kept[t]] {
             if !g.events[x].kind.is_read() {
                 continue;
             }
@@ -142,17 +167,19 @@ impl<'p> Search<'_, '_, 'p> {
     /// The form of `st` with the threads renamed by `name` (thread → its name): per name in
     /// order, the signature of the thread of that name and the sources of its reads; then the
     /// writes still to offer and the barrier rounds.
-    fn renamed_form(st: &State, sigs: &[Vec<i64>], name: &[usize], relaxed: &[bool]) -> Vec<i64> {
+    /// Written to `f`.
+    fn renamed_form(st: &State, sigs: &Rows, name: &[usize], kept: &[usize], f: &mut Vec<i64>) {
         let n = st.threads.len();
         let mut of_name = vec![0; n];
         for (t, &k) in name.iter().enumerate() {
             of_name[k] = t;
         }
-        let mut f: Vec<i64> = Vec::with_capacity(sigs.iter().map(|s| 2 * s.len() + 1).sum());
+        f.clear();
+        f.reserve(sigs.buf.len() + 3 * sigs.buf.len() / 4 + 8);
         for &t in &of_name {
-            f.extend_from_slice(&sigs[t]);
+            f.extend_from_slice(sigs.row(t));
             f.push(i64::MIN);
-            Self::push_sources(st, t, name, relaxed, &mut f);
+            Self::push_sources(st, t, name, kept, f);
         }
         f.push(i64::MIN);
         f.extend(
@@ -175,7 +202,6 @@ impl<'p> Search<'_, '_, 'p> {
         groups.sort_unstable();
         f.push(i64::MIN);
         f.extend(groups.into_iter().flatten().flat_map(|(a, b)| [a, b]));
-        f
     }
 
     /// Which threads another thread's read, a write still to offer or a barrier round names.
@@ -218,21 +244,28 @@ impl<'p> Search<'_, '_, 'p> {
         &self,
         st: &State,
         all: bool,
-        relaxed: &[bool],
-    ) -> Option<(Vec<Vec<i64>>, Vec<(Vec<usize>, u64)>)> {
+        kept: &[usize],
+    ) -> Option<(Rows, Vec<(Vec<usize>, u64)>)> {
         let n = st.threads.len();
-        let sigs: Vec<Vec<i64>> = (0..n).map(|t| Self::signature(st, t, relaxed[t])).collect();
+        // At most 6 words per event and 8 per thread (`signature`), reserved at once: growing
+        // word by word cost a third of the digests.
+        let events: usize = st.threads.iter().map(|th| th.trace.events.len()).sum();
+        let mut sigs = Rows::with_capacity(n, 8 * n + 6 * events);
+        for (t, &k) in kept.iter().enumerate() {
+            Self::signature(st, t, k, &mut sigs.buf);
+            sigs.end_row();
+        }
         let named = Self::referenced(st);
         // Per class, per run: the named members and the unnamed ones.
         let mut layout: Vec<(&Vec<usize>, Vec<(Vec<usize>, Vec<usize>)>)> = vec![];
         let mut orders = 1usize;
         for class in self.classes {
             let mut sorted = class.clone();
-            sorted.sort_by(|&a, &b| sigs[a].cmp(&sigs[b]));
+            sorted.sort_by(|&a, &b| sigs.row(a).cmp(sigs.row(b)));
             let mut runs: Vec<(Vec<usize>, Vec<usize>)> = vec![];
             let mut last: Option<usize> = None;
             for &t in &sorted {
-                if last.is_none_or(|l| sigs[l] != sigs[t]) {
+                if last.is_none_or(|l| sigs.row(l) != sigs.row(t)) {
                     runs.push((vec![], vec![]));
                 }
                 last = Some(t);
@@ -288,16 +321,18 @@ impl<'p> Search<'_, '_, 'p> {
             }
             let mut same = 1u64;
             for (class, start, unnamed) in slots {
-                let mut keyed: Vec<(Vec<i64>, usize)> = unnamed
-                    .iter()
-                    .map(|&t| (Self::sources(st, t, &name, relaxed), t))
-                    .collect();
-                keyed.sort();
-                for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+                let mut sources = Rows::with_capacity(unnamed.len(), 2 * events);
+                for &t in unnamed {
+                    Self::push_sources(st, t, &name, kept, &mut sources.buf);
+                    sources.end_row();
+                }
+                let mut order: Vec<usize> = (0..unnamed.len()).collect();
+                order.sort_by(|&a, &b| sources.row(a).cmp(sources.row(b)));
+                for run in order.chunk_by(|&a, &b| sources.row(a) == sources.row(b)) {
                     same = same.saturating_mul(factorial(run.len()));
                 }
-                for (i, (_, t)) in keyed.into_iter().enumerate() {
-                    name[t] = class[start + i];
+                for (i, &k) in order.iter().enumerate() {
+                    name[unnamed[k]] = class[start + i];
                 }
             }
             out.push((name, same));
@@ -305,26 +340,32 @@ impl<'p> Search<'_, '_, 'p> {
         Some((sigs, out))
     }
 
-    /// The digest of the canonical form of `st`, with the threads marked in `relaxed`
-    /// (`relaxable`) seen as not yet at their hole.
-    pub(crate) fn orbit_digest(&self, st: &State, relaxed: &[bool]) -> Digest {
-        let (sigs, names) = self.renamings(st, false, relaxed).expect("bounded orders");
-        let form = names
-            .iter()
-            .map(|(name, _)| Self::renamed_form(st, &sigs, name, relaxed))
-            .min()
-            .expect("a renaming");
-        digest(&form)
+    /// The digest of the canonical form of `st`, with each thread `t` seen as having made only
+    /// its first `kept[t]` events ([`Search::relaxation`]).
+    pub(crate) fn orbit_digest(&self, st: &State, kept: &[usize]) -> Digest {
+        let (sigs, names) = self.renamings(st, false, kept).expect("bounded orders");
+        let (mut least, mut form) = (vec![], vec![]);
+        for (i, (name, _)) in names.iter().enumerate() {
+            Self::renamed_form(st, &sigs, name, kept, &mut form);
+            if i == 0 || form < least {
+                std::mem::swap(&mut least, &mut form);
+            }
+        }
+        digest(&least)
     }
 
     /// For a leaf: its canonical digest and the size of its orbit (how many executions it
     /// stands for); `None` when its automorphisms are too many to count.
     pub(crate) fn leaf_orbit(&self, st: &State) -> Option<(Digest, u64)> {
-        let unrelaxed = vec![false; st.threads.len()];
+        let unrelaxed = Self::all_kept(st);
         let (sigs, names) = self.renamings(st, true, &unrelaxed)?;
         let forms: Vec<(Vec<i64>, u64)> = names
             .iter()
-            .map(|(n, same)| (Self::renamed_form(st, &sigs, n, &unrelaxed), *same))
+            .map(|(n, same)| {
+                let mut form = vec![];
+                Self::renamed_form(st, &sigs, n, &unrelaxed, &mut form);
+                (form, *same)
+            })
             .collect();
         let least = &forms
             .iter()
@@ -339,6 +380,33 @@ impl<'p> Search<'_, '_, 'p> {
             .iter()
             .fold(1u64, |w, c| w.saturating_mul(factorial(c.len())));
         Some((digest(least), all / aut))
+    }
+}
+
+/// Words per thread, end to end (one allocation for all threads): thread `t`'s are
+/// `buf[at[t]..at[t + 1]]`.
+struct Rows {
+    buf: Vec<i64>,
+    at: Vec<usize>,
+}
+
+impl Rows {
+    fn with_capacity(rows: usize, words: usize) -> Self {
+        let mut at = Vec::with_capacity(rows + 1);
+        at.push(0);
+        Rows {
+            buf: Vec::with_capacity(words),
+            at,
+        }
+    }
+
+    /// Ends the row being written to `buf`.
+    fn end_row(&mut self) {
+        self.at.push(self.buf.len());
+    }
+
+    fn row(&self, t: usize) -> &[i64] {
+        &self.buf[self.at[t]..self.at[t + 1]]
     }
 }
 
