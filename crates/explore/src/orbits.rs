@@ -104,12 +104,12 @@ impl<'p> Search<'_, '_, 'p> {
 
     /// How many of thread `t`'s events a state whose completions include those of `st` keeps
     /// (`Search::subsumed`), when `t` waits at one hole, its last event, with nothing computed
-    /// from it: the completions are among those of the same thread not yet at that read,
-    /// which may read the writes already made too. When `from_start` and no other thread
-    /// read a write of `t`'s, and `t` took part in no barrier, among those of `t` not yet
-    /// started, which may make the same choices again: its events constrain the others only
-    /// through what they read and the barriers.
-    pub(crate) fn relaxation(st: &State, t: usize, from_start: bool) -> Option<usize> {
+    /// from it: first, the same thread not yet at that read, which may read the writes already
+    /// made too; second, where nothing `named` it (`referenced`: no other thread read a write
+    /// of `t`'s, none is still to offer) and `t` took part in no barrier, `t` not yet started,
+    /// which may make the same choices again, since its events constrain the others only
+    /// through what they read and the barriers; else the first again.
+    pub(crate) fn relaxation(st: &State, t: usize, named: &[bool]) -> Option<(usize, usize)> {
         let th = &st.threads[t];
         let n = th.trace.events.len();
         let waits = th.status == Status::Suspended
@@ -118,25 +118,13 @@ impl<'p> Search<'_, '_, 'p> {
         if !waits {
             return None;
         }
-        if !from_start {
-            return Some(n - 1);
-        }
-        let g = &st.graph;
-        let read_by_others = g.reads.iter().any(|r| {
-            g.events[r].thread.is_some_and(|u| u.0 as usize != t)
-                && g.rf[r].is_some_and(|w| g.events[w].thread.is_some_and(|u| u.0 as usize == t))
-        });
         let synchronizes = th
             .trace
             .events
             .iter()
             .any(|e| matches!(e.kind, EventKind::Arrive { .. } | EventKind::Wait { .. }));
-        let offered = st.fresh.iter().any(|&(u, _)| u == t);
-        Some(if read_by_others || synchronizes || offered {
-            n - 1
-        } else {
-            0
-        })
+        let from_start = if named[t] || synchronizes { n - 1 } else { 0 };
+        Some((n - 1, from_start))
     }
 
     /// Where thread `t`'s reads among its first `kept[t]` events read from, with the writing
@@ -205,7 +193,7 @@ impl<'p> Search<'_, '_, 'p> {
     }
 
     /// Which threads another thread's read, a write still to offer or a barrier round names.
-    fn referenced(st: &State) -> Vec<bool> {
+    pub(crate) fn referenced(st: &State) -> Vec<bool> {
         let g = &st.graph;
         let mut r = vec![false; st.threads.len()];
         for x in g.reads.iter() {
