@@ -227,8 +227,8 @@ impl<'p> Graph<'p> {
         if let Some(l) = e.kind.loc() {
             let l = l.0 as usize;
             self.at_loc[l].insert(i);
-            let same = self.at_loc[l].clone();
-            self.same_loc.insert_set(i, &same);
+            let same = &self.at_loc[l];
+            self.same_loc.insert_set(i, same);
             for x in same.iter() {
                 self.same_loc.insert(x, i);
             }

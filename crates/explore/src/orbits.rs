@@ -34,22 +34,32 @@ const MAX_TIE_ORDERS: usize = 40_320;
 pub(crate) type Digest = u128;
 
 impl<'p> Search<'_, '_, 'p> {
-    /// The local signature of thread `t`: everything about it that does not name another
-    /// thread.
-    /// When it keeps fewer than all its events (`kept`, [`Search::relaxation`]), as if only
-    /// those were made: ready where the last of them left it.
-    /// Appended to `s`.
+    /// The local signature of thread `t` (everything about it that does not name another
+    /// thread), as a digest, appended to `s` as two words. When it keeps fewer than all its
+    /// events (`kept`, [`Search::relaxation`]), as if only those were made: ready where the
+    /// last of them left it. A thread's own digest is computed once per run (`Threads`).
     fn signature(st: &State, t: usize, kept: usize, s: &mut Vec<i64>) {
         let th = &st.threads[t];
-        let relaxed = kept < th.trace.events.len();
-        if relaxed {
+        let d = if kept < th.trace.events.len() {
             let pc = kept
                 .checked_sub(1)
                 .map_or(0, |k| th.trace.events[k].instr + 1);
-            s.extend([pc as i64, 0, 0, kept as i64]);
-            Self::event_signatures(th, kept, s);
-            return;
-        }
+            let mut words = vec![pc as i64, 0, 0, kept as i64];
+            Self::event_signatures(th, kept, &mut words);
+            digest(&words)
+        } else {
+            st.threads.signature(t, |th| {
+                let mut words = Vec::with_capacity(8 + 6 * th.trace.events.len());
+                Self::local_signature(th, &mut words);
+                digest(&words)
+            })
+        };
+        s.extend([(d >> 64) as i64, d as i64]);
+    }
+
+    /// The local signature of a thread with all its events. Ready after its events and not
+    /// ended, it reads as the same thread relaxed to them (`signature`).
+    fn local_signature(th: &crate::interp::ThreadRun, s: &mut Vec<i64>) {
         s.push(th.pc() as i64);
         match &th.status {
             Status::Ready => s.push(0),
@@ -155,26 +165,34 @@ impl<'p> Search<'_, '_, 'p> {
     /// The form of `st` with the threads renamed by `name` (thread → its name): per name in
     /// order, the signature of the thread of that name and the sources of its reads; then the
     /// writes still to offer and the barrier rounds.
-    /// Written to `f`.
-    fn renamed_form(st: &State, sigs: &Rows, name: &[usize], kept: &[usize], f: &mut Vec<i64>) {
+    /// Written to `sc.form`.
+    fn renamed_form(st: &State, sc: &mut Scratch, name: &[usize], kept: &[usize]) {
         let n = st.threads.len();
-        let mut of_name = vec![0; n];
+        let (of_name, f) = (&mut sc.of_name, &mut sc.form);
+        of_name.clear();
+        of_name.resize(n, 0);
         for (t, &k) in name.iter().enumerate() {
             of_name[k] = t;
         }
         f.clear();
-        f.reserve(sigs.buf.len() + 3 * sigs.buf.len() / 4 + 8);
-        for &t in &of_name {
-            f.extend_from_slice(sigs.row(t));
+        // Per thread its signature, a separator and two words per read; then the writes to
+        // offer (the rounds may take more).
+        f.reserve(sc.sigs.buf.len() + n + 2 * kept.iter().sum::<usize>() + 2 * st.fresh.len() + 8);
+        for &t in of_name.iter() {
+            f.extend_from_slice(sc.sigs.row(t));
             f.push(i64::MIN);
             Self::push_sources(st, t, name, kept, f);
         }
         f.push(i64::MIN);
-        f.extend(
-            renamed(&st.fresh, name)
-                .into_iter()
-                .flat_map(|(a, b)| [a, b]),
-        );
+        let fresh = &mut sc.pairs;
+        fresh.clear();
+        fresh.extend(st.fresh.iter().map(|&(t, k)| (name[t] as i64, k as i64)));
+        fresh.sort_unstable();
+        f.extend(fresh.iter().flat_map(|&(a, b)| [a, b]));
+        f.push(i64::MIN);
+        if st.rounds.formed.is_empty() && st.rounds.deferred().next().is_none() {
+            return;
+        }
         // The rounds formed and the deferred barriers, each tagged with its kind and id and
         // followed by its arrivals, in sorted order.
         let rounds = st.rounds.formed.iter().map(|r| (-3, r.id, &r.arrivals[..]));
@@ -188,7 +206,6 @@ impl<'p> Search<'_, '_, 'p> {
             })
             .collect();
         groups.sort_unstable();
-        f.push(i64::MIN);
         f.extend(groups.into_iter().flatten().flat_map(|(a, b)| [a, b]));
     }
 
@@ -221,140 +238,153 @@ impl<'p> Search<'_, '_, 'p> {
         r
     }
 
-    /// The signatures, and the renamings that sort each class by signature: within a run of
-    /// equal signatures the threads some other names come first, in every order (all of them
+    /// The signatures (`sc.sigs`), and the renamings that sort each class by signature
+    /// (`sc.names`, `n` names per renaming): within a run of equal signatures the threads some
+    /// other names (`named`, [`Search::referenced`]) come first, in every order (all of them
     /// when `all`, else up to [`MAX_TIE_ORDERS`]), then the others sorted by where they read
     /// from (nothing names them, so no other order can give a smaller form). With each
-    /// renaming, how many orders of the unnamed threads give the same form. `None` when `all`
-    /// and there are more orders.
-    #[allow(clippy::type_complexity)]
+    /// renaming (`sc.same`), how many orders of the unnamed threads give the same form. False
+    /// when `all` and there are more orders.
     fn renamings(
-        &self,
+        classes: &[Vec<usize>],
         st: &State,
         all: bool,
         kept: &[usize],
-    ) -> Option<(Rows, Vec<(Vec<usize>, u64)>)> {
+        named: &[bool],
+        sc: &mut Scratch,
+    ) -> bool {
         let n = st.threads.len();
-        // At most 6 words per event and 8 per thread (`signature`), reserved at once: growing
-        // word by word cost a third of the digests.
-        let events: usize = st.threads.iter().map(|th| th.trace.events.len()).sum();
-        let mut sigs = Rows::with_capacity(n, 8 * n + 6 * events);
+        sc.sigs.clear();
         for (t, &k) in kept.iter().enumerate() {
-            Self::signature(st, t, k, &mut sigs.buf);
-            sigs.end_row();
+            Self::signature(st, t, k, &mut sc.sigs.buf);
+            sc.sigs.end_row();
         }
-        let named = Self::referenced(st);
-        // Per class, per run: the named members and the unnamed ones.
-        let mut layout: Vec<(&Vec<usize>, Vec<(Vec<usize>, Vec<usize>)>)> = vec![];
+        // Each class sorted by signature, the named members of a run first (in class order,
+        // as the others).
+        sc.sorted.clear();
+        sc.runs.clear();
         let mut orders = 1usize;
-        for class in self.classes {
-            let mut sorted = class.clone();
-            sorted.sort_by(|&a, &b| sigs.row(a).cmp(sigs.row(b)));
-            let mut runs: Vec<(Vec<usize>, Vec<usize>)> = vec![];
-            let mut last: Option<usize> = None;
-            for &t in &sorted {
-                if last.is_none_or(|l| sigs.row(l) != sigs.row(t)) {
-                    runs.push((vec![], vec![]));
-                }
-                last = Some(t);
-                let run = runs.last_mut().expect("a run");
-                if named[t] {
-                    run.0.push(t);
-                } else {
-                    run.1.push(t);
-                }
+        for (c, class) in classes.iter().enumerate() {
+            let base = sc.sorted.len();
+            sc.sorted.extend_from_slice(class);
+            let sigs = &sc.sigs;
+            sc.sorted[base..]
+                .sort_by(|&a, &b| sigs.row(a).cmp(sigs.row(b)).then(named[b].cmp(&named[a])));
+            let mut at = base;
+            while at < sc.sorted.len() {
+                let first = sigs.row(sc.sorted[at]);
+                let len = sc.sorted[at..]
+                    .iter()
+                    .take_while(|&&u| sigs.row(u) == first)
+                    .count();
+                let named_members = sc.sorted[at..at + len]
+                    .iter()
+                    .filter(|&&u| named[u])
+                    .count();
+                orders = orders.saturating_mul(factorial(named_members) as usize);
+                sc.runs.push(Run {
+                    class: c,
+                    at,
+                    slot: at - base,
+                    named: named_members,
+                    len,
+                });
+                at += len;
             }
-            for run in &runs {
-                orders = orders.saturating_mul(factorial(run.0.len()) as usize);
-            }
-            layout.push((class, runs));
         }
         if orders > MAX_TIE_ORDERS && all {
-            return None;
+            return false;
         }
-        // The orders of each run's named members; a choice takes one order per run (a
-        // mixed-radix number over the runs).
-        let perms: Vec<Vec<Vec<usize>>> = layout
-            .iter()
-            .flat_map(|(_, runs)| runs.iter())
-            .map(|run| {
-                if orders > MAX_TIE_ORDERS || run.0.len() <= 1 {
-                    vec![run.0.clone()]
-                } else {
-                    permutations(&run.0)
-                }
-            })
-            .collect();
-        let choices: usize = perms.iter().map(Vec::len).product();
-        let mut out = vec![];
+        // A choice takes one order of each run's named members (a mixed-radix number over the
+        // runs); beyond the bound, only the first.
+        let choices = if orders > MAX_TIE_ORDERS { 1 } else { orders };
+        sc.names.clear();
+        sc.same.clear();
         for choice in 0..choices {
-            let mut name: Vec<usize> = (0..n).collect();
+            let name = sc.names.len()..sc.names.len() + n;
+            sc.names.extend(0..n);
             // First the named members, so that the unnamed ones can be sorted by their
             // sources under those names.
-            let mut k = 0;
             let mut rest = choice;
-            let mut slots: Vec<(&Vec<usize>, usize, &Vec<usize>)> = vec![];
-            for (class, runs) in &layout {
-                let mut pos = 0;
-                for run in runs {
-                    let order = &perms[k][rest % perms[k].len()];
-                    rest /= perms[k].len();
-                    k += 1;
-                    for (i, &t) in order.iter().enumerate() {
-                        name[t] = class[pos + i];
-                    }
-                    slots.push((class, pos + order.len(), &run.1));
-                    pos += order.len() + run.1.len();
+            for run in &sc.runs {
+                let orders = factorial(run.named) as usize;
+                let pick = if choices == 1 { 0 } else { rest % orders };
+                rest /= orders.max(1);
+                nth_order(&sc.sorted[run.at..run.at + run.named], pick, &mut sc.order);
+                let class = &classes[run.class];
+                for (i, &t) in sc.order.iter().enumerate() {
+                    sc.names[name.start + t] = class[run.slot + i];
                 }
             }
             let mut same = 1u64;
-            for (class, start, unnamed) in slots {
-                let mut sources = Rows::with_capacity(unnamed.len(), 2 * events);
+            for run in &sc.runs {
+                let unnamed = &sc.sorted[run.at + run.named..run.at + run.len];
+                if unnamed.is_empty() {
+                    continue;
+                }
+                sc.sources.clear();
                 for &t in unnamed {
-                    Self::push_sources(st, t, &name, kept, &mut sources.buf);
-                    sources.end_row();
+                    Self::push_sources(st, t, &sc.names[name.clone()], kept, &mut sc.sources.buf);
+                    sc.sources.end_row();
                 }
-                let mut order: Vec<usize> = (0..unnamed.len()).collect();
-                order.sort_by(|&a, &b| sources.row(a).cmp(sources.row(b)));
-                for run in order.chunk_by(|&a, &b| sources.row(a) == sources.row(b)) {
-                    same = same.saturating_mul(factorial(run.len()));
+                let sources = &sc.sources;
+                sc.by_sources.clear();
+                sc.by_sources.extend(0..unnamed.len());
+                sc.by_sources
+                    .sort_by(|&a, &b| sources.row(a).cmp(sources.row(b)));
+                for alike in sc
+                    .by_sources
+                    .chunk_by(|&a, &b| sources.row(a) == sources.row(b))
+                {
+                    same = same.saturating_mul(factorial(alike.len()));
                 }
-                for (i, &k) in order.iter().enumerate() {
-                    name[unnamed[k]] = class[start + i];
+                let class = &classes[run.class];
+                for (i, &k) in sc.by_sources.iter().enumerate() {
+                    sc.names[name.start + unnamed[k]] = class[run.slot + run.named + i];
                 }
             }
-            out.push((name, same));
+            sc.same.push(same);
         }
-        Some((sigs, out))
+        true
     }
 
     /// The digest of the canonical form of `st`, with each thread `t` seen as having made only
-    /// its first `kept[t]` events ([`Search::relaxation`]).
-    pub(crate) fn orbit_digest(&self, st: &State, kept: &[usize]) -> Digest {
-        let (sigs, names) = self.renamings(st, false, kept).expect("bounded orders");
-        let (mut least, mut form) = (vec![], vec![]);
-        for (i, (name, _)) in names.iter().enumerate() {
-            Self::renamed_form(st, &sigs, name, kept, &mut form);
-            if i == 0 || form < least {
-                std::mem::swap(&mut least, &mut form);
+    /// its first `kept[t]` events ([`Search::relaxation`]); `named` is [`Search::referenced`].
+    pub(crate) fn orbit_digest(&mut self, st: &State, kept: &[usize], named: &[bool]) -> Digest {
+        let sc = &mut self.scratch;
+        Self::renamings(self.classes, st, false, kept, named, sc);
+        let n = st.threads.len().max(1);
+        let mut names = std::mem::take(&mut sc.names);
+        for (i, name) in names.chunks(n).enumerate() {
+            Self::renamed_form(st, sc, name, kept);
+            if i == 0 || sc.form < sc.least {
+                std::mem::swap(&mut sc.least, &mut sc.form);
             }
         }
-        digest(&least)
+        std::mem::swap(&mut sc.names, &mut names);
+        digest(&sc.least)
     }
 
     /// For a leaf: its canonical digest and the size of its orbit (how many executions it
     /// stands for); `None` when its automorphisms are too many to count.
-    pub(crate) fn leaf_orbit(&self, st: &State) -> Option<(Digest, u64)> {
+    pub(crate) fn leaf_orbit(&mut self, st: &State) -> Option<(Digest, u64)> {
         let unrelaxed = Self::all_kept(st);
-        let (sigs, names) = self.renamings(st, true, &unrelaxed)?;
+        let named = Self::referenced(st);
+        let sc = &mut self.scratch;
+        if !Self::renamings(self.classes, st, true, &unrelaxed, &named, sc) {
+            return None;
+        }
+        let n = st.threads.len().max(1);
+        let names = std::mem::take(&mut sc.names);
         let forms: Vec<(Vec<i64>, u64)> = names
-            .iter()
-            .map(|(n, same)| {
-                let mut form = vec![];
-                Self::renamed_form(st, &sigs, n, &unrelaxed, &mut form);
-                (form, *same)
+            .chunks(n)
+            .zip(sc.same.clone())
+            .map(|(name, same)| {
+                Self::renamed_form(st, sc, name, &unrelaxed);
+                (sc.form.clone(), same)
             })
             .collect();
+        sc.names = names;
         let least = &forms
             .iter()
             .min_by(|a, b| a.0.cmp(&b.0))
@@ -371,21 +401,54 @@ impl<'p> Search<'_, '_, 'p> {
     }
 }
 
+/// Buffers the canonical forms are built in, kept by each search from state to state: built
+/// in fresh vectors, a form spent half its time allocating them.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Each thread's signature digest (`Search::signature`).
+    sigs: Rows,
+    /// The members of each class, sorted by signature, and their runs of equal signatures.
+    sorted: Vec<usize>,
+    runs: Vec<Run>,
+    /// One order of a run's named members.
+    order: Vec<usize>,
+    /// The renamings (`n` names each) and how many orders of unnamed threads give each form.
+    names: Vec<usize>,
+    same: Vec<u64>,
+    /// The sources of a run's unnamed members, and those members in order of them.
+    sources: Rows,
+    by_sources: Vec<usize>,
+    /// The threads by name, the writes to offer renamed, and the forms.
+    of_name: Vec<usize>,
+    pairs: Vec<(i64, i64)>,
+    form: Vec<i64>,
+    least: Vec<i64>,
+}
+
+/// A run of threads of one class with equal signatures.
+struct Run {
+    class: usize,
+    /// Where it starts in `Scratch::sorted`, and in its class.
+    at: usize,
+    slot: usize,
+    /// How many of its members are named (they come first), and how many it has.
+    named: usize,
+    len: usize,
+}
+
 /// Words per thread, end to end (one allocation for all threads): thread `t`'s are
 /// `buf[at[t]..at[t + 1]]`.
+#[derive(Default)]
 struct Rows {
     buf: Vec<i64>,
     at: Vec<usize>,
 }
 
 impl Rows {
-    fn with_capacity(rows: usize, words: usize) -> Self {
-        let mut at = Vec::with_capacity(rows + 1);
-        at.push(0);
-        Rows {
-            buf: Vec::with_capacity(words),
-            at,
-        }
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.at.clear();
+        self.at.push(0);
     }
 
     /// Ends the row being written to `buf`.
@@ -458,21 +521,17 @@ fn factorial(n: usize) -> u64 {
     (1..=n as u64).fold(1u64, |f, k| f.saturating_mul(k))
 }
 
-/// Every order of `items`.
-fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
+/// The `k`-th order of `items` (`k < items.len()!`; the 0th is `items` as they are), in `out`.
+fn nth_order(items: &[usize], mut k: usize, out: &mut Vec<usize>) {
+    out.clear();
+    out.extend_from_slice(items);
+    let n = out.len();
+    for i in 0..n {
+        let f = factorial(n - 1 - i) as usize;
+        let j = i + k / f;
+        k %= f;
+        out[i..=j].rotate_right(1);
     }
-    let mut out = vec![];
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let x = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, x);
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -496,9 +555,25 @@ mod tests {
     }
 
     #[test]
-    fn permutations_are_every_order() {
-        assert_eq!(permutations(&[1, 2, 3]).len(), 6);
-        assert_eq!(permutations(&[4]), vec![vec![4]]);
+    fn nth_orders_are_every_order() {
+        // The k-th orders of 4 items for k < 4! are 24 distinct orders of those items, the
+        // 0th the items as given.
+        let items = [3, 5, 7, 9];
+        let mut seen = std::collections::HashSet::new();
+        let mut out = vec![];
+        for k in 0..24 {
+            nth_order(&items, k, &mut out);
+            let mut sorted = out.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, items);
+            assert!(seen.insert(out.clone()), "order {k} repeats");
+        }
+        nth_order(&items, 0, &mut out);
+        assert_eq!(out, items);
+        nth_order(&[4], 0, &mut out);
+        assert_eq!(out, [4]);
+        nth_order(&[], 0, &mut out);
+        assert!(out.is_empty());
         assert_eq!(factorial(5), 120);
     }
 }

@@ -82,11 +82,25 @@ fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// A binary relation on `n` events: row `i` holds the set of `j` with `(i, j)` in the relation.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub struct Relation {
     n: usize,
     stride: usize,
     bits: Vec<u64>,
+}
+
+/// A clone keeps the room reserved for events to come (`grow`): a search clones its graph at
+/// each choice and then adds events to it.
+impl Clone for Relation {
+    fn clone(&self) -> Self {
+        let mut bits = Vec::with_capacity(self.bits.capacity());
+        bits.extend_from_slice(&self.bits);
+        Relation {
+            n: self.n,
+            stride: self.stride,
+            bits,
+        }
+    }
 }
 
 impl Relation {
@@ -132,6 +146,11 @@ impl Relation {
         }
         let stride = words_for(n);
         if stride == self.stride {
+            // Room for every event the row width holds, at once.
+            let most = 64 * stride * stride;
+            if n * stride > self.bits.capacity() {
+                self.bits.reserve_exact(most - self.bits.len());
+            }
             self.bits.resize(n * stride, 0);
         } else {
             let mut bits = vec![0; n * stride];

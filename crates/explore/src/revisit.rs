@@ -406,7 +406,7 @@ impl<'p> Search<'_, '_, 'p> {
         rounds.cut(|u| threads[u].trace.events.len());
         Some((
             State {
-                threads,
+                threads: threads.into_iter().collect(),
                 graph,
                 fresh: vec![],
                 co,

@@ -303,7 +303,7 @@ impl<'p> Search<'_, '_, 'p> {
             }
         };
         let mut key = String::new();
-        for th in &st.threads {
+        for th in st.threads.iter() {
             key.push_str(&format!(
                 "{:?}{:?}|",
                 th.trace.events.iter().map(|e| e.kind).collect::<Vec<_>>(),

@@ -37,7 +37,7 @@ pub(crate) enum Source {
 
 #[derive(Clone)]
 pub(crate) struct State<'p> {
-    pub threads: Vec<ThreadRun>,
+    pub threads: Threads,
     /// The execution graph of the threads' paths so far, with reads-from.
     pub graph: Graph<'p>,
     /// Writes not yet offered to the suspended reads.
@@ -47,6 +47,70 @@ pub(crate) struct State<'p> {
     pub co: Vec<Vec<usize>>,
     /// The CTA barrier rounds formed so far.
     pub rounds: crate::rounds::Rounds,
+}
+
+/// The threads of a search state, each shared with the states it was cloned from until it
+/// changes: a step changes one thread, so cloning a state copies one thread's run, not all
+/// (copying every thread was a tenth of a symmetric search's time). With each run, the digest
+/// of its local signature once asked for (`orbits`), shared as long as the run is.
+#[derive(Clone)]
+pub(crate) struct Threads(Vec<std::sync::Arc<SharedRun>>);
+
+#[derive(Clone)]
+pub(crate) struct SharedRun {
+    run: ThreadRun,
+    signature: std::sync::OnceLock<crate::orbits::Digest>,
+}
+
+impl Threads {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ThreadRun> {
+        self.0.iter().map(|t| &t.run)
+    }
+
+    /// The digest of thread `t`'s signature, computed by `compute` the first time.
+    pub fn signature(
+        &self,
+        t: usize,
+        compute: impl FnOnce(&ThreadRun) -> crate::orbits::Digest,
+    ) -> crate::orbits::Digest {
+        let shared = &self.0[t];
+        *shared.signature.get_or_init(|| compute(&shared.run))
+    }
+}
+
+impl FromIterator<ThreadRun> for Threads {
+    fn from_iter<I: IntoIterator<Item = ThreadRun>>(iter: I) -> Self {
+        let shared = |run| SharedRun {
+            run,
+            signature: Default::default(),
+        };
+        Threads(
+            iter.into_iter()
+                .map(|r| std::sync::Arc::new(shared(r)))
+                .collect(),
+        )
+    }
+}
+
+impl std::ops::Index<usize> for Threads {
+    type Output = ThreadRun;
+    fn index(&self, t: usize) -> &ThreadRun {
+        &self.0[t].run
+    }
+}
+
+/// Mutable access copies the thread's run first if another state shares it, and forgets its
+/// signature.
+impl std::ops::IndexMut<usize> for Threads {
+    fn index_mut(&mut self, t: usize) -> &mut ThreadRun {
+        let shared = std::sync::Arc::make_mut(&mut self.0[t]);
+        shared.signature.take();
+        &mut shared.run
+    }
 }
 
 /// Why the search cannot vouch for its own completeness on this program.
@@ -130,6 +194,7 @@ pub(crate) struct Search<'a, 'f, 'p> {
     /// Of those, the states whose search is over (`subsumed`).
     pub(crate) states_done: crate::orbits::DigestSet,
     pub(crate) orbits_seen: crate::orbits::DigestSet,
+    pub(crate) scratch: crate::orbits::Scratch,
 }
 
 /// How many levels of reads-from choices the hole search explores in parallel, on rayon's
@@ -165,7 +230,7 @@ fn nth_arrival(
 /// before its path index `i` is in: the CTA round it was formed into, or the same arrival of
 /// each lane of a warp collective.
 fn round_arrivals(
-    threads: &[ThreadRun],
+    threads: &Threads,
     rounds: &crate::rounds::Rounds,
     program: &Program,
     t: usize,
@@ -303,13 +368,14 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             states_seen: Default::default(),
             states_done: Default::default(),
             orbits_seen: Default::default(),
+            scratch: Default::default(),
             cta_barriers,
         }
     }
 
     pub(crate) fn run(&mut self) {
         let run_ahead = !self.model.porf_acyclic();
-        let mut threads: Vec<ThreadRun> = self
+        let mut threads: Threads = self
             .program
             .threads
             .iter()
@@ -465,12 +531,13 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.classes.is_empty() {
             return self.run_threads(st);
         }
-        if self.subsumed(&st) {
+        let named = Self::referenced(&st);
+        if self.subsumed(&st, &named) {
             return;
         }
         // A state whose image under the classes' permutations was explored: its completions
         // are the images of that one's.
-        let digest = self.orbit_digest(&st, &Self::all_kept(&st));
+        let digest = self.orbit_digest(&st, &Self::all_kept(&st), &named);
         if !self.states_seen.insert(digest) {
             return;
         }
@@ -487,11 +554,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// already made as well as those to come; `Search::relaxation`). A thread that waits for
     /// another of its class to write is so seen as the thread that has not run yet
     /// (docs/explore.md, "Symmetry").
-    fn subsumed(&self, st: &State<'p>) -> bool {
+    fn subsumed(&mut self, st: &State<'p>, named: &[bool]) -> bool {
         let all = Self::all_kept(st);
-        let named = Self::referenced(st);
         let relax: Vec<Option<(usize, usize)>> = (0..st.threads.len())
-            .map(|t| Self::relaxation(st, t, &named))
+            .map(|t| Self::relaxation(st, t, named))
             .collect();
         let relaxed = |pick: fn((usize, usize)) -> usize| -> Vec<usize> {
             (0..st.threads.len())
@@ -505,14 +571,15 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if from_start == all {
             return false;
         }
-        if self
-            .states_done
-            .contains(&self.orbit_digest(st, &from_start))
-        {
+        let by_one = relaxed(|r| r.0);
+        let digest = self.orbit_digest(st, &from_start, named);
+        if self.states_done.contains(&digest) {
             return true;
         }
-        let by_one = relaxed(|r| r.0);
-        by_one != from_start && self.states_done.contains(&self.orbit_digest(st, &by_one))
+        by_one != from_start && {
+            let digest = self.orbit_digest(st, &by_one, named);
+            self.states_done.contains(&digest)
+        }
     }
 
     /// Runs threads, each step from the thread `next_thread` picks, until the search branches.
@@ -824,6 +891,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     states_seen: Default::default(),
                     states_done: Default::default(),
                     orbits_seen: Default::default(),
+                    scratch: Default::default(),
                     cta_barriers: this.cta_barriers,
                 };
                 sub.visit(child);
