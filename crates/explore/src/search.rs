@@ -501,7 +501,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.stopped() {
             return;
         }
-        if let Some(w) = st.fresh.pop() {
+        if let Some(&w) = st.fresh.last() {
             let loc = st.threads[w.0].trace.events[w.1]
                 .kind
                 .loc()
@@ -515,6 +515,18 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                         .map(move |h| (u, h.0))
                 })
                 .collect();
+            // Under symmetry a state with a write some hole may take is named by its form too
+            // (the writes still to offer are part of it): of the orders in which
+            // interchangeable threads waiting at holes take a chain of writes (each taker's
+            // fetch-and-add the next one's), one per orbit is explored, not every order.
+            if !takers.is_empty() && !self.classes.is_empty() {
+                let named = Self::referenced(&st);
+                let digest = self.orbit_digest(&st, &Self::all_kept(&st), &named);
+                if !self.states_seen.insert(digest) {
+                    return;
+                }
+            }
+            st.fresh.pop();
             if !takers.is_empty() && st.graph.len() >= PRUNE_FROM_EVENTS {
                 self.model.extend_memos(&st.graph);
             }
