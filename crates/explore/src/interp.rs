@@ -501,6 +501,11 @@ impl ThreadRun {
         let (start, regs) = self.heads[head].as_ref()?;
         let events = &self.trace.events[*start..];
         let invisible = events.iter().enumerate().all(|(k, e)| match e.kind {
+            // A write no other thread can see: its location is this thread's alone and the
+            // iteration leaves it holding what it held before (`restores_private`).
+            EventKind::Write { loc, .. } if statics.is_private(loc) => {
+                !self.value_holes.contains(&(start + k))
+            }
             // A write-back: the write half of an RMW that wrote what it read, and every other
             // writer of the location is morally strong with it.
             EventKind::Write { value, .. } => {
@@ -514,7 +519,31 @@ impl ThreadRun {
             EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
         });
         let same_registers = statics.live_at(head).all(|r| regs[r] == self.m.regs[r]);
-        (invisible && same_registers).then_some(*start)
+        (invisible && same_registers && self.restores_private(program, statics, *start))
+            .then_some(*start)
+    }
+
+    /// Whether every private location (`ThreadStatics::is_private`) the events from path index
+    /// `start` on write ends holding the value it held at `start`: the thread's last write to
+    /// it before, or its initial value (no other thread writes it, and coherence follows this
+    /// thread's program order). A body that writes and undoes (`add 1 … add -1` on a counter
+    /// of its own) then leaves memory as it found it, and deleting the iteration deletes
+    /// nothing another thread could have read.
+    fn restores_private(&self, program: &Program, statics: &ThreadStatics, start: usize) -> bool {
+        let events = &self.trace.events;
+        let last_before = |loc, end: usize| {
+            events[..end].iter().rev().find_map(|e| match e.kind {
+                EventKind::Write { loc: l, value, .. } if l == loc => Some(value),
+                _ => None,
+            })
+        };
+        events[start..].iter().all(|e| match e.kind {
+            EventKind::Write { loc, .. } if statics.is_private(loc) => {
+                let before = last_before(loc, start).unwrap_or(program.location(loc).init);
+                last_before(loc, events.len()) == Some(before)
+            }
+            _ => true,
+        })
     }
 
     /// Gives a requested read its value, emitting the read (and an RMW's write); returns the

@@ -63,6 +63,9 @@ pub struct ThreadStatics {
     loop_head: Vec<bool>,
     live: Vec<Regs>,
     write_back_ok: Vec<bool>,
+    /// Per location: no other thread's code may access it, so what this thread writes there
+    /// no other thread can see (a loop body may write and undo it).
+    private: Vec<bool>,
     /// Locations this thread's code may write.
     pub writes: Vec<LocId>,
     /// Per instruction: the locations some path from it may still write.
@@ -160,6 +163,17 @@ impl ThreadStatics {
             .collect();
         writes.sort_unstable();
         writes.dedup();
+        let mut private = vec![true; program.locations.len()];
+        for (u, other) in program.threads.iter().enumerate() {
+            if u == tid.0 as usize {
+                continue;
+            }
+            for addr in other.code.iter().filter_map(|i| i.kind.address()) {
+                for l in program.possible_locations(addr) {
+                    private[l.0 as usize] = false;
+                }
+            }
+        }
         let has_launch_successors = program.threads.iter().any(|t| t.after.contains(&tid));
         let mut writes_from: Vec<Vec<LocId>> = vec![vec![]; n + 1];
         let mut changed = true;
@@ -183,6 +197,7 @@ impl ThreadStatics {
             loop_head,
             live,
             write_back_ok,
+            private,
             writes,
             writes_from,
             has_launch_successors,
@@ -195,6 +210,11 @@ impl ThreadStatics {
                 })
                 .collect(),
         }
+    }
+
+    /// Whether no other thread's code may access `loc`.
+    pub fn is_private(&self, loc: LocId) -> bool {
+        self.private.get(loc.0 as usize).copied().unwrap_or(false)
     }
 
     /// Whether instruction `pc` is a read inside a loop.
