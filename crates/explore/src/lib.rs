@@ -400,8 +400,9 @@ fn graphs<'p>(
     opts: &ExploreOptions,
     on_execution: &OnExecution<'_, 'p>,
 ) -> Exploration {
+    let accessors = statics::accessors(program);
     let statics: Vec<statics::ThreadStatics> = (0..program.threads.len())
-        .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll))
+        .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll, &accessors))
         .collect();
     let successors = search::launch_successors(program);
     let candidates = opts.scheduler.starvation_candidates(program);

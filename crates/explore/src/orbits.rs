@@ -186,8 +186,7 @@ impl<'p> Search<'_, '_, 'p> {
         f.push(i64::MIN);
         let fresh = &mut sc.pairs;
         fresh.clear();
-        fresh.extend(st.fresh.iter().map(|&(t, k)| (name[t] as i64, k as i64)));
-        fresh.sort_unstable();
+        push_renamed(&st.fresh, name, fresh);
         f.extend(fresh.iter().flat_map(|&(a, b)| [a, b]));
         f.push(i64::MIN);
         if st.rounds.formed.is_empty() && st.rounds.deferred().next().is_none() {
@@ -200,8 +199,8 @@ impl<'p> Search<'_, '_, 'p> {
         let mut groups: Vec<Vec<(i64, i64)>> = rounds
             .chain(deferred)
             .map(|(kind, id, arrivals)| {
-                let mut a = renamed(arrivals, name);
-                a.insert(0, (kind, i64::from(id)));
+                let mut a = vec![(kind, i64::from(id))];
+                push_renamed(arrivals, name, &mut a);
                 a
             })
             .collect();
@@ -375,16 +374,16 @@ impl<'p> Search<'_, '_, 'p> {
             return None;
         }
         let n = st.threads.len().max(1);
-        let names = std::mem::take(&mut sc.names);
+        let (names, same) = (std::mem::take(&mut sc.names), std::mem::take(&mut sc.same));
         let forms: Vec<(Vec<i64>, u64)> = names
             .chunks(n)
-            .zip(sc.same.clone())
-            .map(|(name, same)| {
+            .zip(&same)
+            .map(|(name, &same)| {
                 Self::renamed_form(st, sc, name, &unrelaxed);
                 (sc.form.clone(), same)
             })
             .collect();
-        sc.names = names;
+        (sc.names, sc.same) = (names, same);
         let least = &forms
             .iter()
             .min_by(|a, b| a.0.cmp(&b.0))
@@ -461,14 +460,11 @@ impl Rows {
     }
 }
 
-/// (thread, path index) pairs with the threads renamed by `name`, sorted.
-fn renamed(pairs: &[(usize, usize)], name: &[usize]) -> Vec<(i64, i64)> {
-    let mut r: Vec<(i64, i64)> = pairs
-        .iter()
-        .map(|&(t, k)| (name[t] as i64, k as i64))
-        .collect();
-    r.sort_unstable();
-    r
+/// (thread, path index) pairs with the threads renamed by `name`, sorted, appended to `out`.
+fn push_renamed(pairs: &[(usize, usize)], name: &[usize], out: &mut Vec<(i64, i64)>) {
+    let from = out.len();
+    out.extend(pairs.iter().map(|&(t, k)| (name[t] as i64, k as i64)));
+    out[from..].sort_unstable();
 }
 
 /// A 128-bit digest of `form`: two lanes, each a bijection of its state per word (so two

@@ -56,6 +56,34 @@ pub struct AfterRead {
     pub reaches_arrive: bool,
 }
 
+/// Which threads' code may access a location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accessors {
+    None,
+    One(ThreadId),
+    Several,
+}
+
+/// Per location, which threads' code may access it (once for the program: a thread's private
+/// locations, `ThreadStatics::is_private`, are those only it accesses).
+pub fn accessors(program: &Program) -> Vec<Accessors> {
+    let mut who = vec![Accessors::None; program.locations.len()];
+    for (t, thread) in program.threads.iter().enumerate() {
+        let t = ThreadId(t as u32);
+        for addr in thread.code.iter().filter_map(|i| i.kind.address()) {
+            for l in program.possible_locations(addr) {
+                let a = &mut who[l.0 as usize];
+                *a = match *a {
+                    Accessors::None => Accessors::One(t),
+                    Accessors::One(u) if u == t => Accessors::One(t),
+                    _ => Accessors::Several,
+                };
+            }
+        }
+    }
+    who
+}
+
 /// The static facts of one thread.
 #[derive(Clone, Debug)]
 pub struct ThreadStatics {
@@ -92,7 +120,8 @@ fn write_locs(program: &Program, kind: &InstrKind) -> Vec<LocId> {
 }
 
 impl ThreadStatics {
-    pub fn new(program: &Program, tid: ThreadId, unroll: u32) -> Self {
+    /// `accessors`: [`accessors`] of the program.
+    pub fn new(program: &Program, tid: ThreadId, unroll: u32, accessors: &[Accessors]) -> Self {
         let thread = program.thread(tid);
         let code = &thread.code;
         let n = code.len();
@@ -163,17 +192,10 @@ impl ThreadStatics {
             .collect();
         writes.sort_unstable();
         writes.dedup();
-        let mut private = vec![true; program.locations.len()];
-        for (u, other) in program.threads.iter().enumerate() {
-            if u == tid.0 as usize {
-                continue;
-            }
-            for addr in other.code.iter().filter_map(|i| i.kind.address()) {
-                for l in program.possible_locations(addr) {
-                    private[l.0 as usize] = false;
-                }
-            }
-        }
+        let private = accessors
+            .iter()
+            .map(|a| matches!(a, Accessors::None) || *a == Accessors::One(tid))
+            .collect();
         let has_launch_successors = program.threads.iter().any(|t| t.after.contains(&tid));
         let mut writes_from: Vec<Vec<LocId>> = vec![vec![]; n + 1];
         let mut changed = true;
