@@ -23,6 +23,7 @@ mod progress;
 mod render;
 mod run;
 mod sarif;
+mod supervise;
 mod tune;
 
 use std::process::ExitCode;

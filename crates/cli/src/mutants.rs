@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use scopecheck_gpu::compare::{compare, StateTable};
 use scopecheck_gpu::driver::Device;
-use scopecheck_gpu::runner::{self, RunOptions};
+use scopecheck_gpu::runner::{self, RunOptions, Stop};
 use scopecheck_gpu::{generate, GenOptions};
 use scopecheck_ir::weaken::weakenings;
 use scopecheck_ir::{Program, Value};
@@ -105,8 +105,17 @@ pub fn check_mutants(
         .collect()
 }
 
-/// Checks and runs every mutant of `program`; prints the table (or one JSON line) and returns
-/// (killable mutants that ran, killed).
+/// What running the mutants of one test came to.
+pub struct MutantTally {
+    /// Killable mutants that ran.
+    pub killable: u32,
+    pub killed: u32,
+    /// A mutant's launch hung: the mutants after it were not run, and the GPU context must not
+    /// be used again (see `Stop::Hung`).
+    pub hung: bool,
+}
+
+/// Checks and runs every mutant of `program`; prints the table (or one JSON line).
 #[allow(clippy::too_many_arguments)]
 pub fn run_mutants(
     device: &Device,
@@ -119,14 +128,23 @@ pub fn run_mutants(
     opts: &RunOptions,
     stop: &AtomicBool,
     json: bool,
-) -> (u32, u32) {
+) -> MutantTally {
     let mut mutants = Vec::new();
+    let mut hung = false;
     for c in check_mutants(file, source, program, original, check) {
         let fate = match c.verdict {
             Err(why) => Fate::Unchecked(why),
             Ok(_) if c.new.is_empty() => Fate::Equivalent,
-            Ok(v) => run_one(device, &c.program, &v, original, &c.new, gen, opts, stop)
-                .unwrap_or_else(Fate::NotRun),
+            Ok(_) if hung => Fate::NotRun("not run: an earlier mutant hung the GPU".into()),
+            Ok(v) => {
+                crate::supervise::note_gpu();
+                run_one(device, &c.program, &v, original, &c.new, gen, opts, stop).unwrap_or_else(
+                    |e| {
+                        hung |= e.1;
+                        Fate::NotRun(e.0)
+                    },
+                )
+            }
         };
         mutants.push(Mutant { what: c.what, fate });
     }
@@ -143,7 +161,11 @@ pub fn run_mutants(
     } else {
         print!("{}", text(program, &mutants, killable, killed));
     }
-    (killable, killed)
+    MutantTally {
+        killable,
+        killed,
+        hung,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -156,14 +178,24 @@ fn run_one(
     gen: &GenOptions,
     opts: &RunOptions,
     stop: &AtomicBool,
-) -> Result<Fate, String> {
+) -> Result<Fate, (String, bool)> {
     let table = StateTable::with_allowed(mutant, &verdict.states, &original.states)
-        .map_err(|e| e.to_string())?;
-    let kernel = generate(mutant, gen).map_err(|e| e.to_string())?;
+        .map_err(|e| (e.to_string(), false))?;
+    let kernel = generate(mutant, gen).map_err(|e| (e.to_string(), false))?;
     let result = scopecheck_gpu::driver::guarded("running a mutant on the GPU", || {
         runner::run(device, mutant, &kernel, &table, opts, stop)
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| (e.to_string(), false))?;
+    if let Stop::Hung { launch, budget, .. } = result.stop {
+        // A state of a launch that never finished is unknown: the mutant is not judged.
+        return Err((
+            format!(
+                "hung: launch {launch} ran past its budget of {budget:?} (after {} instances)",
+                result.instances
+            ),
+            true,
+        ));
+    }
     let cmp = compare(
         mutant,
         &table,

@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::{CheckFlags, OnOff};
+use crate::supervise::{self, Mode, Note};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -193,6 +194,27 @@ pub fn run(args: &RunArgs) -> bool {
         }
         return ok;
     }
+    let stop = stop_flag();
+    match supervise::mode() {
+        Mode::Child(from) => run_files(args, &inputs, from),
+        // Without a driver there is nothing a child could survive; the in-process path says
+        // why for every file.
+        Mode::Supervisor if scopecheck_gpu::driver::probe().is_ok() => {
+            let deadline = supervise::gpu_deadline(args.time, args.launch_budget, args.batch);
+            let report = |l: &supervise::Lost| report_lost(args.json, l);
+            let s = supervise::supervise(&inputs, deadline, stop, &report, &supervise::spawn_self);
+            print_score(args, &inputs, s.killable, s.killed);
+            s.all_good
+        }
+        _ => run_files(args, &inputs, 0),
+    }
+}
+
+/// Runs `inputs[from..]` in this process; in a child, ends the process after a hang or a driver
+/// error, for the supervisor to go on in a fresh one.
+fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
+    let gen = args.gen_options();
+    let child = matches!(supervise::mode(), Mode::Child(_));
     let device = match Device::open(args.device) {
         Ok(d) => d,
         Err(e) => {
@@ -205,97 +227,137 @@ pub fn run(args: &RunArgs) -> bool {
     let run_opts = args.run_options();
     let mut all_good = true;
     let (mut killable, mut killed) = (0u32, 0u32);
-    for input in &inputs {
+    for (index, input) in inputs.iter().enumerate().skip(from) {
         if stop.load(Ordering::Relaxed) {
             eprintln!("interrupted: {} not run", input.file);
             all_good = false;
             continue;
         }
-        let (source, program) =
-            match read_parse_warn(input, &args.check.cuda_options()).map(|(s, p, _)| (s, p)) {
-                Ok(x) => x,
-                Err(f) => {
-                    report_failure(args.json, &f.file, &f.message);
-                    all_good = false;
-                    continue;
-                }
-            };
-        let verdict = match check_guarded(&input.file, &source, &program, &opts) {
-            Ok(v) => v,
-            Err(f) => {
-                report_failure(args.json, &f.file, &f.message);
-                all_good = false;
-                continue;
-            }
-        };
-        if args.mutants {
-            let (k, d) = crate::mutants::run_mutants(
-                &device,
-                &input.file,
-                &source,
-                &program,
-                &verdict,
-                &opts,
-                &gen,
-                &run_opts,
-                stop,
-                args.json,
-            );
-            killable += k;
-            killed += d;
-            continue;
+        supervise::note(Note::File(index));
+        let (good, end) = run_file(args, input, &device, &gen, &opts, &run_opts);
+        supervise::note(Note::Done(index, good));
+        all_good &= good;
+        if let Some(t) = end.tally {
+            supervise::note(Note::Tally(t.0, t.1));
+            killable += t.0;
+            killed += t.1;
         }
-        let began = std::time::Instant::now();
-        let outcome = run_one(&device, &program, &verdict, &gen, &run_opts, stop);
-        let wall = began.elapsed();
-        match outcome {
-            Ok((result, cmp)) => {
-                let mut out = std::io::stdout().lock();
-                let text = if args.json {
-                    {
-                        let mut v = json_line(
-                            &input.file,
-                            &Gpu {
-                                name: &device.name,
-                                ordinal: device.ordinal,
-                            },
-                            &program,
-                            &verdict,
-                            &result,
-                            &cmp,
-                        );
-                        if let Value::Object(m) = &mut v {
-                            m.insert("setup_seconds".into(), result.setup.as_secs_f64().into());
-                            m.insert("wall_seconds".into(), wall.as_secs_f64().into());
-                        }
-                        v.to_string()
-                    }
-                } else {
-                    let gpu = Gpu {
-                        name: &device.name,
-                        ordinal: device.ordinal,
-                    };
-                    report_text(&gpu, &program, &verdict, &result, &cmp, args.stress)
-                };
-                let _ = writeln!(out, "{text}");
-                all_good &= judge(&program, &verdict, &result, &cmp).0 == 0;
+        if end.hung || end.broken {
+            let _ = std::io::stdout().flush();
+            if child {
+                // The context is lost (a launch may still be running): a fresh process goes on.
+                std::process::exit(supervise::EXIT_RESTART);
             }
-            Err(e) => {
-                report_failure(args.json, &input.file, &e.to_string());
-                all_good = false;
-                if matches!(e, RunError::Watchdog { .. }) {
-                    // A launch is still running on the GPU and tearing the context down would
-                    // wait for it: end the process now; the driver reclaims the GPU.
-                    let _ = std::io::stdout().flush();
-                    std::process::exit(1);
+            let rest = inputs.len() - index - 1;
+            if end.hung {
+                if rest > 0 {
+                    eprintln!(
+                        "error: the run was stopped after a hung launch: {rest} more files not \
+                         run (without {}=1, each goes on in a fresh process)",
+                        supervise::INPROCESS_ENV
+                    );
                 }
-                if matches!(e, RunError::Driver { .. }) {
-                    // The GPU may be in a bad state; do not queue more work on it.
-                    break;
-                }
+                // Tearing the context down would wait for the launch that hung: end the process
+                // now; the driver reclaims the GPU.
+                std::process::exit(if all_good && rest == 0 { 0 } else { 1 });
             }
+            // The GPU may be in a bad state; do not queue more work on it.
+            break;
         }
     }
+    print_score(args, inputs, killable, killed);
+    all_good
+}
+
+/// How one file's run ended, beyond whether it passed.
+#[derive(Default)]
+struct FileEnd {
+    /// A launch hung: the context must not be used again.
+    hung: bool,
+    /// A driver error: the GPU may be in a bad state.
+    broken: bool,
+    /// Killable mutants that ran, and killed.
+    tally: Option<(u32, u32)>,
+}
+
+/// Checks and runs one file and prints its report; returns whether it passed.
+fn run_file(
+    args: &RunArgs,
+    input: &inputs::Input,
+    device: &Device,
+    gen: &GenOptions,
+    opts: &scopecheck_model::CheckOptions,
+    run_opts: &RunOptions,
+) -> (bool, FileEnd) {
+    let stop = stop_flag();
+    let mut end = FileEnd::default();
+    let (source, program) =
+        match read_parse_warn(input, &args.check.cuda_options()).map(|(s, p, _)| (s, p)) {
+            Ok(x) => x,
+            Err(f) => {
+                report_failure(args.json, &f.file, &f.message);
+                return (false, end);
+            }
+        };
+    let verdict = match check_guarded(&input.file, &source, &program, opts) {
+        Ok(v) => v,
+        Err(f) => {
+            report_failure(args.json, &f.file, &f.message);
+            return (false, end);
+        }
+    };
+    if args.mutants {
+        let t = crate::mutants::run_mutants(
+            device,
+            &input.file,
+            &source,
+            &program,
+            &verdict,
+            opts,
+            gen,
+            run_opts,
+            stop,
+            args.json,
+        );
+        end.tally = Some((t.killable, t.killed));
+        end.hung = t.hung;
+        return (!t.hung, end);
+    }
+    let began = std::time::Instant::now();
+    supervise::note_gpu();
+    let outcome = run_one(device, &program, &verdict, gen, run_opts, stop);
+    let wall = began.elapsed();
+    let gpu = Gpu {
+        name: &device.name,
+        ordinal: device.ordinal,
+    };
+    match outcome {
+        Ok((result, cmp)) => {
+            let text = if args.json {
+                let mut v = json_line(&input.file, &gpu, &program, &verdict, &result, &cmp);
+                if let Value::Object(m) = &mut v {
+                    m.insert("setup_seconds".into(), result.setup.as_secs_f64().into());
+                    m.insert("wall_seconds".into(), wall.as_secs_f64().into());
+                }
+                v.to_string()
+            } else {
+                report_text(&gpu, &program, &verdict, &result, &cmp, args.stress)
+            };
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            end.hung = matches!(result.stop, Stop::Hung { .. });
+            let good = judge(&program, &verdict, &result, &cmp).0 == 0
+                && (!end.hung || verdict.terminates() == Some(false));
+            (good, end)
+        }
+        Err(e) => {
+            report_failure(args.json, &input.file, &e.to_string());
+            end.broken = matches!(e, RunError::Driver { .. });
+            (false, end)
+        }
+    }
+}
+
+fn print_score(args: &RunArgs, inputs: &[inputs::Input], killable: u32, killed: u32) {
     if args.mutants && !args.json && inputs.len() > 1 && killable > 0 {
         println!(
             "Mutation score {killed} / {killable} = {:.2} over {} tests",
@@ -303,7 +365,19 @@ pub fn run(args: &RunArgs) -> bool {
             inputs.len()
         );
     }
-    all_good
+}
+
+/// A file whose runner process could not report it (killed after its deadline, or crashed).
+fn report_lost(json: bool, lost: &supervise::Lost) {
+    if json {
+        let mut v = scopecheck_report::json_error(lost.file, 0, 0, &lost.why);
+        if let Value::Object(m) = &mut v {
+            m.insert("hung".into(), lost.hung.into());
+        }
+        println!("{v}");
+    } else {
+        eprintln!("error: {}: {}", lost.file, lost.why);
+    }
 }
 
 fn report_failure(json: bool, file: &str, message: &str) {
@@ -418,6 +492,7 @@ fn report_text(
         Stop::Time => "time",
         Stop::Instances => "instance count",
         Stop::Interrupted => "interrupted",
+        Stop::Hung { .. } => "a hung launch",
     };
     let _ = writeln!(
         s,
@@ -428,6 +503,9 @@ fn report_text(
         r.launches,
         r.cut
     );
+    if let Some(h) = hang_text(verdict, r) {
+        let _ = writeln!(s, "!!! {h}");
+    }
     let _ = writeln!(s, "Observed states {}", cmp.states.len());
     for st in &cmp.states {
         let mark = match (st.allowed, st.satisfies) {
@@ -502,6 +580,34 @@ fn report_text(
     s
 }
 
+/// What a hung run says: which launch, and whether the model expects the test to hang.
+fn hang_text(verdict: &Verdict, r: &RunResult) -> Option<String> {
+    let Stop::Hung {
+        launch,
+        budget,
+        host,
+    } = r.stop
+    else {
+        return None;
+    };
+    let who = if host {
+        "its host threads did not finish"
+    } else {
+        "the GPU did not finish it"
+    };
+    let model = match verdict.terminates() {
+        Some(false) => "the model says this test can hang: the hardware agrees",
+        Some(true) => "the model says every execution terminates: a hang it does not explain",
+        None => "the model's exploration was cut short and does not say whether it can hang",
+    };
+    Some(format!(
+        "HUNG: launch {launch} ran past its budget of {:.1} s ({who}); its instances were cut \
+         and the states below are from the {} launches before it; {model}",
+        budget.as_secs_f64(),
+        r.launches
+    ))
+}
+
 fn json_line(
     file: &str,
     device: &Gpu,
@@ -569,6 +675,21 @@ fn json_line(
         m.insert("disagreement".into(), (disagree > 0).into());
         m.insert("anomalies".into(), anomalies.into());
         m.insert("interrupted".into(), (r.stop == Stop::Interrupted).into());
+        let hung = match r.stop {
+            Stop::Hung {
+                launch,
+                budget,
+                host,
+            } => json!({
+                "launch": launch,
+                "budget_seconds": budget.as_secs_f64(),
+                "host": host,
+                "model_can_hang": verdict.terminates().map(|t| !t),
+                "message": hang_text(verdict, r),
+            }),
+            _ => Value::Null,
+        };
+        m.insert("hung".into(), hung);
         m.insert("host_workers".into(), r.host_workers.into());
         m.insert("unpaced".into(), r.unpaced.into());
     }

@@ -96,6 +96,15 @@ pub enum Stop {
     Time,
     Instances,
     Interrupted,
+    /// A launch ran past its budget (`host`: the host threads of a launch did): its instances
+    /// were cut, and the result holds what the launches before it observed. The launch may still
+    /// be running, so the GPU context must not be used again: the caller ends the process, which
+    /// is what lets the driver reclaim the GPU.
+    Hung {
+        launch: u64,
+        budget: Duration,
+        host: bool,
+    },
 }
 
 /// An instance that ended in a forbidden or unknown state, with where its roles ran.
@@ -482,6 +491,8 @@ pub fn run(
     let mut other_samples = Vec::new();
     let mut launches = 0u64;
     let mut unpaced = 0u64;
+    let mut partial = vec![0u64; BINS as usize];
+    let mut partial_launches = 0u64;
     let start = Instant::now();
     let setup = start - entered;
     let launch_err = driver_err("launching a kernel");
@@ -628,26 +639,45 @@ pub fn run(
                 }
                 stream.memset_zeros(&mut anom).map_err(&copy)?;
             }
+            // What a hang reports: the histogram as every launch so far left it (a launch
+            // that hangs later never reaches its collect kernel, so this copy is final).
+            partial = stream.clone_dtoh(&hist).map_err(&copy)?;
+            partial_launches = launches;
         }
     });
-    let stop_reason = match outcome {
-        Ok(s) => s,
-        Err(e @ (RunError::Watchdog { .. } | RunError::HostStall { .. })) => {
+    let hung = match &outcome {
+        Err(RunError::Watchdog { launch, budget }) => Some(Stop::Hung {
+            launch: *launch,
+            budget: *budget,
+            host: false,
+        }),
+        Err(RunError::HostStall { launch, budget }) => Some(Stop::Hung {
+            launch: *launch,
+            budget: *budget,
+            host: true,
+        }),
+        _ => None,
+    };
+    let (stop_reason, h) = match (outcome, hung) {
+        (_, Some(hang)) => {
             // Freeing memory or unloading the module would wait for the launch that overran;
             // leave them to the process's end instead of blocking here.
             std::mem::forget((
                 mem, rec_dev, scratch, hist, tbl, forbid, anom, module, events,
             ));
             std::mem::forget((host_buf, managed_buf, rec_pinned, go));
-            return Err(e);
+            launches = partial_launches;
+            (hang, partial)
         }
-        Err(e) => return Err(e),
+        (Ok(s), None) => {
+            stream
+                .synchronize()
+                .map_err(driver_err("finishing the run"))?;
+            (s, stream.clone_dtoh(&hist).map_err(&copy)?)
+        }
+        (Err(e), None) => return Err(e),
     };
-    stream
-        .synchronize()
-        .map_err(driver_err("finishing the run"))?;
     let elapsed = start.elapsed();
-    let h = stream.clone_dtoh(&hist).map_err(&copy)?;
     let dense = h[..table.len().min(MAX_DENSE as usize)].to_vec();
     let other = h[BIN_OTHER as usize];
     let cut = h[BIN_CUT as usize];
