@@ -18,6 +18,20 @@ mod lexer;
 mod ptx;
 pub mod vocab;
 
+/// The most elements one array of a test's initial state may have (each is a location the
+/// explorer tracks); checked before any is allocated.
+pub const MAX_ARRAY_LENGTH: u32 = 4096;
+
+/// The most locations a test may declare, arrays' elements included.
+pub const MAX_LOCATIONS: usize = 65_536;
+
+/// How deeply a C litmus thread's statements and expressions may nest (a chain of `&&`/`||`
+/// or of postfix operators counts a level per operator).
+pub const MAX_C_NESTING: usize = c::MAX_DEPTH;
+
+/// The most binary operators one expression chain of a C litmus thread may have.
+pub const MAX_C_CHAIN: usize = c::MAX_CHAIN;
+
 use scopecheck_ir::{Program, Span};
 
 /// A parse error: where, what went wrong, and what would have been accepted there.

@@ -567,7 +567,7 @@ impl<'a> Parser<'a> {
         let len = initialised_length(&name, name_span, declared_len, &values)?;
         let values: Vec<Value> = values.into_iter().map(|(v, _)| v).collect();
         let (locations, arrays) = (&mut self.locations, &mut self.arrays);
-        add_array(locations, arrays, &name, name_span, len, &values, space);
+        add_array(locations, arrays, &name, name_span, len, &values, space)?;
         Ok(())
     }
 
@@ -963,6 +963,15 @@ pub(crate) fn array_length((len, span): (u32, Span)) -> Result<u32, ParseError> 
     if len == 0 {
         return Err(ParseError::new(span, "an array needs at least one element"));
     }
+    if len > crate::MAX_ARRAY_LENGTH {
+        return Err(ParseError::new(
+            span,
+            format!(
+                "an array of {len} elements is too long (at most {} elements)",
+                crate::MAX_ARRAY_LENGTH
+            ),
+        ));
+    }
     Ok(len)
 }
 
@@ -999,7 +1008,17 @@ pub(crate) fn add_array(
     len: u32,
     values: &[Value],
     space: MemorySpace,
-) -> LocId {
+) -> Result<LocId, ParseError> {
+    // Checked before anything is allocated: each element is a location.
+    if locations.len().saturating_add(len as usize) > crate::MAX_LOCATIONS {
+        return Err(ParseError::new(
+            span,
+            format!(
+                "too many locations: with `{name}`'s {len} elements the test would have more than {}",
+                crate::MAX_LOCATIONS
+            ),
+        ));
+    }
     let first = LocId(locations.len() as u32);
     for i in 0..len {
         locations.push(Location {
@@ -1021,7 +1040,7 @@ pub(crate) fn add_array(
             len,
         });
     }
-    first
+    Ok(first)
 }
 
 /// Gives each device thread its cluster number. Threads of one (gpu, cta) share a cluster: the

@@ -691,11 +691,7 @@ impl<'a> Lower<'a> {
                 },
                 _ => Err(err(e.span, "expected a pointer such as `x` or `&x[0]`")),
             },
-            ExprKind::Binary("+", a, b) => {
-                let (p, base) = self.pointer(a)?;
-                let addr = self.index(p, base, b, e.span)?;
-                Ok((p, addr))
-            }
+            ExprKind::Binary("+", ..) => self.pointer_plus(e),
             ExprKind::Binary("-", _, _) => Err(err(
                 e.span,
                 "not supported: pointer arithmetic (only `x[0]`, or an offset register that is 0 at run time)",
@@ -705,6 +701,22 @@ impl<'a> Lower<'a> {
                 "expected a pointer parameter such as `x` or `&x[0]`",
             )),
         }
+    }
+
+    /// `p + i + j ...`: the chain nests to the left as deep as it is long, so it is walked by
+    /// a loop, the pointer first, then each offset in order.
+    fn pointer_plus(&mut self, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+        let mut offsets = Vec::new();
+        let mut base = e;
+        while let ExprKind::Binary("+", a, b) = &base.kind {
+            offsets.push((&**b, base.span));
+            base = a;
+        }
+        let (p, mut addr) = self.pointer(base)?;
+        for (i, span) in offsets.into_iter().rev() {
+            addr = self.index(p, addr, i, span)?;
+        }
+        Ok((p, addr))
     }
 
     /// The element `i` places after `base` (`p[i]`, `p + i`): a constant index names the
@@ -815,17 +827,31 @@ impl<'a> Lower<'a> {
 
     /// Whether evaluating `e` has no effect but computing registers (so `&&` may evaluate
     /// both sides).
+    /// (A work list, not recursion: an operand may be a chain as long as the file.)
     fn is_pure(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Int(_) => true,
-            ExprKind::Name(n) => matches!(self.lookup(n), Some(Binding::Reg(_))),
-            ExprKind::Unary(op, a) => !matches!(*op, "*" | "&") && self.is_pure(a),
-            ExprKind::Binary(_, a, b) => self.is_pure(a) && self.is_pure(b),
-            ExprKind::Ternary(..)
-            | ExprKind::Index(..)
-            | ExprKind::Call { .. }
-            | ExprKind::Member { .. } => false,
+        let mut pending = vec![e];
+        while let Some(e) = pending.pop() {
+            let pure = match &e.kind {
+                ExprKind::Int(_) => true,
+                ExprKind::Name(n) => matches!(self.lookup(n), Some(Binding::Reg(_))),
+                ExprKind::Unary(op, a) => {
+                    pending.push(a);
+                    !matches!(*op, "*" | "&")
+                }
+                ExprKind::Binary(_, a, b) => {
+                    pending.extend([&**b, &**a]);
+                    true
+                }
+                ExprKind::Ternary(..)
+                | ExprKind::Index(..)
+                | ExprKind::Call { .. }
+                | ExprKind::Member { .. } => false,
+            };
+            if !pure {
+                return false;
+            }
         }
+        true
     }
 
     /// `a op b` in C's types: both operands are promoted to at least `int` and converted to
@@ -933,30 +959,7 @@ impl<'a> Lower<'a> {
                     self.place(end);
                     Ok(Operand::Reg(t))
                 }
-                _ => {
-                    let va = self.value(a, None)?;
-                    let vb = self.value(b, None)?;
-                    let (bop, x, y) = match *op {
-                        "+" => (BinOp::Add, va, vb),
-                        "-" => (BinOp::Sub, va, vb),
-                        "*" => (BinOp::Mul, va, vb),
-                        "/" => (BinOp::Div, va, vb),
-                        "%" => (BinOp::Rem, va, vb),
-                        "<<" => (BinOp::Shl, va, vb),
-                        ">>" => (BinOp::Shr, va, vb),
-                        "&" => (BinOp::And, va, vb),
-                        "|" => (BinOp::Or, va, vb),
-                        "^" => (BinOp::Xor, va, vb),
-                        "==" => (BinOp::Eq, va, vb),
-                        "!=" => (BinOp::Ne, va, vb),
-                        "<" => (BinOp::Lt, va, vb),
-                        "<=" => (BinOp::Le, va, vb),
-                        ">" => (BinOp::Lt, vb, va),
-                        ">=" => (BinOp::Le, vb, va),
-                        _ => return Err(err(span, format!("not supported: operator `{op}`"))),
-                    };
-                    self.binary(bop, x, y, hint, span)
-                }
+                _ => self.arith_chain(e, hint),
             },
             ExprKind::Ternary(c, a, b) => {
                 let els = self.new_label();
@@ -985,6 +988,61 @@ impl<'a> Lower<'a> {
                 args,
             } => self.member(obj, method, *method_span, args, hint, span),
         }
+    }
+
+    /// `a op b` for an operator other than `&&` and `||`. Such a chain (`a + b + c ...`) nests
+    /// to the left as deep as it is long, so it is walked by a loop: the leftmost operand is
+    /// evaluated first, then each right operand and its operation, in the order the
+    /// recursion would take.
+    fn arith_chain(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, ParseError> {
+        let mut spine: Vec<(&'static str, &Expr, Span)> = Vec::new();
+        let mut leftmost = e;
+        while let ExprKind::Binary(op, a, b) = &leftmost.kind {
+            if matches!(*op, "&&" | "||") {
+                break;
+            }
+            spine.push((op, b, leftmost.span));
+            leftmost = a;
+        }
+        let mut acc = self.value(leftmost, None)?;
+        let outermost = spine.len();
+        for (k, (op, b, span)) in spine.into_iter().rev().enumerate() {
+            let vb = self.value(b, None)?;
+            let hint = if k + 1 == outermost { hint } else { None };
+            acc = self.arith(op, acc, vb, hint, span)?;
+        }
+        Ok(acc)
+    }
+
+    /// `va op vb` for an arithmetic or comparison operator.
+    fn arith(
+        &mut self,
+        op: &str,
+        va: Operand,
+        vb: Operand,
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        let (bop, x, y) = match op {
+            "+" => (BinOp::Add, va, vb),
+            "-" => (BinOp::Sub, va, vb),
+            "*" => (BinOp::Mul, va, vb),
+            "/" => (BinOp::Div, va, vb),
+            "%" => (BinOp::Rem, va, vb),
+            "<<" => (BinOp::Shl, va, vb),
+            ">>" => (BinOp::Shr, va, vb),
+            "&" => (BinOp::And, va, vb),
+            "|" => (BinOp::Or, va, vb),
+            "^" => (BinOp::Xor, va, vb),
+            "==" => (BinOp::Eq, va, vb),
+            "!=" => (BinOp::Ne, va, vb),
+            "<" => (BinOp::Lt, va, vb),
+            "<=" => (BinOp::Le, va, vb),
+            ">" => (BinOp::Lt, vb, va),
+            ">=" => (BinOp::Le, vb, va),
+            _ => return Err(err(span, format!("not supported: operator `{op}`"))),
+        };
+        self.binary(bop, x, y, hint, span)
     }
 
     /// Emits code that jumps to `label` when `e` is `when` and falls through otherwise.
@@ -1153,8 +1211,28 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// `CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE`.
+    /// `CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE`. A chain of `|` nests to the left as
+    /// deep as it is long: its operands are taken from a work list.
     fn fence_flags(&self, e: &Expr) -> Result<FenceSpaces, ParseError> {
+        let mut all = FenceSpaces {
+            global: false,
+            shared: false,
+        };
+        let mut pending = vec![e];
+        while let Some(e) = pending.pop() {
+            if let ExprKind::Binary("|", a, b) = &e.kind {
+                pending.extend([&**b, &**a]);
+                continue;
+            }
+            let x = self.fence_flag(e)?;
+            all.global |= x.global;
+            all.shared |= x.shared;
+        }
+        Ok(all)
+    }
+
+    /// One of the fence flags.
+    fn fence_flag(&self, e: &Expr) -> Result<FenceSpaces, ParseError> {
         match &e.kind {
             ExprKind::Name(n) if n == "CLK_GLOBAL_MEM_FENCE" => Ok(FenceSpaces {
                 global: true,
@@ -1166,13 +1244,6 @@ impl<'a> Lower<'a> {
             }),
             ExprKind::Name(n) if n == "CLK_IMAGE_MEM_FENCE" => {
                 Err(err(e.span, "not supported: image memory fences"))
-            }
-            ExprKind::Binary("|", a, b) => {
-                let (x, y) = (self.fence_flags(a)?, self.fence_flags(b)?);
-                Ok(FenceSpaces {
-                    global: x.global || y.global,
-                    shared: x.shared || y.shared,
-                })
             }
             _ => Err(err(
                 e.span,

@@ -11,6 +11,8 @@ mod lower;
 mod parse;
 
 #[cfg(test)]
+mod chain_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 use crate::lexer::Lexer;
@@ -19,6 +21,7 @@ use crate::{ParseError, Test, Warning};
 use lexer::{CLexer, CTok};
 use lower::{Lower, Ptr};
 use parse::{space_word, CParser, CType, Stmt};
+pub(crate) use parse::{MAX_CHAIN, MAX_DEPTH};
 use scopecheck_ir::{
     Arch, Array, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program, Scope, Span,
     Thread, Value,
@@ -438,7 +441,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
             len,
             &vals,
             MemorySpace::Global,
-        );
+        )?;
         for _ in 0..len {
             locs.declared.push(None);
             locs.typed.push(None);

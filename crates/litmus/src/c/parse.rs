@@ -6,8 +6,15 @@ use crate::ParseError;
 use scopecheck_ir::{IntType, MemorySpace, Scope, Span};
 
 /// How deeply statements and expressions may nest; far beyond any real test and low enough
-/// that the recursion (here and in lowering) cannot exhaust the stack.
-const MAX_DEPTH: usize = 100;
+/// that the recursion (here and in lowering) cannot exhaust the stack. A chain of `&&` / `||`
+/// operators, and of postfix `[i]`, `.f()`, `->f()`, counts a level per operator: lowering
+/// walks those chains recursively.
+pub(crate) const MAX_DEPTH: usize = 100;
+
+/// The most binary operators one chain (`a + b + c ...`, read left to right) may have. The
+/// chain is parsed by a loop and lowered by one ([`super::lower`]), so it takes no stack; the
+/// bound keeps a hostile file's tree (one node per operator) to a sensible size.
+pub(crate) const MAX_CHAIN: usize = 100_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ExprKind {
@@ -36,6 +43,42 @@ pub(crate) enum ExprKind {
 pub(crate) struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+}
+
+impl Expr {
+    /// Takes the node's children out, leaving it a leaf.
+    fn take_children(&mut self, into: &mut Vec<Expr>) {
+        let kind = std::mem::replace(&mut self.kind, ExprKind::Int(0));
+        match kind {
+            ExprKind::Int(_) | ExprKind::Name(_) => {}
+            ExprKind::Unary(_, a) => into.push(*a),
+            ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+                into.push(*a);
+                into.push(*b);
+            }
+            ExprKind::Ternary(a, b, c) => into.extend([*a, *b, *c]),
+            ExprKind::Call { args, .. } => into.extend(args),
+            ExprKind::Member { obj, args, .. } => {
+                into.push(*obj);
+                into.extend(args);
+            }
+        }
+    }
+}
+
+/// A chain of a hundred thousand operators is a tree as deep: dropping it by the compiler's
+/// recursive glue would overflow the stack, so the children are dropped from a work list.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if matches!(self.kind, ExprKind::Int(_) | ExprKind::Name(_)) {
+            return;
+        }
+        let mut pending = Vec::new();
+        self.take_children(&mut pending);
+        while let Some(mut e) = pending.pop() {
+            e.take_children(&mut pending);
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -863,26 +906,70 @@ impl CParser {
         })
     }
 
+    /// Operators of precedence `min_prec` and above, left-associative: the chain is read by
+    /// a loop, the right operand of each (tighter operators) by a nested call.
     fn binary(&mut self, min_prec: u8) -> Result<Expr, ParseError> {
         let start = self.peek().span;
         let mut left = self.unary()?;
-        while let CTok::Punct(p) = self.peek().tok {
+        let mut chain = 0usize;
+        let mut logical = 0usize;
+        let result = loop {
+            let CTok::Punct(p) = self.peek().tok else {
+                break Ok(left);
+            };
             let Some(prec) = crate::vocab::binary_precedence(p) else {
-                break;
+                break Ok(left);
             };
             if prec < min_prec {
-                break;
+                break Ok(left);
+            }
+            chain += 1;
+            if chain > MAX_CHAIN {
+                break Err(ParseError::new(
+                    self.peek().span,
+                    format!("expression too long (more than {MAX_CHAIN} operators in a row)"),
+                ));
+            }
+            // `&&` and `||` are lowered into branches recursively: each is a level.
+            if p == "&&" || p == "||" {
+                if let Err(e) = self.enter_chain(p) {
+                    break Err(e);
+                }
+                logical += 1;
             }
             self.bump();
-            self.enter()?;
+            if let Err(e) = self.enter() {
+                break Err(e);
+            }
             let right = self.binary(prec + 1);
             self.leave();
+            let right = match right {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
             left = Expr {
-                kind: ExprKind::Binary(p, Box::new(left), Box::new(right?)),
+                kind: ExprKind::Binary(p, Box::new(left), Box::new(right)),
                 span: self.span_from(start),
             };
+        };
+        for _ in 0..logical {
+            self.leave();
         }
-        Ok(left)
+        result
+    }
+
+    /// Enters a level for one operator of a chain that lowering walks recursively.
+    fn enter_chain(&mut self, op: &str) -> Result<(), ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(ParseError::new(
+                self.peek().span,
+                format!(
+                    "code nested too deeply (more than {MAX_DEPTH} levels; each `{op}` of a chain counts as one)"
+                ),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
@@ -910,8 +997,29 @@ impl CParser {
                 ));
             }
         }
-        let mut e = self.primary()?;
+        let e = self.primary()?;
+        let mut entered = 0usize;
+        let r = self.postfix(e, start, &mut entered);
+        for _ in 0..entered {
+            self.leave();
+        }
+        r
+    }
+
+    /// The postfix operators after a primary expression `e`: `[i]`, `.f(args)`, `->f(args)`,
+    /// `(args)`. Lowering walks such a chain recursively, so each operator enters a level
+    /// (`entered` counts them, for the caller to leave).
+    fn postfix(
+        &mut self,
+        mut e: Expr,
+        start: Span,
+        entered: &mut usize,
+    ) -> Result<Expr, ParseError> {
         loop {
+            if let CTok::Punct(op @ ("[" | "->" | "." | "(")) = self.peek().tok {
+                self.enter_chain(op)?;
+                *entered += 1;
+            }
             if self.eat_punct("[").is_some() {
                 let i = self.expr()?;
                 self.expect_punct("]", "`]` after the index")?;
@@ -1014,10 +1122,10 @@ impl CParser {
                     }
                 }
                 self.bump();
-                let e = self.expr()?;
+                let mut e = self.expr()?;
                 self.expect_punct(")", "`)` to close the parenthesis")?;
                 Ok(Expr {
-                    kind: e.kind,
+                    kind: std::mem::replace(&mut e.kind, ExprKind::Int(0)),
                     span: self.span_from(t.span),
                 })
             }
