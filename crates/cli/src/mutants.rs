@@ -47,7 +47,7 @@ struct Mutant {
 }
 
 /// The value vector of each allowed state.
-fn state_values(v: &Verdict) -> HashSet<Vec<Value>> {
+pub fn state_values(v: &Verdict) -> HashSet<Vec<Value>> {
     v.states
         .iter()
         .map(|s| s.values.iter().map(|&(_, x)| x).collect())

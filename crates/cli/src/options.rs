@@ -178,6 +178,12 @@ impl CheckFlags {
         }
     }
 
+    /// Whether a platform was asked for (`--platform`, `--platform-file`); `run` otherwise
+    /// assumes the running GPU's.
+    pub fn platform_given(&self) -> bool {
+        self.platform.is_some() || self.platform_file.is_some()
+    }
+
     /// The platform asked for, or why it cannot be had.
     pub fn platform(&self) -> Result<Platform, String> {
         if let Some(file) = &self.platform_file {

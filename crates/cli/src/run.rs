@@ -5,6 +5,7 @@
 //! hardware threads that ran the instance; the states satisfying the test's condition (the weak
 //! outcome a test is usually written to catch) are reported with their count and rate.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +24,7 @@ use scopecheck_gpu::runner::{
 };
 use scopecheck_gpu::{generate, GenOptions, RunError};
 use scopecheck_ir::{Placement, Program};
-use scopecheck_model::Verdict;
+use scopecheck_model::{Platform, Verdict};
 use serde_json::{json, Value};
 
 use crate::check::{check_guarded, read_parse_warn};
@@ -223,7 +224,29 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
         }
     };
     let stop = stop_flag();
-    let opts = args.check.check_options();
+    let mut opts = args.check.check_options();
+    // The model assumes the running GPU's platform unless one is asked for: what the hardware
+    // may do for lack of a capability is then what the model allows, not a disagreement.
+    let platform = if args.check.platform_given() {
+        match args.check.platform() {
+            Ok(p) => PlatformView::new(&p, "option"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return false;
+            }
+        }
+    } else {
+        match scopecheck_gpu::caps::platform_from_device(&device) {
+            Ok(p) => {
+                opts.platform = p;
+                PlatformView::new(&opts.platform, "device")
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return false;
+            }
+        }
+    };
     let run_opts = args.run_options();
     let mut all_good = true;
     let (mut killable, mut killed) = (0u32, 0u32);
@@ -234,7 +257,7 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
             continue;
         }
         supervise::note(Note::File(index));
-        let (good, end) = run_file(args, input, &device, &gen, &opts, &run_opts);
+        let (good, end) = run_file(args, input, &device, &gen, &opts, &run_opts, &platform);
         supervise::note(Note::Done(index, good));
         all_good &= good;
         if let Some(t) = end.tally {
@@ -288,6 +311,7 @@ fn run_file(
     gen: &GenOptions,
     opts: &scopecheck_model::CheckOptions,
     run_opts: &RunOptions,
+    platform: &PlatformView,
 ) -> (bool, FileEnd) {
     let stop = stop_flag();
     let mut end = FileEnd::default();
@@ -306,6 +330,23 @@ fn run_file(
             return (false, end);
         }
     };
+    let mut view = platform.clone();
+    if !view.lacks.is_empty()
+        && program
+            .threads
+            .iter()
+            .any(|t| t.placement == scopecheck_ir::Placement::Host)
+    {
+        let ideal = scopecheck_model::CheckOptions {
+            platform: Platform::ideal(),
+            graphs: false,
+            ..opts.clone()
+        };
+        // Without the ideal verdict the states are only not marked; the run goes on.
+        view.ideal = check_guarded(&input.file, &source, &program, &ideal)
+            .ok()
+            .map(|v| crate::mutants::state_values(&v));
+    }
     if args.mutants {
         let t = crate::mutants::run_mutants(
             device,
@@ -330,6 +371,7 @@ fn run_file(
     let gpu = Gpu {
         name: &device.name,
         ordinal: device.ordinal,
+        platform: &view,
     };
     match outcome {
         Ok((result, cmp)) => {
@@ -440,10 +482,64 @@ fn rate(count: u64, r: &RunResult) -> f64 {
     count as f64 / r.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
 }
 
-/// The GPU a report names.
+/// The GPU a report names, and the platform the model assumed for it.
 struct Gpu<'a> {
     name: &'a str,
     ordinal: usize,
+    platform: &'a PlatformView,
+}
+
+/// The platform the model assumed, where it came from, and what the ideal platform (every
+/// capability) allows, when the two may differ.
+#[derive(Clone, Debug, Default)]
+struct PlatformView {
+    name: String,
+    /// `device` (the running GPU's capabilities) or `option` (`--platform`, `--platform-file`).
+    source: &'static str,
+    /// The capabilities it lacks that change what the models allow.
+    lacks: Vec<&'static str>,
+    /// The states the ideal platform allows, when the program talks to the host on a platform
+    /// lacking some capability (otherwise the verdicts are the same).
+    ideal: Option<HashSet<Vec<scopecheck_ir::Value>>>,
+}
+
+impl PlatformView {
+    fn new(platform: &Platform, source: &'static str) -> PlatformView {
+        PlatformView {
+            name: platform.name.clone(),
+            source,
+            // The others make a program that relies on them an error of the model instead.
+            lacks: platform
+                .missing()
+                .into_iter()
+                .filter(|c| matches!(*c, "hostNativeAtomicSupported" | "coherent host memory"))
+                .collect(),
+            ideal: None,
+        }
+    }
+
+    /// Whether the ideal platform forbids observed state `values` (which this one allows):
+    /// only the lack of a capability lets the program end there.
+    fn ideal_platform_forbids(&self, values: &[scopecheck_ir::Value]) -> bool {
+        self.ideal.as_ref().is_some_and(|i| !i.contains(values))
+    }
+
+    /// What a program that ends in such a state relies on.
+    fn reliance(&self) -> String {
+        let what: Vec<&str> = self
+            .lacks
+            .iter()
+            .map(|c| match *c {
+                "hostNativeAtomicSupported" => "host-native atomics (hostNativeAtomicSupported)",
+                _ => "host memory coherent with the device",
+            })
+            .collect();
+        format!(
+            "this program relies on {}; {} has none",
+            what.join(" and "),
+            self.name
+        )
+    }
 }
 
 fn report_text(
@@ -480,6 +576,21 @@ fn report_text(
         r.instances_per_launch,
         if stress == OnOff::On { "on" } else { "off" }
     );
+    let _ = writeln!(
+        s,
+        "Platform {} ({}){}",
+        device.platform.name,
+        if device.platform.source == "device" {
+            "this GPU's capabilities; --platform overrides"
+        } else {
+            "as asked"
+        },
+        if device.platform.lacks.is_empty() {
+            String::new()
+        } else {
+            format!(", lacking {}", device.platform.lacks.join(" and "))
+        }
+    );
     if r.host_workers > 0 {
         let _ = writeln!(
             s,
@@ -508,12 +619,19 @@ fn report_text(
     }
     let _ = writeln!(s, "Observed states {}", cmp.states.len());
     for st in &cmp.states {
-        let mark = match (st.allowed, st.satisfies) {
+        let mut mark = match (st.allowed, st.satisfies) {
             (true, true) => "allowed, satisfies the condition",
             (true, false) => "allowed",
             (false, true) => "FORBIDDEN, satisfies the condition",
             (false, false) => "FORBIDDEN",
-        };
+        }
+        .to_string();
+        if st.allowed && device.platform.ideal_platform_forbids(&st.values) {
+            mark.push_str(&format!(
+                " only for lack of {}",
+                device.platform.lacks.join(" and ")
+            ));
+        }
         let _ = writeln!(
             s,
             "{:>14} {:>14.1}/s  {}  {mark}",
@@ -536,6 +654,14 @@ fn report_text(
         cmp.satisfying,
         rate(cmp.satisfying, r)
     );
+    let relied = platform_reliance(device.platform, cmp);
+    if relied > 0 {
+        let _ = writeln!(
+            s,
+            "!!! {relied} instances ended in states the ideal platform forbids: {}",
+            device.platform.reliance()
+        );
+    }
     if cmp.forbidden == 0 {
         let _ = writeln!(
             s,
@@ -608,6 +734,15 @@ fn hang_text(verdict: &Verdict, r: &RunResult) -> Option<String> {
     ))
 }
 
+/// Instances in states this platform allows and the ideal one forbids.
+fn platform_reliance(platform: &PlatformView, cmp: &Comparison) -> u64 {
+    cmp.states
+        .iter()
+        .filter(|s| s.allowed && platform.ideal_platform_forbids(&s.values))
+        .map(|s| s.count)
+        .sum()
+}
+
 fn json_line(
     file: &str,
     device: &Gpu,
@@ -635,6 +770,8 @@ fn json_line(
                 "per_second": rate(s.count, r),
                 "allowed": s.allowed,
                 "satisfies": s.satisfies,
+                "ideal_platform_forbids": s.allowed
+                    && device.platform.ideal_platform_forbids(&s.values),
             })
         })
         .collect();
@@ -675,6 +812,17 @@ fn json_line(
         m.insert("disagreement".into(), (disagree > 0).into());
         m.insert("anomalies".into(), anomalies.into());
         m.insert("interrupted".into(), (r.stop == Stop::Interrupted).into());
+        m.insert("platform_source".into(), device.platform.source.into());
+        m.insert(
+            "platform_lacks".into(),
+            device.platform.lacks.clone().into(),
+        );
+        let relied = platform_reliance(device.platform, cmp);
+        m.insert("ideal_platform_forbidden_observed".into(), relied.into());
+        m.insert(
+            "platform_reliance".into(),
+            (relied > 0).then(|| device.platform.reliance()).into(),
+        );
         let hung = match r.stop {
             Stop::Hung {
                 launch,
@@ -729,9 +877,11 @@ mod tests {
         let p = scopecheck_litmus::parse(MP).unwrap();
         let v = scopecheck_model::check(&p, &scopecheck_model::CheckOptions::default()).unwrap();
         let t = StateTable::new(&p, &v.states).unwrap();
+        let ideal = PlatformView::new(&Platform::ideal(), "device");
         let gpu = Gpu {
             name: "Test GPU",
             ordinal: 0,
+            platform: &ideal,
         };
         let mut dense = vec![0; t.len()];
         dense[t.index(&[0, 0]).unwrap() as usize] = 300;
@@ -753,6 +903,53 @@ mod tests {
         assert_eq!(json["forbidden_observed"], 4);
         assert_eq!(json["observed"][0]["count"], 300);
         assert_eq!(json["result"], "No");
+    }
+
+    #[test]
+    fn a_lost_update_on_a_gpu_without_host_atomics_is_reliance_not_disagreement() {
+        // A device atomicAdd_system and a host fetch_add on one counter in mapped host memory:
+        // without host-native atomics the two RMWs are not atomic together, so c=1 (a lost
+        // update) is allowed on an H200 over PCIe and forbidden on the ideal platform.
+        let src = include_str!("../../../tests/litmus/c/counter+host-device.litmus");
+        let p = scopecheck_litmus::parse(src).unwrap();
+        let h200 = Platform::builtin("h200-pcie").unwrap();
+        let opts = scopecheck_model::CheckOptions {
+            platform: h200.clone(),
+            ..Default::default()
+        };
+        let v = scopecheck_model::check(&p, &opts).unwrap();
+        let ideal = scopecheck_model::check(&p, &Default::default()).unwrap();
+        let mut view = PlatformView::new(&h200, "device");
+        assert_eq!(view.lacks, vec!["hostNativeAtomicSupported"]);
+        view.ideal = Some(crate::mutants::state_values(&ideal));
+        let t = StateTable::new(&p, &v.states).unwrap();
+        let mut dense = vec![0; t.len()];
+        dense[t.index(&[2]).unwrap() as usize] = 90;
+        dense[t.index(&[1]).unwrap() as usize] = 10;
+        let r = result(dense, 0);
+        let cmp = compare(&p, &t, &r.dense, 0, &[]);
+        let gpu = Gpu {
+            name: "Test GPU",
+            ordinal: 0,
+            platform: &view,
+        };
+        let text = report_text(&gpu, &p, &v, &r, &cmp, OnOff::On);
+        assert!(text.contains("Hardware agrees with the model"), "{text}");
+        assert!(
+            text.contains(
+                "!!! 10 instances ended in states the ideal platform forbids: this \
+                 program relies on host-native atomics (hostNativeAtomicSupported); h200-pcie \
+                 has none"
+            ),
+            "{text}"
+        );
+        let json = json_line("c.litmus", &gpu, &p, &v, &r, &cmp);
+        assert_eq!(json["disagreement"], false);
+        assert_eq!(json["ideal_platform_forbidden_observed"], 10);
+        assert_eq!(json["platform_lacks"][0], "hostNativeAtomicSupported");
+        // Under the ideal platform the same run is the disagreement it used to be reported as.
+        let t = StateTable::new(&p, &ideal.states).unwrap();
+        assert!(t.index(&[1]).is_none());
     }
 
     #[test]

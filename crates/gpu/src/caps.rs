@@ -10,6 +10,7 @@
 use std::fmt::Write;
 
 use cudarc::driver::sys::CUdevice_attribute as A;
+use scopecheck_model::Platform;
 
 use crate::driver::{driver_err, Device};
 use crate::RunError;
@@ -142,6 +143,11 @@ pub struct Caps {
     pub values: Vec<(&'static str, i64)>,
 }
 
+/// The platform of device `dev` (see [`Caps::platform`]).
+pub fn platform_from_device(dev: &Device) -> Result<Platform, RunError> {
+    Ok(query(dev)?.platform())
+}
+
 /// Reads the capabilities of `dev`.
 pub fn query(dev: &Device) -> Result<Caps, RunError> {
     let err = driver_err("reading a device attribute");
@@ -170,6 +176,22 @@ impl Caps {
 
     fn flag(&self, key: &str) -> bool {
         self.get(key).unwrap_or(0) != 0
+    }
+
+    /// The platform the model assumes for programs run on this device: its own capabilities,
+    /// so that what the hardware may do for lack of one (a device RMW and a host RMW on one
+    /// word of host memory that are not atomic together) is what the model allows, not a
+    /// disagreement. No attribute says whether the device's writes to host memory are coherent
+    /// with the host's caches; they are on x86 hosts over PCIe and over NVLink-C2C, so coherence
+    /// is assumed (`--platform arm-noncoherent` says otherwise).
+    pub fn platform(&self) -> Platform {
+        Platform {
+            name: format!("GPU {} ({})", self.ordinal, self.name),
+            host_native_atomics: self.flag("host_native_atomics"),
+            concurrent_managed_access: self.flag("concurrent_managed_access"),
+            pageable_memory_access: self.flag("pageable_memory_access"),
+            coherent_host_memory: true,
+        }
     }
 
     /// What each scope can promise here, one sentence per scope.
@@ -325,6 +347,18 @@ mod tests {
         assert!(t.contains("sm_count = 132"));
         assert!(t.contains("NOT atomic"));
         assert!(c.text().contains("no   device and host RMWs"));
+    }
+
+    #[test]
+    fn the_platform_of_a_device_is_its_capabilities() {
+        let p = h200_like().platform();
+        // As measured on the H200 (shared/docs/H200.md): no host-native atomics, no pageable
+        // access, concurrent managed access; the built-in h200-pcie profile says the same.
+        assert!(!p.host_native_atomics && !p.pageable_memory_access);
+        assert!(p.concurrent_managed_access && p.coherent_host_memory);
+        let builtin = Platform::builtin("h200-pcie").unwrap();
+        assert_eq!(p.missing(), builtin.missing());
+        assert_eq!(p.name, "GPU 0 (NVIDIA H200)");
     }
 
     #[test]
