@@ -255,13 +255,34 @@ impl Gen<'_> {
         }
     }
 
-    /// The address of `a` as a 64-bit register, adding an index in words. [`Layout::new`]
-    /// refuses indices into arrays, so an index is the address dependency `[x+r]` on a location
-    /// of its own, where any value but 0 is a fault in the model and leaves the location here.
+    /// The address of `a` as a 64-bit register. An index into an array moves from the named
+    /// element by whole elements: the layout keeps an allocation's elements in order, one line
+    /// (128 bytes) apart in global, host and managed memory and one word apart in shared
+    /// memory, in each instance's copy. An index the model would fault on (out of the array) is
+    /// clamped into it, so the GPU never touches another instance's memory; such a run ends in
+    /// a state the model does not allow and is reported as one. On a location of its own an
+    /// index is the address dependency `[x+r]`, where any value but 0 is a fault in the model
+    /// and leaves the location here.
     fn addr(&mut self, t: ThreadId, a: &Address) -> Result<String, GenError> {
-        let base = format!("%a{}", named(a)?.0);
+        let loc = named(a)?;
+        let base = format!("%a{}", loc.0);
+        let (first, len) = self.p.allocation_of(loc);
         Ok(match a.reg() {
             None => base,
+            Some(r) if len > 1 => {
+                let off = loc.0 - first.0;
+                let stride = if self.space(loc) == "shared" {
+                    4
+                } else {
+                    LINE_BYTES
+                };
+                e!(self, "	add.u32 	%xi, {}, {off};", Self::reg(t, r));
+                e!(self, "	min.u32 	%xi, %xi, {};", len - 1);
+                e!(self, "	sub.s32 	%xi, %xi, {off};");
+                e!(self, "	mul.wide.s32 	%d3, %xi, {stride};");
+                e!(self, "	add.s64 	%d3, {base}, %d3;");
+                "%d3".into()
+            }
             Some(r) => {
                 e!(self, "\tmul.wide.s32 \t%d3, {}, 4;", Self::reg(t, r));
                 e!(self, "\tadd.s64 \t%d3, {base}, %d3;");
@@ -1092,7 +1113,7 @@ impl Gen<'_> {
         e!(self, ")");
         e!(self, "{{");
         e!(self, "\t.reg .pred \t%p<8>;");
-        e!(self, "\t.reg .b32 \t%x<16>;");
+        e!(self, "\t.reg .b32 \t%x<16>, %xi;");
         e!(self, "\t.reg .b64 \t%d<8>;");
         e!(self, "\t.reg .b32 \t{b32};");
         e!(self, "\t.reg .b64 \t{b64};");
@@ -1586,7 +1607,7 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
     }
 
     #[test]
-    fn indices_into_arrays_are_refused_and_into_single_locations_kept() {
+    fn indices_into_arrays_move_by_elements_and_into_single_locations_by_words() {
         let src = "PTX idx\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
             sub.s32 r2, r0, r0 ;\n st.weak.s32 [y+r2], 1 ;\nexists (P0:r0 == 0)\n";
         // On a location of its own, the index is added in words, as before.
@@ -1597,19 +1618,26 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
                 && k.contains("st.global.u32 \t[%d3], %x12;"),
             "{k}"
         );
-        // Into an array: refused.
+        // Into an array `a` = [x, y]: y is element 1, so the index is offset by 1, clamped to
+        // the last element (1), moved back, and scaled by the 128-byte line between elements.
         let mut p = parse(src);
         p.arrays.push(scopecheck_ir::Array {
             name: "a".into(),
             first: LocId(0),
             len: 2,
         });
-        let m = refusal(&p);
+        let k = generate(&p, &GenOptions::default()).unwrap().ptx;
         assert!(
-            m.contains("P0: `st.weak.s32 [y+r2], 1` indexes into array a")
-                && m.contains("not supported on the GPU yet"),
-            "{m}"
+            k.contains("add.u32 \t%xi, %v0_1, 1;")
+                && k.contains("min.u32 \t%xi, %xi, 1;")
+                && k.contains("sub.s32 \t%xi, %xi, 1;")
+                && k.contains("mul.wide.s32 \t%d3, %xi, 128;")
+                && k.contains("add.s64 \t%d3, %a1, %d3;"),
+            "{k}"
         );
+        // The elements are one line apart in every instance's copy, as the index assumes.
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.global_offset(5, 1) - l.global_offset(5, 0), 128);
         // A fixed access to an element is not an index: the element is a location like another.
         p.threads[0].code.truncate(2);
         assert!(generate(&p, &GenOptions::default()).is_ok());

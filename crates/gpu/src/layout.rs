@@ -309,20 +309,13 @@ impl Layout {
         let mut host = Vec::new();
         let mut managed = Vec::new();
         let mut shared = Vec::new();
-        for (i, l) in program.locations.iter().enumerate() {
+        for i in 0..program.locations.len() {
             let id = LocId(i as u32);
-            match l.space {
-                MemorySpace::Global => global.push(id),
-                MemorySpace::Shared => shared.push(id),
-                MemorySpace::HostMapped => host.push(id),
-                MemorySpace::Managed => managed.push(id),
-                MemorySpace::HostPageable => {
-                    return Err(GenError::Unsupported(format!(
-                        "location {} is in pageable host memory; the runner places locations in \
-                         device, shared, pinned host or managed memory only",
-                        l.name
-                    )))
-                }
+            match buffer_of(program, id)? {
+                None => shared.push(id),
+                Some(Buffer::Device) => global.push(id),
+                Some(Buffer::Host) => host.push(id),
+                Some(Buffer::Managed) => managed.push(id),
             }
         }
         // A shared location is one CTA's: every thread touching it must sit in the same group.
@@ -331,7 +324,7 @@ impl Layout {
                 .threads
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.code.iter().any(|i| i.kind.named_loc() == Some(l)))
+                .filter(|(_, t)| t.code.iter().any(|i| may_touch(program, &i.kind, l)))
                 .filter_map(|(ti, _)| {
                     groups
                         .iter()
@@ -683,16 +676,69 @@ fn host_role_hazard(program: &Program, t: &scopecheck_ir::Thread) -> Result<(), 
         }
         if let Some(l) = i.kind.named_loc() {
             let loc = program.location(l);
-            if !matches!(loc.space, MemorySpace::HostMapped | MemorySpace::Managed) {
+            if matches!(buffer_of(program, l), Ok(None | Some(Buffer::Device))) {
                 return Err(GenError::Unsupported(format!(
                     "{} is a host thread and accesses {}, which is in {:?} memory; host threads \
                      run on pinned host or managed memory only",
                     t.name, loc.name, loc.space
                 )));
             }
+            if let Some(a) = program.array_of(l).filter(|_| indexed(&i.kind)) {
+                return Err(GenError::Unsupported(format!(
+                    "{}: `{}`: a host thread indexes into array {} at run time, which the \
+                     runner's host threads do not do yet",
+                    t.name,
+                    i.text.trim(),
+                    a.name
+                )));
+            }
         }
     }
     Ok(())
+}
+
+/// Which threads may access `loc`: (some host thread, some device thread).
+fn users(program: &Program, loc: LocId) -> (bool, bool) {
+    let (mut host, mut device) = (false, false);
+    for t in &program.threads {
+        if t.code.iter().any(|i| may_touch(program, &i.kind, loc)) {
+            if t.placement == Placement::Host {
+                host = true;
+            } else {
+                device = true;
+            }
+        }
+    }
+    (host, device)
+}
+
+/// The buffer the runner places `loc` in (None: shared memory). A location in device memory
+/// that a host thread accesses (a harness's `cudaMemcpy` to or from it, which the front-end
+/// makes host accesses ordered by the launches) goes to managed memory, the one memory both
+/// the CPU threads and the GPU reach while the kernel runs; a location in pageable host memory
+/// that only host threads access (a harness's host array) goes to pinned host memory, which
+/// the CPU threads treat like any other. Pageable memory a device thread accesses is refused:
+/// the CUDA platforms without `pageableMemoryAccess` (the model checks that) have no such
+/// access, and those with it are not what the runner places.
+fn buffer_of(program: &Program, loc: LocId) -> Result<Option<Buffer>, GenError> {
+    let l = program.location(loc);
+    let (host, device) = users(program, loc);
+    Ok(Some(match l.space {
+        MemorySpace::Shared => return Ok(None),
+        MemorySpace::Global if host => Buffer::Managed,
+        MemorySpace::Global => Buffer::Device,
+        MemorySpace::HostMapped => Buffer::Host,
+        MemorySpace::Managed => Buffer::Managed,
+        MemorySpace::HostPageable if !device => Buffer::Host,
+        MemorySpace::HostPageable => {
+            return Err(GenError::Unsupported(format!(
+                "location {} is in pageable host memory and a device thread accesses it; the \
+                 runner places such locations in device, shared, pinned host or managed memory \
+                 only",
+                l.name
+            )))
+        }
+    }))
 }
 
 /// Why the test's barriers could leave a role waiting forever, if they could. A CTA barrier that
@@ -822,6 +868,28 @@ pub fn barrier_sequence(t: &Thread) -> Result<BarrierSequence, String> {
     Ok(at[n].clone().unwrap_or_default())
 }
 
+/// Whether `kind` accesses memory at an index computed at run time (`[a+r]`).
+fn indexed(kind: &InstrKind) -> bool {
+    matches!(
+        kind,
+        InstrKind::Load { addr, .. } | InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. }
+            if addr.reg().is_some()
+    )
+}
+
+/// Whether `kind` may access `loc`: the location it names, or with an index at run time any
+/// element of the array of the one it names.
+fn may_touch(program: &Program, kind: &InstrKind, loc: LocId) -> bool {
+    let Some(named) = kind.named_loc() else {
+        return false;
+    };
+    if !indexed(kind) {
+        return named == loc;
+    }
+    let (first, len) = program.allocation_of(named);
+    (first.0..first.0 + len).contains(&loc.0)
+}
+
 /// The one word width the runner computes in: locations, registers, records and the value table
 /// are all 32-bit words.
 pub const WORD_BITS: u8 = 32;
@@ -829,8 +897,7 @@ pub const WORD_BITS: u8 = 32;
 /// Refuses what the runner cannot run faithfully on its 32-bit words: a location the test uses,
 /// an access or an arithmetic instruction of another width, an access through a pointer
 /// (locations are laid out on lines of their own, not where [`Program::address_of`] puts them),
-/// an index into an array (whose elements the layout does not place one after the other), and a
-/// branch that compares two values which may differ while sharing their 32-bit word.
+/// and a branch that compares two values which may differ while sharing their 32-bit word.
 fn word_hazard(program: &Program) -> Result<(), GenError> {
     let refuse = |why: String| Err(GenError::Unsupported(why));
     let untyped_hint = if program.arch == Arch::Ptx {
@@ -878,20 +945,9 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
                                 t.name
                             ))
                         }
-                        Address::Loc {
-                            loc,
-                            index: Some(_),
-                        } => {
-                            if let Some(a) = program.array_of(loc).map(|a| &a.name) {
-                                return refuse(format!(
-                                    "{}: `{text}` indexes into array {}; the runner lays each \
-                                     element out on lines of its own, so array indexing is not \
-                                     supported on the GPU yet",
-                                    t.name, a
-                                ));
-                            }
-                        }
-                        Address::Loc { index: None, .. } => {}
+                        // An index into an array moves by whole elements, which the layout
+                        // keeps in order (see `codegen::Gen::addr`).
+                        Address::Loc { .. } => {}
                     }
                     if ty.bits != WORD_BITS {
                         return refuse(format!(
@@ -1304,7 +1360,7 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_place() {
-        // A host thread that touches device memory cannot run on the CPU.
+        // A host thread that touches shared memory cannot run on the CPU.
         let mut p = program(&[(0, 0), (1, 1)], false);
         p.threads[1].placement = Placement::Host;
         p.threads[1].code.push(Instr {
@@ -1318,18 +1374,37 @@ mod tests {
             span: Span::default(),
             text: "x = 1".into(),
         });
+        p.locations[0].space = MemorySpace::Shared;
         assert!(matches!(
             Layout::new(&p, &GenOptions::default()),
             Err(GenError::Unsupported(m)) if m.contains("host thread")
         ));
-        // In host memory it can.
+        // Device memory a host thread touches (a harness's cudaMemcpy) goes to managed memory.
+        p.locations[0].space = MemorySpace::Global;
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.place(LocId(0)), Some((Buffer::Managed, 0)));
+        // In host memory it stays there.
         p.locations[0].space = MemorySpace::HostMapped;
         let l = Layout::new(&p, &GenOptions::default()).unwrap();
         assert_eq!(l.host_roles, vec![ThreadId(1)]);
         assert_eq!(l.host, vec![LocId(0)]);
         assert_eq!(l.place(LocId(0)), Some((Buffer::Host, 0)));
+        // Pageable host memory goes to pinned memory while only host threads touch it; a
+        // device thread touching it is refused.
         p.locations[0].space = MemorySpace::HostPageable;
-        assert!(Layout::new(&p, &GenOptions::default()).is_err());
+        let device_touches = p.threads[0]
+            .code
+            .iter()
+            .any(|i| i.kind.named_loc() == Some(LocId(0)));
+        assert_eq!(
+            Layout::new(&p, &GenOptions::default()).is_err(),
+            device_touches
+        );
+        p.threads[0]
+            .code
+            .retain(|i| i.kind.named_loc() != Some(LocId(0)));
+        let l = Layout::new(&p, &GenOptions::default()).unwrap();
+        assert_eq!(l.place(LocId(0)), Some((Buffer::Host, 0)));
         // Nine CTAs in one cluster exceed the portable cluster size.
         let nine: Vec<(u32, u32)> = (0..9).map(|c| (0, c)).collect();
         assert!(matches!(
