@@ -9,6 +9,7 @@ use clap::Args;
 use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::CheckFlags;
+use crate::output::{errln, outln};
 
 /// Default least number of checks of each test.
 pub const DEFAULT_ITERS: u32 = 5;
@@ -42,7 +43,7 @@ struct Sample {
 /// Runs `bench`; returns whether every file was parsed and checked.
 pub fn run(args: &BenchArgs) -> bool {
     if let Err(e) = args.flags.platform() {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
         std::process::exit(2);
     }
     let opts = args.flags.check_options();
@@ -62,9 +63,13 @@ pub fn run(args: &BenchArgs) -> bool {
 
     let mut samples = Vec::new();
     let (mut total_checks, mut total_executions, mut total_time) = (0u64, 0u64, Duration::ZERO);
-    println!(
+    outln!(
         "{:>12} {:>8} {:>12} {:>12} {:>8}  test",
-        "median ms", "checks", "executions", "exec/s", "result"
+        "median ms",
+        "checks",
+        "executions",
+        "exec/s",
+        "result"
     );
     // One thread, as the figures say: the search hands no subtrees to other threads.
     let mut measure = || {
@@ -101,7 +106,7 @@ pub fn run(args: &BenchArgs) -> bool {
                 executions_per_check: executions,
             };
             let rate = sample.executions_per_check as f64 / sample.median.as_secs_f64().max(1e-9);
-            println!(
+            outln!(
                 "{:>12.3} {:>8} {:>12} {:>12.0} {:>8}  {}",
                 ms(sample.median),
                 sample.checks,
@@ -124,19 +129,19 @@ pub fn run(args: &BenchArgs) -> bool {
     let mut medians: Vec<Duration> = samples.iter().map(|s| s.median).collect();
     medians.sort();
     let secs = total_time.as_secs_f64().max(f64::MIN_POSITIVE);
-    println!();
-    println!(
+    outln!();
+    outln!(
         "tests {}  checks {total_checks}  time {:.3} s",
         samples.len(),
         total_time.as_secs_f64()
     );
-    println!("tests/second {:.1}", total_checks as f64 / secs);
-    println!("executions/second {:.1}", total_executions as f64 / secs);
-    println!(
+    outln!("tests/second {:.1}", total_checks as f64 / secs);
+    outln!("executions/second {:.1}", total_executions as f64 / secs);
+    outln!(
         "median per-test ms {:.3}",
         percentile(&medians, 50).map_or(0.0, ms)
     );
-    println!(
+    outln!(
         "p90 per-test ms {:.3}",
         percentile(&medians, 90).map_or(0.0, ms)
     );

@@ -1,6 +1,7 @@
 //! `scopecheck caps`: the device attributes that decide what each scope can promise, in words or
 //! as a TOML platform profile.
 
+use crate::output::{errln, out};
 use clap::Args;
 use scopecheck_gpu::caps;
 use scopecheck_gpu::driver::Device;
@@ -20,11 +21,11 @@ pub fn run(args: &CapsArgs) -> bool {
     let found = Device::open(args.device).and_then(|d| caps::query(&d));
     match found {
         Ok(c) => {
-            print!("{}", if args.toml { c.toml() } else { c.text() });
+            out!("{}", if args.toml { c.toml() } else { c.text() });
             true
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             false
         }
     }

@@ -2,7 +2,6 @@
 //! and reported in input order as soon as every earlier file has been.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -16,10 +15,12 @@ use scopecheck_litmus::{OptionWord, Warning};
 use scopecheck_model::suggest::{self, CostTable, Suggestion};
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
-use crate::costs;
+use crate::file_report::{self, Mode};
 use crate::inputs::{self, Input};
 use crate::options::{CheckFlags, FileOptions};
+use crate::output::errln;
 use crate::render::Failure;
+use crate::{ci, costs};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -107,28 +108,25 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         .ci
         .shard(inputs::collect(&args.paths, harness.as_deref()));
     if let Err(e) = args.flags.platform() {
-        eprintln!("error: {e}");
-        std::process::exit(2);
+        errln!("error: {e}");
+        return ci::EXIT_USAGE;
     }
     let mut opts = args.flags.check_options();
     opts.progress = crate::progress::counters();
     if let Some(dir) = &args.graph {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!(
-                "error: cannot create the --graph directory {}: {e}",
-                dir.display()
-            );
-            std::process::exit(1);
+        if let Err(e) = file_report::prepare_graph_dir(dir) {
+            errln!("error: {e}");
+            return ci::EXIT_USAGE;
         }
         opts.graphs = true;
     }
-    let graph_names = graph_names(&inputs);
+    let graph_names = file_report::graph_names(&inputs);
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
     let costs = match args.suggest.then(|| costs::load(args.cost_file.as_deref())) {
         Some(Err(e)) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
+            errln!("error: {e}");
+            return ci::EXIT_USAGE;
         }
         Some(Ok(t)) => Some(t),
         None => None,
@@ -138,13 +136,19 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         Some(path) => match crate::sarif::SarifOutput::open(path, args.json) {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("error: {e}");
-                std::process::exit(2);
+                errln!("error: {e}");
+                return ci::EXIT_USAGE;
             }
         },
         None => None,
     };
-    let sarif_on_stdout = sarif.as_ref().is_some_and(|s| s.on_stdout());
+    let mode = if sarif.as_ref().is_some_and(|s| s.on_stdout()) {
+        Mode::Quiet
+    } else if args.json {
+        Mode::Json
+    } else {
+        Mode::Text
+    };
     let cli = CommandLine {
         flags: &args.flags,
         given,
@@ -157,7 +161,6 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
             s.spawn(move || crate::progress::show(c, done));
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
-        let graph_names = &graph_names;
         let cli = &cli;
         let ci = &args.ci;
         s.spawn(move || {
@@ -184,13 +187,10 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
                     .graph
                     .as_deref()
                     .map(|dir| (dir, graph_names[next].as_str()));
-                all_checked &= if sarif_on_stdout {
-                    // The log takes standard output: no report, but the pictures still.
-                    let (drawn, _) = draw(&inputs[next], &result, graphs);
-                    eprint_failure(&result) && drawn
-                } else {
-                    print(&inputs[next], &result, args.json, models.len() > 1, graphs)
-                };
+                let report = file_report::render(&inputs[next], &result, mode, graphs);
+                crate::output::write_err(format_args!("{}", report.stderr));
+                crate::output::write_out(format_args!("{}", report.stdout));
+                all_checked &= report.ok;
                 if let Some(s) = &mut sarif {
                     s.add(&inputs[next], &result);
                 }
@@ -204,25 +204,16 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         // The JSON lines carry every finding; stderr stays for what stops a file.
         if !args.json {
             for line in gate.summary() {
-                eprintln!("{line}");
+                errln!("{line}");
             }
         }
         // A log that could not be written fails the run as an unchecked file would.
         let written = match sarif {
-            Some(s) => s.finish().map_err(|e| eprintln!("error: {e}")).is_ok(),
+            Some(s) => s.finish().map_err(|e| errln!("error: {e}")).is_ok(),
             None => true,
         };
         gate.status(all_checked && written)
     })
-}
-
-/// With the SARIF log on standard output: only a failure is shown (on stderr); returns whether
-/// the file was checked.
-fn eprint_failure(result: &Result<Checked, Box<Failure>>) -> bool {
-    if let Err(f) = result {
-        f.eprint();
-    }
-    result.is_ok()
 }
 
 /// Reads, parses and checks one file under each of `models`, or under those its own
@@ -554,216 +545,4 @@ pub fn check_guarded(
         Ok(Err(e)) => Err(Failure::check(file, source.to_string(), program, &e)),
         Err(_) => Err(Failure::internal(file, source.to_string())),
     }
-}
-
-/// The text report's line for a file's own options: `Options NAME --unroll 3 (from the
-/// file)`, and those the command line overrode; `None` when the file set none.
-fn options_line(name: &str, o: &FileOptions) -> Option<String> {
-    if o.applied.is_empty() && o.overridden.is_empty() {
-        return None;
-    }
-    let mut line = format!("Options {name}");
-    if !o.applied.is_empty() {
-        line.push_str(&format!(" {} (from the file)", o.applied.join(" ")));
-    }
-    if !o.overridden.is_empty() {
-        line.push_str(&format!(
-            " (the command line overrides the file's {})",
-            o.overridden.join(" ")
-        ));
-    }
-    Some(line)
-}
-
-/// The name each input's pictures are written under: its file stem, made safe for a file
-/// name; a stem met before gets `-2`, `-3`, ... so that no two inputs share files.
-fn graph_names(inputs: &[Input]) -> Vec<String> {
-    let mut used = std::collections::BTreeSet::new();
-    inputs
-        .iter()
-        .map(|input| {
-            let stem = input
-                .path
-                .file_stem()
-                .map_or_else(|| "test".into(), |s| s.to_string_lossy().into_owned());
-            let base = scopecheck_report::file_name_part(&stem);
-            let mut name = base.clone();
-            let mut k = 2;
-            while !used.insert(name.clone()) {
-                name = format!("{base}-{k}");
-                k += 1;
-            }
-            name
-        })
-        .collect()
-}
-
-/// Writes the pictures of each verdict of `c` into `dir` as `NAME.MODEL.ROLE.dot` and `.svg`;
-/// returns the paths written, or why one could not be.
-fn write_graphs(dir: &std::path::Path, name: &str, c: &Checked) -> Result<Vec<String>, String> {
-    let mut written = Vec::new();
-    for v in &c.verdicts {
-        for p in scopecheck_report::pictures(c.program_of(v), v) {
-            for (ext, text) in [("dot", &p.dot), ("svg", &p.svg)] {
-                let path = dir.join(format!("{name}.{}.{}.{ext}", v.model, p.role));
-                std::fs::write(&path, text)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                written.push(path.display().to_string());
-            }
-        }
-    }
-    Ok(written)
-}
-
-/// With `--graph`: writes the file's pictures; returns whether that went well (an error is
-/// printed) and what was written.
-fn draw(
-    input: &Input,
-    result: &Result<Checked, Box<Failure>>,
-    graphs: Option<(&std::path::Path, &str)>,
-) -> (bool, Option<Vec<String>>) {
-    match (result, graphs) {
-        (Ok(c), Some((dir, name))) => match write_graphs(dir, name, c) {
-            Ok(w) => (true, Some(w)),
-            Err(why) => {
-                eprintln!("error: {}: {why}", input.file);
-                (false, None)
-            }
-        },
-        _ => (true, None),
-    }
-}
-
-/// Prints one file's report (stdout) or failure (stderr in text mode, stdout in JSON mode);
-/// returns whether the file was checked (and its pictures, with `--graph`, written).
-fn print(
-    input: &Input,
-    result: &Result<Checked, Box<Failure>>,
-    json: bool,
-    both: bool,
-    graphs: Option<(&std::path::Path, &str)>,
-) -> bool {
-    let (graphs_ok, written) = draw(input, result, graphs);
-    let mut out = std::io::stdout().lock();
-    // A file's own `--model` may ask for both models, or for one.
-    let both = match result {
-        Ok(c) => c.verdicts.len() > 1,
-        Err(_) => both,
-    };
-    // A closed stdout (`| head`) is not an error worth reporting; keep going quietly.
-    match (result, json) {
-        (Ok(c), false) => {
-            for w in &c.warnings {
-                let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
-            }
-            if let Some(line) = options_line(&c.program.name, &c.file_options) {
-                let _ = writeln!(out, "{line}");
-            }
-            for v in &c.verdicts {
-                if both {
-                    let _ = writeln!(out, "Model {}", v.model);
-                }
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    scopecheck_report::text(c.program_of(v), v, c.time)
-                );
-            }
-            if both {
-                let _ = write!(
-                    out,
-                    "{}",
-                    scopecheck_report::compare_text(&c.program, &c.disagreements)
-                );
-                let _ = writeln!(out);
-            }
-            // Source programs (not litmus tests, whose herd7-shaped report says it all) get
-            // their findings against their own lines.
-            if input.file.ends_with(".cu") || input.file.ends_with(".cl") {
-                let _ = out.flush();
-                for f in scopecheck_report::findings(c.program_of(&c.verdicts[0]), &c.verdicts[0]) {
-                    crate::render::print_finding(&input.file, &c.source, &f);
-                }
-            }
-            if !c.suggestions.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    scopecheck_report::suggestions_text(&c.program, &c.suggestions)
-                );
-            }
-            match &written {
-                Some(w) if w.is_empty() => {
-                    let _ = writeln!(
-                        out,
-                        "Graphs {}: none (no execution to draw)",
-                        c.program.name
-                    );
-                }
-                Some(w) => {
-                    let _ = writeln!(out, "Graphs {}: {}", c.program.name, w.join(" "));
-                }
-                None => {}
-            }
-        }
-        (Ok(c), true) => {
-            let mut line = if both {
-                scopecheck_report::json_both(
-                    &input.file,
-                    &c.program,
-                    &c.verdicts,
-                    &c.disagreements,
-                    c.time,
-                )
-            } else {
-                scopecheck_report::json(
-                    &input.file,
-                    c.program_of(&c.verdicts[0]),
-                    &c.verdicts[0],
-                    c.time,
-                )
-            };
-            if let serde_json::Value::Object(m) = &mut line {
-                let warnings: Vec<serde_json::Value> = c
-                    .warnings
-                    .iter()
-                    .map(|w| {
-                        serde_json::json!({
-                            "line": w.span.line,
-                            "column": w.span.column,
-                            "message": w.message,
-                        })
-                    })
-                    .collect();
-                m.insert("warnings".into(), warnings.into());
-                let findings =
-                    scopecheck_report::findings(c.program_of(&c.verdicts[0]), &c.verdicts[0]);
-                m.insert(
-                    "diagnostics".into(),
-                    scopecheck_report::diagnostics_json(&input.file, &findings),
-                );
-                m.insert(
-                    "suggestions".into(),
-                    scopecheck_report::suggestions_json(&c.program, &c.suggestions),
-                );
-                m.insert("file_options".into(), c.file_options.applied.clone().into());
-                m.insert(
-                    "file_options_overridden".into(),
-                    c.file_options.overridden.clone().into(),
-                );
-                if let Some(w) = &written {
-                    m.insert("graphs".into(), w.clone().into());
-                }
-            }
-            let _ = writeln!(out, "{line}");
-        }
-        (Err(f), false) => {
-            let _ = out.flush();
-            f.eprint();
-        }
-        (Err(f), true) => {
-            let _ = writeln!(out, "{}", f.json());
-        }
-    }
-    result.is_ok() && graphs_ok
 }

@@ -13,6 +13,9 @@ pub const EXIT_OK: u8 = 0;
 /// Some file could not be read, parsed or checked. It wins over findings: a file that was not
 /// checked may hide any finding, so the run as a whole proves nothing.
 pub const EXIT_INPUT_ERROR: u8 = 1;
+/// Bad usage: an unknown option, a bad value, an output that cannot be written where it was
+/// asked for (found before anything is checked).
+pub const EXIT_USAGE: u8 = 2;
 /// Some verdict has a finding `--fail-on` names (other than `unknown`).
 pub const EXIT_FINDINGS: u8 = 3;
 /// `--fail-on unknown` and some verdict is Unknown (a bound cut the search short before the

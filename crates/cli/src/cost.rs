@@ -1,6 +1,7 @@
 //! `scopecheck cost`: microbenchmarks of loads, stores, RMWs and fences for each order and scope
 //! on device, shared and host-mapped memory, and flag round trips.
 
+use crate::output::{errln, out};
 use clap::Args;
 use scopecheck_gpu::cost;
 use scopecheck_gpu::driver::Device;
@@ -19,11 +20,11 @@ pub struct CostArgs {
 pub fn run(args: &CostArgs) -> bool {
     match Device::open(args.device).and_then(|d| cost::measure(&d)) {
         Ok(c) => {
-            print!("{}", if args.toml { c.toml() } else { c.text() });
+            out!("{}", if args.toml { c.toml() } else { c.text() });
             true
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             false
         }
     }

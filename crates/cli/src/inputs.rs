@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use clap::Args;
 use scopecheck_ir::Span;
 
+use crate::output::errln;
 use crate::render::Failure;
 
 /// The extension of litmus tests, searched for in directories.
@@ -252,7 +253,7 @@ impl Walk {
                 continue;
             }
             if path.extension().is_some_and(|e| e == PTX_EXTENSION) && !self.ptx {
-                eprintln!(
+                errln!(
                     "warning: skipping {}: a .ptx file is checked only with --harness FILE.cu",
                     path.display()
                 );
@@ -260,7 +261,7 @@ impl Walk {
             }
             self.found += 1;
             if !meta.is_file() {
-                eprintln!(
+                errln!(
                     "warning: skipping {}: {}, not a regular file",
                     path.display(),
                     kind(&meta)

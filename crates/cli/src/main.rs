@@ -6,9 +6,10 @@
 //!
 //! Exit status (`ci`): 0 when every file was checked and no finding `check --fail-on` names
 //! was made (by default none is named: 0 whatever the verdicts), 1 when some file could not be
-//! read, parsed or checked (this wins over findings), 2 for bad usage, 3 for a finding
-//! `--fail-on` names, 4 when `--fail-on unknown` and some verdict is Unknown but nothing else
-//! was found.
+//! read, parsed or checked, or a report, picture or log could not be written (this wins over
+//! findings), 2 for bad usage (an output that cannot be made where it was asked for
+//! included), 3 for a finding `--fail-on` names, 4 when `--fail-on unknown` and some verdict
+//! is Unknown but nothing else was found. Every write is checked (`output`).
 
 mod bench;
 mod caps;
@@ -16,9 +17,11 @@ mod check;
 mod ci;
 mod cost;
 mod costs;
+mod file_report;
 mod inputs;
 mod mutants;
 mod options;
+mod output;
 mod progress;
 mod render;
 mod run;
@@ -65,29 +68,50 @@ fn main() -> ExitCode {
     // yield to those).
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let all_checked = match cli.command {
+    let status = match cli.command {
         Command::Check(args) => {
             let given = matches
                 .subcommand_matches("check")
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
-            return ExitCode::from(check::run(&args, &given));
+            check::run(&args, &given)
         }
         Command::Tune(args) => {
             let given = matches
                 .subcommand_matches("tune")
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
-            return ExitCode::from(tune::run(&args, &given));
+            tune::run(&args, &given)
         }
-        Command::Bench(args) => bench::run(&args),
-        Command::Run(args) => run::run(&args),
-        Command::Caps(args) => caps::run(&args),
-        Command::Cost(args) => cost::run(&args),
+        Command::Bench(args) => passed(bench::run(&args)),
+        Command::Run(args) => passed(run::run(&args)),
+        Command::Caps(args) => passed(caps::run(&args)),
+        Command::Cost(args) => passed(cost::run(&args)),
     };
-    if all_checked {
-        ExitCode::SUCCESS
+    ExitCode::from(with_output_checked(status))
+}
+
+/// The status of a subcommand that says only whether everything went well.
+fn passed(all_done: bool) -> u8 {
+    if all_done {
+        ci::EXIT_OK
     } else {
-        ExitCode::from(ci::EXIT_INPUT_ERROR)
+        ci::EXIT_INPUT_ERROR
+    }
+}
+
+/// `status`, or 1 when the reports could not all be written to standard output: a run whose
+/// output was lost proves nothing, whatever it found. Bad usage (2) stays 2.
+pub fn with_output_checked(status: u8) -> u8 {
+    match output::finish() {
+        Ok(()) => status,
+        Err(why) => {
+            output::errln!("error: {why}");
+            if status == ci::EXIT_USAGE {
+                status
+            } else {
+                ci::EXIT_INPUT_ERROR
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@ use scopecheck_model::{CheckOptions, Verdict};
 use serde_json::json;
 
 use crate::check::check_guarded;
+use crate::output::{out, outln};
 
 /// What became of one mutant.
 enum Fate {
@@ -157,9 +158,9 @@ pub fn run_mutants(
         .filter(|m| matches!(m.fate, Fate::Ran { kills, .. } if kills > 0))
         .count() as u32;
     if json {
-        println!("{}", json_line(file, program, &mutants, killable, killed));
+        outln!("{}", json_line(file, program, &mutants, killable, killed));
     } else {
-        print!("{}", text(program, &mutants, killable, killed));
+        out!("{}", text(program, &mutants, killable, killed));
     }
     MutantTally {
         killable,

@@ -112,9 +112,9 @@ impl Failure {
         scopecheck_report::json_error(&self.file, line, column, &self.message)
     }
 
-    /// Prints the failure to stderr with miette: the file name, the source line, a label at
-    /// the error and the help.
-    pub fn eprint(&self) {
+    /// The failure as miette shows it: the file name, the source line, a label at the error
+    /// and the help.
+    pub fn text(&self) -> String {
         let label = self.label();
         // Without a label miette shows no source, and so no file name: put it in the message.
         let message = match label {
@@ -127,7 +127,12 @@ impl Failure {
             label,
             help: self.help.clone(),
         };
-        eprintln!("{:?}", miette::Report::new(diag));
+        format!("{:?}", miette::Report::new(diag))
+    }
+
+    /// Prints the failure to stderr ([`Failure::text`]).
+    pub fn eprint(&self) {
+        crate::output::errln!("{}", self.text());
     }
 
     fn label(&self) -> Option<LabeledSpan> {
@@ -145,9 +150,9 @@ impl Failure {
     }
 }
 
-/// Prints a finding about a checked program (a race, a hang, a failing assertion, a lint) with
-/// its labels on the source lines, to stdout after the report.
-pub fn print_finding(file: &str, source: &str, f: &scopecheck_report::Finding) {
+/// A finding about a checked program (a race, a hang, a failing assertion, a lint) with its
+/// labels on the source lines, as printed after the report.
+pub fn finding_text(file: &str, source: &str, f: &scopecheck_report::Finding) -> String {
     let labels: Vec<LabeledSpan> = f
         .labels
         .iter()
@@ -164,7 +169,7 @@ pub fn print_finding(file: &str, source: &str, f: &scopecheck_report::Finding) {
             _ => miette::Severity::Advice,
         },
     };
-    println!("{:?}", miette::Report::new(diag));
+    format!("{:?}", miette::Report::new(diag))
 }
 
 /// A label on `span` of `source`, kept on character boundaries; none for an empty span.

@@ -6,7 +6,6 @@
 //! outcome a test is usually written to catch) are reported with their count and rate.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -30,6 +29,7 @@ use serde_json::{json, Value};
 use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::{CheckFlags, OnOff};
+use crate::output::{errln, out, outln};
 use crate::supervise::{self, Mode, Note};
 
 #[derive(Args)]
@@ -182,9 +182,9 @@ pub fn run(args: &RunArgs) -> bool {
             match read_parse_warn(input, &args.check.cuda_options())
                 .map(|(_, p, _)| generate(&p, &gen))
             {
-                Ok(Ok(k)) => print!("{}", k.ptx),
+                Ok(Ok(k)) => out!("{}", k.ptx),
                 Ok(Err(e)) => {
-                    eprintln!("{}: {e}", input.file);
+                    errln!("{}: {e}", input.file);
                     ok = false;
                 }
                 Err(f) => {
@@ -219,7 +219,11 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
     let device = match Device::open(args.device) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: {e}");
+            refuse_all(
+                args,
+                &inputs[from..],
+                &format!("cannot run on the GPU: {e}"),
+            );
             return false;
         }
     };
@@ -231,7 +235,7 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
         match args.check.platform() {
             Ok(p) => PlatformView::new(&p, "option"),
             Err(e) => {
-                eprintln!("error: {e}");
+                refuse_all(args, &inputs[from..], &e);
                 return false;
             }
         }
@@ -242,7 +246,7 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
                 PlatformView::new(&opts.platform, "device")
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                refuse_all(args, &inputs[from..], &e.to_string());
                 return false;
             }
         }
@@ -252,7 +256,7 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
     let (mut killable, mut killed) = (0u32, 0u32);
     for (index, input) in inputs.iter().enumerate().skip(from) {
         if stop.load(Ordering::Relaxed) {
-            eprintln!("interrupted: {} not run", input.file);
+            report_failure(args.json, &input.file, "not run: interrupted (Ctrl-C)");
             all_good = false;
             continue;
         }
@@ -266,30 +270,59 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
             killed += t.1;
         }
         if end.hung || end.broken {
-            let _ = std::io::stdout().flush();
+            let _ = crate::output::finish();
             if child {
                 // The context is lost (a launch may still be running): a fresh process goes on.
                 std::process::exit(supervise::EXIT_RESTART);
             }
+            let why = if end.hung {
+                format!(
+                    "not run: the run was stopped after a hung launch (without {}=1, each file goes on in a fresh process)",
+                    supervise::INPROCESS_ENV
+                )
+            } else {
+                "not run: the GPU failed on an earlier test and may be in a bad state".into()
+            };
+            for rest in &inputs[index + 1..] {
+                report_failure(args.json, &rest.file, &why);
+            }
             let rest = inputs.len() - index - 1;
             if end.hung {
-                if rest > 0 {
-                    eprintln!(
-                        "error: the run was stopped after a hung launch: {rest} more files not \
-                         run (without {}=1, each goes on in a fresh process)",
-                        supervise::INPROCESS_ENV
-                    );
-                }
                 // Tearing the context down would wait for the launch that hung: end the process
                 // now; the driver reclaims the GPU.
-                std::process::exit(if all_good && rest == 0 { 0 } else { 1 });
+                let status = if all_good && rest == 0 { 0 } else { 1 };
+                std::process::exit(crate::with_output_checked(status).into());
             }
             // The GPU may be in a bad state; do not queue more work on it.
+            all_good &= rest == 0;
             break;
         }
     }
     print_score(args, inputs, killable, killed);
     all_good
+}
+
+/// Gives each of `inputs` its line when none can run (`why`): its own read, parse or check
+/// error if it has one, else `why`, so that `run --json` prints one object per file whatever
+/// the reason.
+fn refuse_all(args: &RunArgs, inputs: &[inputs::Input], why: &str) {
+    for input in inputs {
+        let message = match checked(args, input) {
+            Ok(_) => why.to_string(),
+            Err(f) => f.message,
+        };
+        report_failure(args.json, &input.file, &message);
+    }
+}
+
+/// Reads, parses and checks one file: its text, program and verdict, or why not.
+fn checked(
+    args: &RunArgs,
+    input: &inputs::Input,
+) -> Result<(String, Program, Verdict), Box<crate::render::Failure>> {
+    let (source, program, _) = read_parse_warn(input, &args.check.cuda_options())?;
+    let verdict = check_guarded(&input.file, &source, &program, &args.check.check_options())?;
+    Ok((source, program, verdict))
 }
 
 /// How one file's run ended, beyond whether it passed.
@@ -385,7 +418,7 @@ fn run_file(
             } else {
                 report_text(&gpu, &program, &verdict, &result, &cmp, args.stress)
             };
-            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            outln!("{text}");
             end.hung = matches!(result.stop, Stop::Hung { .. });
             let good = judge(&program, &verdict, &result, &cmp).0 == 0
                 && (!end.hung || verdict.terminates() == Some(false));
@@ -401,7 +434,7 @@ fn run_file(
 
 fn print_score(args: &RunArgs, inputs: &[inputs::Input], killable: u32, killed: u32) {
     if args.mutants && !args.json && inputs.len() > 1 && killable > 0 {
-        println!(
+        outln!(
             "Mutation score {killed} / {killable} = {:.2} over {} tests",
             killed as f64 / killable as f64,
             inputs.len()
@@ -416,17 +449,17 @@ fn report_lost(json: bool, lost: &supervise::Lost) {
         if let Value::Object(m) = &mut v {
             m.insert("hung".into(), lost.hung.into());
         }
-        println!("{v}");
+        outln!("{v}");
     } else {
-        eprintln!("error: {}: {}", lost.file, lost.why);
+        errln!("error: {}: {}", lost.file, lost.why);
     }
 }
 
 fn report_failure(json: bool, file: &str, message: &str) {
     if json {
-        println!("{}", scopecheck_report::json_error(file, 0, 0, message));
+        outln!("{}", scopecheck_report::json_error(file, 0, 0, message));
     } else {
-        eprintln!("error: {file}: {message}");
+        errln!("error: {file}: {message}");
     }
 }
 

@@ -1,5 +1,8 @@
 //! `check --sarif FILE`: one SARIF 2.1.0 log of the whole run (`scopecheck_report::sarif`),
-//! written when every file has been reported.
+//! written when every file has been reported. The log is complete or absent: it is written to
+//! a temporary file beside FILE and renamed onto FILE only once whole, and a FILE left by an
+//! earlier run is removed at the start, so a run that dies leaves no log to be mistaken for
+//! its own.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,14 +17,24 @@ use crate::render::Failure;
 /// Where the log goes, and the log so far.
 pub struct SarifOutput {
     /// `None`: standard output (`--sarif -`).
-    file: Option<(PathBuf, File)>,
+    file: Option<LogFile>,
     log: SarifLog,
+}
+
+/// A log file being made: the path asked for, and the temporary file beside it that becomes
+/// it (none when the path is a device or a pipe, which is written as it is).
+struct LogFile {
+    path: PathBuf,
+    temp: Option<PathBuf>,
+    file: File,
 }
 
 impl SarifOutput {
     /// Opens `path` (`-`: standard output) before anything is checked, so that a path that
-    /// cannot be written is a usage error at once, not after the run. `json`: whether the
-    /// reports go to standard output as JSON lines, which the log cannot share.
+    /// cannot be written is a usage error at once, not after the run: the temporary file is
+    /// made in its directory (where the rename needs it), and an old log at `path` is removed.
+    /// `json`: whether the reports go to standard output as JSON lines, which the log cannot
+    /// share.
     pub fn open(path: &Path, json: bool) -> Result<SarifOutput, String> {
         let file = if path == Path::new("-") {
             if json {
@@ -29,9 +42,7 @@ impl SarifOutput {
             }
             None
         } else {
-            let f = File::create(path)
-                .map_err(|e| format!("cannot write the SARIF log {}: {e}", path.display()))?;
-            Some((path.to_path_buf(), f))
+            Some(LogFile::open(path)?)
         };
         Ok(SarifOutput {
             file,
@@ -95,15 +106,72 @@ impl SarifOutput {
             .to_json(env!("CARGO_PKG_VERSION"), homepage, cwd.as_deref());
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
         match self.file {
-            Some((path, mut f)) => writeln!(f, "{text}")
-                .and_then(|_| f.flush())
-                .map_err(|e| format!("cannot write the SARIF log {}: {e}", path.display())),
+            Some(f) => f.finish(&text),
             None => {
-                let mut out = std::io::stdout().lock();
-                // A closed stdout (`| head`) is not worth an error, as for the reports.
-                let _ = writeln!(out, "{text}");
+                crate::output::outln!("{text}");
                 Ok(())
             }
         }
+    }
+}
+
+impl LogFile {
+    fn open(path: &Path) -> Result<LogFile, String> {
+        let cannot = |e: &dyn std::fmt::Display| {
+            format!("cannot write the SARIF log {}: {e}", path.display())
+        };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return Err(cannot(&"it is a directory")),
+            // `/dev/stdout`, a pipe: nothing to rename onto; written as it is.
+            Ok(m) if !m.is_file() => {
+                let file = File::create(path).map_err(|e| cannot(&e))?;
+                return Ok(LogFile {
+                    path: path.to_path_buf(),
+                    temp: None,
+                    file,
+                });
+            }
+            _ => {}
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| cannot(&"the path names no file"))?;
+        let temp = path.with_file_name(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = File::create(&temp).map_err(|e| cannot(&e))?;
+        // The old log would outlive a run that dies before the rename.
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                let _ = std::fs::remove_file(&temp);
+                return Err(cannot(&e));
+            }
+        }
+        Ok(LogFile {
+            path: path.to_path_buf(),
+            temp: Some(temp),
+            file,
+        })
+    }
+
+    /// Writes the whole log to the temporary file and renames it onto the path asked for; on
+    /// failure the temporary file is removed and no log is left.
+    fn finish(mut self, text: &str) -> Result<(), String> {
+        let written = writeln!(self.file, "{text}")
+            .and_then(|_| self.file.flush())
+            .and_then(|_| match &self.temp {
+                Some(temp) => std::fs::rename(temp, &self.path),
+                None => Ok(()),
+            });
+        written.map_err(|e| {
+            if let Some(temp) = &self.temp {
+                let _ = std::fs::remove_file(temp);
+            }
+            format!("cannot write the SARIF log {}: {e}", self.path.display())
+        })
     }
 }

@@ -221,7 +221,11 @@ pub fn supervise(
     while next < inputs.len() {
         if stop.load(Ordering::Relaxed) {
             for i in &inputs[next..] {
-                eprintln!("interrupted: {} not run", i.file);
+                report(&Lost {
+                    file: &i.file,
+                    why: "not run: interrupted (Ctrl-C)".into(),
+                    hung: false,
+                });
             }
             out.all_good = false;
             break;
@@ -229,7 +233,14 @@ pub fn supervise(
         let (status, progress, killed_at) = match run_child(spawn, next, &notes, deadline, stop) {
             Ok(x) => x,
             Err(e) => {
-                eprintln!("error: cannot start the runner process: {e}");
+                // Every file left gets its line, as `run --json` promises.
+                for i in &inputs[next..] {
+                    report(&Lost {
+                        file: &i.file,
+                        why: format!("not run: cannot start the runner process: {e}"),
+                        hung: false,
+                    });
+                }
                 out.all_good = false;
                 break;
             }

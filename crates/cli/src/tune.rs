@@ -8,7 +8,7 @@
 //! tune: `check --suggest` is the search for it), 4 when some search was cut short or a test's
 //! own check was incomplete. The first of 1, 3, 4 that applies wins.
 
-use std::io::Write;
+use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -22,6 +22,7 @@ use crate::check::{self, CommandLine};
 use crate::ci;
 use crate::inputs::{self, Input};
 use crate::options::CheckFlags;
+use crate::output::{errln, outln};
 use crate::render::Failure;
 
 #[derive(Args)]
@@ -69,13 +70,13 @@ fn dialect(input: &Input, c: &check::Checked) -> Dialect {
 pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
     args.input.apply();
     if let Err(e) = args.flags.platform() {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
         return 2;
     }
     let table = match crate::costs::load(args.cost_file.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -85,7 +86,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
         .map(|p| crate::sarif::SarifOutput::open(p, args.json))
     {
         Some(Err(e)) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
         Some(Ok(s)) => Some(s),
@@ -167,7 +168,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
                 continue;
             }
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = String::new();
         if args.json {
             let line = scopecheck_report::tune::tune_json(
                 &input.file,
@@ -207,10 +208,11 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
                 )
             );
         }
+        crate::output::write_out(format_args!("{out}"));
     }
     if let Some(s) = sarif {
         if let Err(e) = s.finish() {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ci::EXIT_INPUT_ERROR;
         }
     }
@@ -227,9 +229,8 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
 
 fn report_failure(f: &Failure, json: bool) {
     if json {
-        println!("{}", f.json());
+        outln!("{}", f.json());
     } else {
-        let _ = std::io::stdout().flush();
         f.eprint();
     }
 }

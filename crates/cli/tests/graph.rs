@@ -140,8 +140,9 @@ fn a_graph_directory_that_cannot_be_made_is_an_error() {
         file.to_str().unwrap(),
         &repo("examples/ptx/MP+fence.sc.cta.litmus"),
     ]);
-    // A file where the directory should be: exit 1, the reason on stderr, nothing checked.
-    assert_eq!(out.status.code(), Some(1));
+    // A file where the directory should be: bad usage (2, as a --sarif path that cannot be
+    // made), the reason on stderr, nothing checked.
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&format!(
