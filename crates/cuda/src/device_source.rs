@@ -43,6 +43,9 @@ pub fn device_source(source: &str) -> Option<String> {
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
         .ok()?;
     let tree = parser.parse(source, None)?;
+    // The walk below recurses into nested scopes: a file nested too deeply is left to the
+    // language-level front-end's error.
+    crate::nesting::check_tree(tree.root_node()).ok()?;
     let mut out = source.as_bytes().to_vec();
     let mut replace: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
     visit_scope(tree.root_node(), source, &mut out, &mut replace);

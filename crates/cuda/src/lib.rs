@@ -34,14 +34,20 @@
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 
 mod device_source;
+#[cfg(test)]
+mod hostile_tests;
 mod lower;
+mod nesting;
 mod preprocess;
 mod ptx_view;
 #[cfg(test)]
 mod tests;
 
 pub use device_source::device_source;
-pub use preprocess::{preprocess, PreprocessError, Preprocessed};
+pub use nesting::MAX_NESTING;
+pub use preprocess::{
+    preprocess, PreprocessError, Preprocessed, MAX_ARGUMENT_TOKENS, MAX_MACRO_NESTING,
+};
 pub use ptx_view::{ptx_file_view, ptx_view, PtxView, PtxViewError};
 use scopecheck_ir::{Program, Span};
 
@@ -55,6 +61,14 @@ pub const MAX_INLINE_DEPTH: usize = 16;
 
 /// The most elements one allocation or array may have (each element is a location).
 pub const MAX_ARRAY_ELEMENTS: usize = 64;
+
+/// The most arrays, allocations and variables in memory one file may make (each a range
+/// of locations); checked before each is allocated.
+pub const MAX_ALLOCATIONS: usize = 4096;
+
+/// The most memory locations one file may make (each element, and each field of a struct
+/// element, is one).
+pub const MAX_LOCATIONS: usize = 65_536;
 
 /// Options of the front-end.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -290,6 +290,13 @@ impl Dims {
 }
 
 struct Ctx<'s, 't> {
+    /// The levels of the syntax tree the bodies being lowered sit under, inlined calls and
+    /// launches counted from their call sites ([`depth`]).
+    nest_base: usize,
+    /// The height of each function body entered so far, by its first byte.
+    body_heights: HashMap<usize, usize>,
+    /// The names of `locations`, to make each new one unique without a scan.
+    location_names: std::collections::HashSet<String>,
     /// An OpenCL C source (`.cl`).
     opencl: bool,
     /// Its qualifiers, blanked out before parsing.
@@ -344,7 +351,12 @@ pub(crate) fn lower<'s, 't>(
     options: &'s CudaOptions,
     opencl: Option<Vec<crate::ClQualifier>>,
 ) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
+    // Lowering recurses over the tree: its depth is bounded before anything is lowered.
+    crate::nesting::check_tree(root)?;
     let mut cx = Ctx {
+        nest_base: 0,
+        body_heights: HashMap::new(),
+        location_names: std::collections::HashSet::new(),
         opencl: opencl.is_some(),
         cl_quals: opencl.unwrap_or_default(),
         cl_kernels: Vec::new(),
@@ -704,7 +716,7 @@ impl<'s, 't> Ctx<'s, 't> {
         init: &[Value],
         span: Option<Span>,
         harness: bool,
-    ) -> usize {
+    ) -> R<usize> {
         // A struct element is one location per field: `s.a`, `s[1].flag`.
         let fields: Vec<(String, IntType)> = match strukt {
             Some(sid) => self.structs[sid]
@@ -715,7 +727,27 @@ impl<'s, 't> Ctx<'s, 't> {
             None => vec![(String::new(), ty)],
         };
         let nf = fields.len();
-        let len = len * nf;
+        // Checked before anything is allocated.
+        let at = span.unwrap_or_default();
+        if self.arrays.len() >= crate::MAX_ALLOCATIONS {
+            return Err(CudaError::new(
+                at,
+                format!(
+                    "too many allocations: more than {} arrays, allocations and variables in memory",
+                    crate::MAX_ALLOCATIONS
+                ),
+            ));
+        }
+        let len = len.saturating_mul(nf);
+        if self.locations.len().saturating_add(len) > crate::MAX_LOCATIONS {
+            return Err(CudaError::new(
+                at,
+                format!(
+                    "too many memory locations: with `{name}`'s {len} the program would have more than {} (each element, and each field of a struct element, is one)",
+                    crate::MAX_LOCATIONS
+                ),
+            ));
+        }
         let mut elems = Vec::with_capacity(len);
         for i in 0..len {
             let (el, (f, fty)) = (i / nf, &fields[i % nf]);
@@ -726,10 +758,11 @@ impl<'s, 't> Ctx<'s, 't> {
             };
             let mut n = base.clone();
             let mut k = 2;
-            while self.locations.iter().any(|l| l.name == n) {
+            while self.location_names.contains(&n) {
                 n = format!("{base}#{k}");
                 k += 1;
             }
+            self.location_names.insert(n.clone());
             self.locations.push(Location {
                 name: n,
                 space,
@@ -745,7 +778,7 @@ impl<'s, 't> Ctx<'s, 't> {
             space,
             harness,
         });
-        self.arrays.len() - 1
+        Ok(self.arrays.len() - 1)
     }
 
     /// The type of a declaration or parameter node (its `type` field and qualifiers), with the
@@ -1124,7 +1157,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 &values,
                 Some(span_of(name_node)),
                 false,
-            );
+            )?;
             self.globals.insert(name, (arr, ty));
         }
         Ok(())
@@ -1959,7 +1992,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             &[],
             Some(span),
             false,
-        );
+        )?;
         self.cx.shared_copies.insert((d, cta), a);
         Ok(a)
     }
@@ -2470,7 +2503,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     &values,
                     Some(span_of(name_node)),
                     false,
-                );
+                )?;
                 self.bind(&name, Binding::HostArr(Ptr::start_of(arr, ty)));
                 continue;
             }
@@ -3933,9 +3966,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         // The callee sees its parameters and the globals, not the caller's locals.
         let saved = std::mem::replace(&mut self.scopes, vec![frame]);
         let saved_loops = std::mem::take(&mut self.loops);
+        let body = field(func, "body")?;
+        let outer = self.cx.enter_body(call, body, "this call")?;
         self.frames.push((end, ret));
-        let r = self.stmt(field(func, "body")?);
+        let r = self.stmt(body);
         self.frames.pop();
+        self.cx.leave_body(outer);
         self.loops = saved_loops;
         self.scopes = saved;
         r?;
@@ -4179,7 +4215,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     &[0],
                     Some(span_of(e)),
                     false,
-                );
+                )?;
                 let l = self.cx.arrays[arr].elems[0];
                 self.cx.grid_sync = Some(l);
                 l
@@ -4411,6 +4447,7 @@ fn is_empty_stmt(s: Node) -> bool {
 }
 
 mod by_value;
+mod depth;
 mod harness;
 mod host_thread;
 mod opencl;

@@ -59,7 +59,16 @@ const FILE_NAME: &str = "\"input\"";
 const MAX_EXPANDED_TOKENS: usize = 4_000_000;
 
 /// How deeply macro uses may nest inside the arguments of other macro uses.
-const MAX_NESTING: usize = 200;
+pub const MAX_MACRO_NESTING: usize = 200;
+
+/// How deeply the operators of an `#if` expression may nest.
+const MAX_IF_NESTING: usize = 200;
+
+/// The most tokens the arguments of the macro uses being expanded may hold together: each
+/// level of `F(F(F(...)))` keeps its own copy of its arguments while the inner ones expand,
+/// so 100,000 nested uses would hold billions of tokens before reaching
+/// [`MAX_MACRO_NESTING`]; this bounds that memory (a few hundred MB at most).
+pub const MAX_ARGUMENT_TOKENS: usize = 3_000_000;
 
 /// Preprocesses `source`, with the object-like or function-like macros `predefined` defined
 /// first: `("__CUDA_ARCH__", "900")` is `#define __CUDA_ARCH__ 900`, `("MAX(a, b)", "...")`
@@ -74,6 +83,7 @@ pub fn preprocess(
         macros: HashMap::new(),
         warnings: Vec::new(),
         produced: 0,
+        arg_tokens: 0,
         group_end: None,
     };
     for (name, body) in predefined {
@@ -605,6 +615,9 @@ struct Pp<'a> {
     macros: HashMap<Rc<str>, Rc<Macro>>,
     warnings: Vec<(Span, String)>,
     produced: usize,
+    /// The tokens the arguments of the macro uses being expanded hold
+    /// ([`MAX_ARGUMENT_TOKENS`]).
+    arg_tokens: usize,
     /// The logical line of the directive that ends the text being expanded (`None`: the end
     /// of the file).
     group_end: Option<usize>,
@@ -1293,6 +1306,13 @@ impl Pp<'_> {
             };
             return Ok(Some(vec![Tok::synth(kind, &text, t.at, t.space)]));
         };
+        // Checked before the arguments are collected: each level copies them.
+        if depth > MAX_MACRO_NESTING {
+            return Err(self.err(
+                t.at,
+                format!("macro uses nested too deeply (more than {MAX_MACRO_NESTING} levels)"),
+            ));
+        }
         let mut hs = t.hide.with(name);
         let mut args = Vec::new();
         if m.function {
@@ -1308,10 +1328,20 @@ impl Pp<'_> {
             hs = t.hide.intersect(&rparen.hide).with(name);
             args = a;
         }
-        if depth > MAX_NESTING {
-            return Err(self.err(t.at, "macro uses nested too deeply"));
+        let held: usize = args.iter().map(Vec::len).sum();
+        if self.arg_tokens + held > MAX_ARGUMENT_TOKENS {
+            return Err(self.err(
+                t.at,
+                format!(
+                    "macro arguments too large: the macro uses being expanded here hold more \
+                     than {MAX_ARGUMENT_TOKENS} tokens of arguments"
+                ),
+            ));
         }
-        let rep = self.subst(&m, t, &args, &hs, depth)?;
+        self.arg_tokens += held;
+        let rep = self.subst(&m, t, &args, &hs, depth);
+        self.arg_tokens -= held;
+        let rep = rep?;
         self.produced += rep.len() + 1;
         if self.produced > MAX_EXPANDED_TOKENS {
             return Err(self.err(
@@ -1751,7 +1781,7 @@ impl Expr<'_> {
         let nests = t.kind == Kind::Punct;
         if nests {
             self.depth += 1;
-            if self.depth > MAX_NESTING {
+            if self.depth > MAX_IF_NESTING {
                 return Err((t.at, "#if expression nested too deeply".to_string()));
             }
         }

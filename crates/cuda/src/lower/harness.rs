@@ -799,7 +799,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             let arr =
                 self.cx
-                    .new_array(&vname, len, strukt, ty, space, &[], Some(span_of(e)), true);
+                    .new_array(&vname, len, strukt, ty, space, &[], Some(span_of(e)), true)?;
             self.rebind(
                 &vname,
                 Binding::Ptr(Ptr {
@@ -1339,7 +1339,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let mut k =
                     Lw::with_frame(&mut *self.cx, Some(cta), dims, 0, frame.iter().cloned());
                 if let (crate::KernelSource::Source, Some(body)) = (k.cx.options.kernels, body) {
-                    k.stmt(body)?;
+                    let outer = k.cx.enter_body(e, body, "this launch")?;
+                    let r = k.stmt(body);
+                    k.cx.leave_body(outer);
+                    r?;
                 }
                 let placement = Placement::Device(DevicePlacement {
                     gpu: 0,

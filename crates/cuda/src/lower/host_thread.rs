@@ -160,7 +160,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         k.spawned = true;
         let end = k.new_label();
         k.frames.push((end, None));
-        let r = k.stmt(field(func, "body")?);
+        let body = field(func, "body")?;
+        let outer = k.cx.enter_body(at, body, "this thread's function")?;
+        let r = k.stmt(body);
+        k.cx.leave_body(outer);
         k.frames.pop();
         r?;
         k.set_label(end);
@@ -229,7 +232,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             &[init_value],
             Some(span_of(name_node)),
             false,
-        );
+        )?;
         let p = super::Ptr::start_of(arr, *ty);
         if let Some(v) = computed {
             self.store(p, v, decl)?;

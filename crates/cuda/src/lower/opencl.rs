@@ -514,7 +514,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             &[],
             Some(span_of(call)),
             true,
-        );
+        )?;
         Ok(Some(Ptr {
             arr,
             idx: 0,
