@@ -26,6 +26,7 @@ mod search;
 pub mod statics;
 pub mod symmetry;
 pub mod trace;
+mod walk;
 
 use leaf::Leaf;
 pub use search::Budget;

@@ -19,7 +19,34 @@
 use crate::interp::Status;
 use crate::relation::{EventSet, Relation};
 use crate::search::{Search, Source, State};
+use crate::walk::Frame;
 use crate::Graph;
+
+/// The branches of a choice of the revisiting search still to explore
+/// (`Search::next_revisit`).
+pub(crate) enum Branches<'p> {
+    /// Thread `t` reads from each of `sources` (graph indices of writes).
+    Reads {
+        st: Option<State<'p>>,
+        t: usize,
+        sources: std::vec::IntoIter<usize>,
+    },
+    /// New write `a` revisits each of `reads`, then is placed without a revisit.
+    Revisits {
+        st: State<'p>,
+        a: usize,
+        prefix: EventSet,
+        reads: std::vec::IntoIter<usize>,
+    },
+    /// Write `a` is placed at each of `positions` in coherence, then `pending` is added.
+    Place {
+        st: Option<State<'p>>,
+        a: usize,
+        pending: Option<(usize, usize)>,
+        forward: bool,
+        positions: std::ops::RangeInclusive<usize>,
+    },
+}
 
 /// Coherence as a relation: each location's order, transitively.
 pub(crate) fn co_relation(g: &Graph, co: &[Vec<usize>]) -> Relation {
@@ -82,38 +109,75 @@ impl<'p> Search<'_, '_, 'p> {
             .map(|w| order.iter().position(|&y| y == w).expect("a placed write"))
             .max()
             .unwrap_or(0);
-        let sources = order[from..].to_vec();
-        let mut st = Some(st);
-        for (k, &w) in sources.iter().enumerate() {
-            let mut next = if k + 1 == sources.len() {
-                st.take().expect("the state")
-            } else {
-                st.as_ref().expect("the state").clone()
-            };
-            let v = self.value(&next, source_of(&next.graph, w));
-            let (r, rmw_write) = next.threads[t].resolve_read(v);
-            self.sync_graph(&mut next, t);
-            let read = next.graph.thread_events[t][r];
-            next.graph.rf[read] = Some(w);
-            // No `may_read_from` filter: it may judge what comes only later (two RMWs reading one
-            // write), and such a graph is a step on the way to another through a revisit.
-            // The new read has no successors: reading the coherence-latest write keeps a
-            // consistent graph consistent (maximal extensibility, `Model::total_coherence`).
-            let latest = k + 1 == sources.len();
-            match rmw_write {
-                Some(e) => self.add_write(next, t, e),
-                None if latest => {
-                    self.model.extend_memos(&next.graph);
-                    self.visit(next);
-                }
-                None => {
-                    if self.placed_consistent(&next) {
-                        self.visit(next);
-                    }
-                }
+        // Owned: the state they are read from moves into the choice point.
+        let sources: Vec<usize> = order[from..].to_vec();
+        self.next_revisit(Branches::Reads {
+            st: Some(st),
+            t,
+            sources: sources.into_iter(),
+        });
+    }
+
+    /// The next branch of one of the revisiting search's choices.
+    pub(crate) fn next_revisit(&mut self, b: Branches<'p>) {
+        match b {
+            Branches::Reads { st, t, sources } => self.next_source(st, t, sources),
+            Branches::Revisits {
+                st,
+                a,
+                prefix,
+                reads,
+            } => self.next_revisited(st, a, prefix, reads),
+            Branches::Place {
+                st,
+                a,
+                pending,
+                forward,
+                positions,
+            } => self.next_position(st, a, pending, forward, positions),
+        }
+    }
+
+    /// Thread `t`'s read takes the next of `sources` (graph indices of writes).
+    fn next_source(
+        &mut self,
+        mut st: Option<State<'p>>,
+        t: usize,
+        mut sources: std::vec::IntoIter<usize>,
+    ) {
+        let Some(w) = sources.next() else {
+            return;
+        };
+        // The last choice takes the state itself instead of a copy.
+        let latest = sources.len() == 0;
+        let mut next = if latest {
+            st.take().expect("the state")
+        } else {
+            st.as_ref().expect("the state").clone()
+        };
+        if !latest {
+            self.frames
+                .push(Frame::Revisit(Branches::Reads { st, t, sources }));
+        }
+        let v = self.value(&next, source_of(&next.graph, w));
+        let (r, rmw_write) = next.threads[t].resolve_read(v);
+        self.sync_graph(&mut next, t);
+        let read = next.graph.thread_events[t][r];
+        next.graph.rf[read] = Some(w);
+        // No `may_read_from` filter: it may judge what comes only later (two RMWs reading one
+        // write), and such a graph is a step on the way to another through a revisit.
+        // The new read has no successors: reading the coherence-latest write keeps a
+        // consistent graph consistent (maximal extensibility, `Model::total_coherence`).
+        match rmw_write {
+            Some(e) => self.add_write(next, t, e),
+            None if latest => {
+                self.model.extend_memos(&next.graph);
+                self.frames.push(Frame::Visit(next));
             }
-            if self.stopped() {
-                return;
+            None => {
+                if self.placed_consistent(&next) {
+                    self.frames.push(Frame::Visit(next));
+                }
             }
         }
     }
@@ -129,15 +193,31 @@ impl<'p> Search<'_, '_, 'p> {
             .iter()
             .filter(|&r| g.same_loc.contains(a, r) && !prefix.contains(r))
             .collect();
-        for r in reads {
-            if let Some((next, a, pending)) = self.revisited(&st, a, r, &prefix) {
-                self.place(next, a, pending, false);
-            }
-            if self.stopped() {
-                return;
-            }
+        self.next_revisited(st, a, prefix, reads.into_iter());
+    }
+
+    /// The next branch of new write `a`: revisiting the next of `reads`, or, once none is
+    /// left, placing it with no revisit.
+    fn next_revisited(
+        &mut self,
+        st: State<'p>,
+        a: usize,
+        prefix: EventSet,
+        mut reads: std::vec::IntoIter<usize>,
+    ) {
+        let Some(r) = reads.next() else {
+            return self.place(st, a, None, true);
+        };
+        let revisited = self.revisited(&st, a, r, &prefix);
+        self.frames.push(Frame::Revisit(Branches::Revisits {
+            st,
+            a,
+            prefix,
+            reads,
+        }));
+        if let Some((next, a, pending)) = revisited {
+            self.place(next, a, pending, false);
         }
-        self.place(st, a, None, true);
     }
 
     /// Places write `a` (graph index) at each position of its location's coherence order the
@@ -175,27 +255,47 @@ impl<'p> Search<'_, '_, 'p> {
             Some(s) if self.model.rmw_write_adjacent(g, a) => s + 1..=s + 1,
             _ => first..=order.len(),
         };
-        let last = *positions.end();
-        let mut st = Some(st);
-        for p in positions {
-            let mut next = if p == last {
-                st.take().expect("the state")
-            } else {
-                st.as_ref().expect("the state").clone()
-            };
-            next.co[loc].insert(p, a);
-            let at_end = forward && p + 1 == next.co[loc].len();
-            if at_end {
-                self.model.extend_memos(&next.graph);
-            }
-            if at_end || self.placed_consistent(&next) {
-                match pending {
-                    Some((t, e)) => self.add_write(next, t, e),
-                    None => self.visit(next),
-                }
-            }
-            if self.stopped() {
-                return;
+        self.next_position(Some(st), a, pending, forward, positions);
+    }
+
+    /// The next branch of placing write `a`: at the next of `positions` in its location's
+    /// coherence order.
+    fn next_position(
+        &mut self,
+        mut st: Option<State<'p>>,
+        a: usize,
+        pending: Option<(usize, usize)>,
+        forward: bool,
+        mut positions: std::ops::RangeInclusive<usize>,
+    ) {
+        let Some(p) = positions.next() else {
+            return;
+        };
+        let last = positions.is_empty();
+        let mut next = if last {
+            st.take().expect("the state")
+        } else {
+            st.as_ref().expect("the state").clone()
+        };
+        if !last {
+            self.frames.push(Frame::Revisit(Branches::Place {
+                st,
+                a,
+                pending,
+                forward,
+                positions,
+            }));
+        }
+        let loc = next.graph.events[a].kind.loc().expect("a write").0 as usize;
+        next.co[loc].insert(p, a);
+        let at_end = forward && p + 1 == next.co[loc].len();
+        if at_end {
+            self.model.extend_memos(&next.graph);
+        }
+        if at_end || self.placed_consistent(&next) {
+            match pending {
+                Some((t, e)) => self.add_write(next, t, e),
+                None => self.frames.push(Frame::Visit(next)),
             }
         }
     }

@@ -22,6 +22,7 @@ use crate::graph::{barrier_group, barrier_members, BarrierGroup};
 use crate::interp::Status;
 use crate::search::{Search, State};
 use crate::trace::{BarrierName, EventKind, PathEnd};
+use crate::walk::Frame;
 
 /// One round of a CTA barrier: the arrivals (thread, path index) that filled it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +71,13 @@ impl Rounds {
     }
 }
 
+/// The branches of a barrier's next round still to explore (`Search::next_round`).
+pub(crate) struct Branches<'p> {
+    st: State<'p>,
+    f: Formable,
+    sets: std::vec::IntoIter<Vec<(usize, usize)>>,
+}
+
 /// A barrier whose next round can be formed now.
 struct Formable {
     group: BarrierGroup,
@@ -101,26 +109,35 @@ impl<'p> Search<'_, '_, 'p> {
                 Self::form(&mut st, &f, set);
                 continue;
             }
-            for set in sets {
-                let mut next = st.clone();
-                Self::form(&mut next, &f, set);
-                next.rounds.chosen = true;
-                self.visit(next);
-                if self.stopped() {
-                    return None;
-                }
-            }
-            if f.may_defer {
-                let mut next = st;
-                next.rounds
-                    .deferred
-                    .retain(|d| (d.0, d.1) != (f.group, f.id));
-                let have = f.eligible.iter().map(|e| e.0).collect();
-                next.rounds.deferred.push((f.group, f.id, have));
-                next.rounds.chosen = true;
-                self.visit(next);
-            }
+            self.next_round(Branches {
+                st,
+                f,
+                sets: sets.into_iter(),
+            });
             return None;
+        }
+    }
+
+    /// The next branch of a barrier's round: the next set of arrivals, then deferring.
+    pub(crate) fn next_round(&mut self, mut b: Branches<'p>) {
+        if let Some(set) = b.sets.next() {
+            let mut next = b.st.clone();
+            Self::form(&mut next, &b.f, set);
+            next.rounds.chosen = true;
+            if b.sets.len() > 0 || b.f.may_defer {
+                self.frames.push(Frame::Rounds(b));
+            }
+            self.frames.push(Frame::Visit(next));
+        } else if b.f.may_defer {
+            let f = b.f;
+            let mut next = b.st;
+            next.rounds
+                .deferred
+                .retain(|d| (d.0, d.1) != (f.group, f.id));
+            let have = f.eligible.iter().map(|e| e.0).collect();
+            next.rounds.deferred.push((f.group, f.id, have));
+            next.rounds.chosen = true;
+            self.frames.push(Frame::Visit(next));
         }
     }
 

@@ -195,6 +195,8 @@ pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) states_done: crate::orbits::DigestSet,
     pub(crate) orbits_seen: crate::orbits::DigestSet,
     pub(crate) scratch: crate::orbits::Scratch,
+    /// What the depth-first walk has still to do (`walk`).
+    pub(crate) frames: Vec<crate::walk::Frame<'p>>,
 }
 
 /// How many levels of reads-from choices the hole search explores in parallel, on rayon's
@@ -257,13 +259,13 @@ fn round_arrivals(
 }
 
 /// Every lane of a warp, as the members of a collective name them.
-const ACTIVE_MASK_ANY: BarrierName = BarrierName::Warp {
+pub(crate) const ACTIVE_MASK_ANY: BarrierName = BarrierName::Warp {
     mask: u32::MAX,
     op: WarpKind::ActiveMask,
 };
 
 /// The masks a path's `__activemask()` executions at instruction `instr` reported, in order.
-fn active_masks(
+pub(crate) fn active_masks(
     events: &[crate::trace::TraceEvent],
     instr: usize,
 ) -> impl Iterator<Item = u32> + '_ {
@@ -370,6 +372,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             orbits_seen: Default::default(),
             scratch: Default::default(),
             cta_barriers,
+            frames: Vec::new(),
         }
     }
 
@@ -391,7 +394,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         } else {
             vec![]
         };
-        self.visit(State {
+        self.walk(State {
             threads,
             graph: Graph::empty(self.program),
             fresh: vec![],
@@ -497,10 +500,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
     }
 
+    /// Visits a state: offers it its newest write, or runs its threads on. The walk checked the
+    /// budget before.
     pub(crate) fn visit(&mut self, mut st: State<'p>) {
-        if self.stopped() {
-            return;
-        }
         if let Some(&w) = st.fresh.last() {
             let loc = st.threads[w.0].trace.events[w.1]
                 .kind
@@ -530,7 +532,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             if !takers.is_empty() && st.graph.len() >= PRUNE_FROM_EVENTS {
                 self.model.extend_memos(&st.graph);
             }
-            return self.offer(st, w, &takers);
+            return self.offer(st, w, takers.into(), 0);
         }
         // A hole no thread can fill any more: no completion of this graph exists, unless the
         // threads that wait on each other in a cycle could break it where the gate cannot
@@ -541,7 +543,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             return;
         }
         if self.classes.is_empty() {
-            return self.run_threads(st);
+            return self.run_threads(st, None);
         }
         let named = Self::referenced(&st);
         if self.subsumed(&st, &named) {
@@ -553,10 +555,9 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if !self.states_seen.insert(digest) {
             return;
         }
-        self.run_threads(st);
-        if !self.stopped() {
-            self.states_done.insert(digest);
-        }
+        // Once the search below it is over (and was not stopped), the state is done.
+        self.frames.push(crate::walk::Frame::Done(digest));
+        self.run_threads(st, None);
     }
 
     /// Whether, under symmetry reduction, the completions of `st` are among those of a state
@@ -594,28 +595,36 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
     }
 
-    /// Runs threads, each step from the thread `next_thread` picks, until the search branches.
-    fn run_threads(&mut self, mut st: State<'p>) {
+    /// Runs threads, each step from the thread `next_thread` picks, until the search branches
+    /// (and pushes the branches for the walk). `resume`: step this thread first, the branch
+    /// where it was starved done.
+    pub(crate) fn run_threads(&mut self, mut st: State<'p>, mut resume: Option<usize>) {
         loop {
-            if self.cta_barriers {
-                st = match self.form_rounds(st) {
-                    Some(st) => st,
-                    None => return,
-                };
-            }
-            self.complete_barriers(&mut st);
-            let Some(t) = self.next_thread(&st) else {
-                return self.leaf(st);
-            };
-            if self.starved.contains(&ThreadId(t as u32)) {
-                // A preempting scheduler may stop a starved thread before any instruction.
-                let mut frozen = st.clone();
-                frozen.threads[t].starve();
-                self.visit(frozen);
-                if self.stopped() {
-                    return;
+            let t = match resume.take() {
+                Some(t) => t,
+                None => {
+                    if self.cta_barriers {
+                        st = match self.form_rounds(st) {
+                            Some(st) => st,
+                            None => return,
+                        };
+                    }
+                    self.complete_barriers(&mut st);
+                    let Some(t) = self.next_thread(&st) else {
+                        return self.leaf(st);
+                    };
+                    if self.starved.contains(&ThreadId(t as u32)) {
+                        // A preempting scheduler may stop a starved thread before any
+                        // instruction: that branch first, then this one goes on.
+                        let mut frozen = st.clone();
+                        frozen.threads[t].starve();
+                        self.frames.push(crate::walk::Frame::Step(st, t));
+                        self.frames.push(crate::walk::Frame::Visit(frozen));
+                        return;
+                    }
+                    t
                 }
-            }
+            };
             let thread = &self.program.threads[t];
             let events = st.threads[t].trace.events.len();
             let step = st.threads[t].step(self.program, thread, &self.statics[t]);
@@ -636,7 +645,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                         return;
                     }
                     st.fresh.push((t, e));
-                    return self.visit(st);
+                    return self.frames.push(crate::walk::Frame::Visit(st));
                 }
                 Step::NeedsValue if self.revisits => return self.read_placed(st, t),
                 Step::NeedsValue => return self.choose_read(st, t),
@@ -679,23 +688,8 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
     }
 
-    /// Offers write `w` to each hole in `takers` (thread, path index): it takes it or waits on.
-    fn offer(&mut self, st: State<'p>, w: (usize, usize), takers: &[(usize, usize)]) {
-        let Some((&(u, r), rest)) = takers.split_first() else {
-            return self.visit(st);
-        };
-        self.offer(st.clone(), w, rest);
-        if self.stopped() {
-            return;
-        }
-        let mut taken = st;
-        if self.fill(&mut taken, u, r, Source::Event(w.0, w.1)) {
-            self.offer(taken, w, rest);
-        }
-    }
-
     /// Fills hole `r` of thread `t` from `src`; false when no completion is consistent.
-    fn fill(&mut self, st: &mut State<'p>, t: usize, r: usize, src: Source) -> bool {
+    pub(crate) fn fill(&mut self, st: &mut State<'p>, t: usize, r: usize, src: Source) -> bool {
         let v = self.value(st, src);
         let readable = st.threads[t].fill_hole(
             self.program,
@@ -724,7 +718,13 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// Lets thread `t` read from `src`; false when the model says no completion is consistent.
     /// `judged`: the model already said the graph so made may be completed
     /// ([`Model::readable`]), so only what it leaves to the explorer is asked.
-    fn resolve(&mut self, st: &mut State<'p>, t: usize, src: Source, judged: bool) -> bool {
+    pub(crate) fn resolve(
+        &mut self,
+        st: &mut State<'p>,
+        t: usize,
+        src: Source,
+        judged: bool,
+    ) -> bool {
         let v = self.value(st, src);
         let (r, w) = st.threads[t].resolve_read(v);
         self.sync_graph(st, t);
@@ -786,204 +786,6 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         }
     }
 
-    fn choose_read(&mut self, st: State<'p>, t: usize) {
-        let Status::Reads(req) = st.threads[t].status.clone() else {
-            unreachable!("choose_read on a thread that does not read");
-        };
-        let mut sources = vec![Source::Init(req.loc)];
-        for (u, th) in st.threads.iter().enumerate() {
-            for (i, e) in th.trace.events.iter().enumerate() {
-                if matches!(e.kind, EventKind::Write { loc, .. } if loc == req.loc)
-                    && !th.value_holes.contains(&i)
-                {
-                    sources.push(Source::Event(u, i));
-                }
-            }
-        }
-        // Or it reads a write not yet made, by a thread that can still make it.
-        let hole = self.may_still_be_written(&st, t, req.loc);
-        let branches = sources.len() + usize::from(hole) > 1;
-        if st.graph.len() >= PRUNE_FROM_EVENTS && branches {
-            self.model.extend_memos(&st.graph);
-        }
-        // The graph with the read reading from nothing yet: the hole's branch, and where the
-        // model can judge every source from it at once, what it judges them on.
-        let waits = |this: &Self, mut next: State<'p>| {
-            let r = next.threads[t].make_hole();
-            this.sync_graph(&mut next, t);
-            (next, r)
-        };
-        let mut waiting = None;
-        let mut judged = None;
-        if branches && st.graph.len() + 1 >= PRUNE_FROM_EVENTS {
-            let (next, r) = waits(self, st.clone());
-            let g = &next.graph;
-            let writes: Vec<usize> = sources.iter().map(|&s| Self::global(g, s)).collect();
-            judged = self.model.readable(g, g.thread_events[t][r], &writes);
-            waiting = Some(next).filter(|_| hole);
-        }
-        let allowed = |k: usize| judged.as_ref().is_none_or(|j| j[k]);
-        let judged = judged.is_some();
-        if self.forks_left > 0 && branches {
-            let mut children = vec![];
-            for (k, s) in sources.into_iter().enumerate() {
-                let mut next = st.clone();
-                if allowed(k) && self.resolve(&mut next, t, s, judged) {
-                    children.push(next);
-                }
-            }
-            if hole {
-                children.push(waiting.unwrap_or_else(|| waits(self, st).0));
-            }
-            return self.fork(children);
-        }
-        let mut st = Some(st);
-        let last = sources.len() - 1;
-        for (k, s) in sources.into_iter().enumerate() {
-            if !allowed(k) {
-                continue;
-            }
-            // The last choice takes the state itself instead of a copy.
-            let mut next = if k == last && !hole {
-                st.take().expect("the state")
-            } else {
-                st.as_ref().expect("the state").clone()
-            };
-            if self.resolve(&mut next, t, s, judged) {
-                self.visit(next);
-            }
-            if self.stopped() {
-                return;
-            }
-        }
-        if hole {
-            let next = waiting.unwrap_or_else(|| waits(self, st.expect("the state")).0);
-            self.visit(next);
-        }
-    }
-
-    /// Visits `children`, the branches of one choice in order, on rayon's threads: each in a
-    /// search of its own whose keys (`Found::key`) place what it finds where a sequential
-    /// search would have met it; what they found is taken over in order.
-    fn fork(&mut self, children: Vec<State<'p>>) {
-        use rayon::prelude::*;
-        let at = self.counter + 1;
-        self.counter += 2;
-        let this = &*self;
-        let found: Vec<(Exploration, Option<GateFailure>, bool)> = children
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, child)| {
-                let mut out = Exploration::default();
-                let mut prefix = this.prefix.clone();
-                prefix.extend([at, i as u64]);
-                let mut sub = Search {
-                    program: this.program,
-                    model: this.model,
-                    scheduler: this.scheduler,
-                    statics: this.statics,
-                    starved: this.starved.clone(),
-                    successors: this.successors,
-                    budget: this.budget,
-                    progress: this.progress.clone(),
-                    classes: this.classes,
-                    gate: None,
-                    spun: false,
-                    out: &mut out,
-                    on_execution: this.on_execution,
-                    prefix,
-                    counter: 0,
-                    forks_left: this.forks_left - 1,
-                    halt: this.halt,
-                    found: 0,
-                    checks: 0,
-                    after: Default::default(),
-                    revisits: this.revisits,
-                    leaves_seen: Default::default(),
-                    states_seen: Default::default(),
-                    states_done: Default::default(),
-                    orbits_seen: Default::default(),
-                    scratch: Default::default(),
-                    cta_barriers: this.cta_barriers,
-                };
-                sub.visit(child);
-                let (gate, spun) = (sub.gate.take(), sub.spun);
-                (out, gate, spun)
-            })
-            .collect();
-        for (out, gate, spun) in found {
-            self.out.absorb(out);
-            if self.gate.is_none() {
-                self.gate = gate;
-            }
-            self.spun |= spun;
-        }
-    }
-
-    /// Branches over the lanes that run thread `t`'s `__activemask()` converged with it: the
-    /// mask another lane's same execution of it (the k-th at the same instruction) already
-    /// reported with `t` in it, or else `t` with any set of the lanes that have not run it yet,
-    /// have not stopped and are not named by another lane's mask. Whether those lanes do run it is checked at the leaf
-    /// (`convergence_kept`).
-    fn choose_convergence(&mut self, mut st: State<'p>, t: usize) {
-        let Status::Converges { instr, .. } = st.threads[t].status else {
-            unreachable!("choose_convergence on a thread that does not converge");
-        };
-        let own = 1u32 << self.program.lane(ThreadId(t as u32)).unwrap_or(0);
-        let k = active_masks(&st.threads[t].trace.events, instr).count();
-        let mut forced = None;
-        let (mut free, mut claimed) = (0u32, 0u32);
-        for u in barrier_members(self.program, t, ACTIVE_MASK_ANY) {
-            if u == t {
-                continue;
-            }
-            let lane = 1u32 << self.program.lane(ThreadId(u as u32)).unwrap_or(0);
-            match active_masks(&st.threads[u].trace.events, instr).nth(k) {
-                Some(m) if m & own != 0 => forced = Some(m),
-                // Lanes that ran it with another group, and the lanes they named.
-                Some(m) => claimed |= m,
-                None if st.threads[u].status != Status::Stopped => free |= lane,
-                None => {}
-            }
-        }
-        let free = free & !claimed;
-        let options: Vec<u32> = match forced {
-            Some(m) => vec![m],
-            // Every subset of `free`, each with `t`'s own lane.
-            None => {
-                let mut subsets = vec![];
-                let mut sub = free;
-                loop {
-                    subsets.push(sub | own);
-                    if sub == 0 {
-                        break;
-                    }
-                    sub = (sub - 1) & free;
-                }
-                subsets
-            }
-        };
-        if options.len() > 1 {
-            // Lanes that run it in another order can reach the same execution.
-            st.rounds.chosen = true;
-        }
-        let mut st = Some(st);
-        let last = options.len() - 1;
-        for (i, mask) in options.into_iter().enumerate() {
-            let mut next = if i == last {
-                st.take().expect("the state")
-            } else {
-                st.as_ref().expect("the state").clone()
-            };
-            next.threads[t].converge(mask);
-            self.sync_graph(&mut next, t);
-            self.visit(next);
-            if self.stopped() {
-                return;
-            }
-        }
-    }
-
     /// Whether every lane that an `__activemask()` reported as converged ran that execution of
     /// it: a leaf where one did not (it took another path, finished or got stuck first) is no
     /// execution.
@@ -1022,7 +824,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// Whether a thread other than `t` that may run at the same time as `t` could still write
     /// `loc` (a thread launched after `t` cannot write what `t` reads: causality).
-    fn may_still_be_written(&self, st: &State, t: usize, loc: LocId) -> bool {
+    pub(crate) fn may_still_be_written(&self, st: &State, t: usize, loc: LocId) -> bool {
         (0..st.threads.len()).any(|u| {
             let th = &st.threads[u];
             u != t
