@@ -18,7 +18,8 @@ use std::fmt::Write;
 
 use scopecheck_ir::{
     Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, IntType, LocId,
-    MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, Thread, ThreadId,
+    MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, ShflMode, Thread,
+    ThreadId, VoteOp, WarpOp,
 };
 
 use crate::layout::{
@@ -251,6 +252,60 @@ impl Gen<'_> {
             Operand::Imm(v) => {
                 e!(self, "\tmov.b32 \t{tmp}, {};", imm(v));
                 tmp.to_string()
+            }
+        }
+    }
+
+    /// A warp collective. The lane layout puts every test thread at its own lane of one
+    /// hardware warp per test warp, so the test's masks and lane operands are used as they are.
+    /// A result the test does not keep goes to a scratch register.
+    fn collective(
+        &mut self,
+        t: ThreadId,
+        op: WarpOp,
+        mask: Operand,
+        value: Operand,
+        dst: Option<scopecheck_ir::RegId>,
+        pred_dst: Option<scopecheck_ir::RegId>,
+    ) {
+        let m = self.opnd(t, mask, "%x13");
+        let d = dst.map_or_else(|| "%x15".to_string(), |r| Self::reg(t, r));
+        match op {
+            WarpOp::Sync => e!(self, "\tbar.warp.sync \t{m};"),
+            WarpOp::ActiveMask => e!(self, "\tactivemask.b32 \t{d};"),
+            WarpOp::Shfl { mode, lane, clamp } => {
+                let v = self.opnd(t, value, "%x12");
+                let b = self.opnd(t, lane, "%x14");
+                let c = self.opnd(t, clamp, "%xi");
+                let mode = match mode {
+                    ShflMode::Idx => "idx",
+                    ShflMode::Up => "up",
+                    ShflMode::Down => "down",
+                    ShflMode::Bfly => "bfly",
+                };
+                e!(
+                    self,
+                    "\tshfl.sync.{mode}.b32 \t{d}|%p3, {v}, {b}, {c}, {m};"
+                );
+                if let Some(p) = pred_dst {
+                    e!(self, "\tselp.u32 \t{}, 1, 0, %p3;", Self::reg(t, p));
+                }
+            }
+            WarpOp::Vote(vote) => {
+                let v = self.opnd(t, value, "%x12");
+                e!(self, "\tsetp.ne.u32 \t%p2, {v}, 0;");
+                match vote {
+                    VoteOp::Ballot => e!(self, "\tvote.sync.ballot.b32 \t{d}, %p2, {m};"),
+                    VoteOp::Any | VoteOp::All | VoteOp::Uni => {
+                        let name = match vote {
+                            VoteOp::Any => "any",
+                            VoteOp::All => "all",
+                            _ => "uni",
+                        };
+                        e!(self, "\tvote.sync.{name}.pred \t%p3, %p2, {m};");
+                        e!(self, "\tselp.u32 \t{d}, 1, 0, %p3;");
+                    }
+                }
             }
         }
     }
@@ -503,6 +558,21 @@ impl Gen<'_> {
                 e!(self, "\tand.b32 \t%x2, %x2, {};", WARP - 1);
                 e!(self, "\txor.b32 \t%slot, %x3, %x2;");
             }
+            Unit::Lanes { warps } => {
+                e!(
+                    self,
+                    "\t// logical warp: (warp + wrot) % warps; the lane is the test's lane"
+                );
+                e!(self, "\tld.param.u32 \t%x4, [p_wrot];");
+                e!(self, "\tshr.u32 \t%x3, %t_id, 5;");
+                e!(self, "\tadd.u32 \t%x3, %x3, %x4;");
+                e!(self, "\trem.u32 \t%x3, %x3, {};", l.block_threads / WARP);
+                e!(self, "\tsetp.lt.u32 \t%p6, %x3, {};", l.role_units);
+                e!(self, "\tdiv.u32 \t%slot, %x3, {warps};");
+                e!(self, "\trem.u32 \t%x3, %x3, {warps};");
+                e!(self, "\tand.b32 \t%x4, %t_id, {};", WARP - 1);
+                e!(self, "\tmad.lo.u32 \t%sub, %x3, {WARP}, %x4;");
+            }
         }
         if l.clusters.iter().any(|m| (m.len() as u32) < c) {
             e!(self, "\t// a spare rank of a smaller cluster runs no role");
@@ -540,8 +610,8 @@ impl Gen<'_> {
         e!(self, "\tld.param.u32 \t%n_iter, [p_pre_iters];");
         self.stress_loop("PRE");
         for (gi, grp) in l.groups.iter().enumerate() {
-            for (j, &t) in grp.roles.iter().enumerate() {
-                let code = gi as u32 * l.roles_per_slot + j as u32;
+            for (&t, &sub) in grp.roles.iter().zip(&grp.subs) {
+                let code = gi as u32 * l.roles_per_slot + sub;
                 e!(self, "\tsetp.eq.u32 \t%p0, %x6, {code};");
                 e!(self, "\t@%p0 bra \tROLE_{};", t.0);
             }
@@ -907,7 +977,13 @@ impl Gen<'_> {
                     }
                 }
             }
-            InstrKind::Warp { .. } => return unsupported("a warp collective"),
+            InstrKind::Warp {
+                op,
+                mask,
+                value,
+                dst,
+                pred_dst,
+            } => self.collective(t, op, mask, value, dst, pred_dst),
             InstrKind::Barrier { kind, .. } => {
                 let (id, count) = crate::layout::barrier_immediates(k)
                     .expect("layout refuses barriers with register operands");
@@ -1535,6 +1611,71 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
 
     fn parse(src: &str) -> Program {
         scopecheck_litmus::parse(src).expect("test parses")
+    }
+
+    #[test]
+    fn warp_collectives_run_with_each_test_thread_at_its_own_lane() {
+        // Two test warps in one CTA: P0 and P1 are lanes 0 and 1 of warp 0, P2 is lane 0 of
+        // warp 1. The litmus syntax has no collectives, so they are added to the IR.
+        let mut p = parse(
+            "PTX W\n{ x=0; }\n P0@warp 0,cta 0,gpu 0 | P1@warp 0,cta 0,gpu 0 | \
+             P2@warp 1,cta 0,gpu 0 ;\n mov.b32 r0, 5 | mov.b32 r0, 7 | mov.b32 r0, 9 ;\n\
+             exists (P0:r0 == 5)\n",
+        );
+        let warp = |op, dst| scopecheck_ir::Instr {
+            kind: InstrKind::Warp {
+                op,
+                mask: Operand::Imm(3),
+                value: Operand::Reg(scopecheck_ir::RegId(0)),
+                dst,
+                pred_dst: None,
+            },
+            span: Default::default(),
+            text: "collective".into(),
+        };
+        let shfl = WarpOp::Shfl {
+            mode: ShflMode::Idx,
+            lane: Operand::Imm(1),
+            clamp: Operand::Imm(31),
+        };
+        for t in 0..2 {
+            p.threads[t]
+                .code
+                .push(warp(shfl, Some(scopecheck_ir::RegId(0))));
+        }
+        p.threads[2].code.push(warp(
+            WarpOp::Vote(VoteOp::Any),
+            Some(scopecheck_ir::RegId(0)),
+        ));
+        let k = generate(&p, &GenOptions::default()).unwrap();
+        let l = &k.layout;
+        assert_eq!(l.unit, Unit::Lanes { warps: 2 });
+        assert_eq!(l.groups[0].subs, vec![0, 1, 32]);
+        // Every hardware thread that takes a role sits at the lane its role has in the test,
+        // and the two lanes of test warp 0 of an instance share a hardware warp.
+        let s = crate::layout::Shuffle::draw(&mut crate::layout::Rng::new(7), l, 4);
+        for inst in 0..l.instances(4) {
+            let at = l.placement_of(&s, 4, inst, 3);
+            let (a, b, c) = (at[0].unwrap(), at[1].unwrap(), at[2].unwrap());
+            assert_eq!((a.1 % 32, b.1 % 32, c.1 % 32), (0, 1, 0));
+            assert_eq!((a.0, a.1 / 32), (b.0, b.1 / 32));
+            assert_ne!(a.1 / 32, c.1 / 32);
+        }
+        assert!(k
+            .ptx
+            .contains("shfl.sync.idx.b32 \t%v0_0|%p3, %v0_0, %x14, %xi, %x13;"));
+        assert!(k.ptx.contains("vote.sync.any.pred \t%p3, %p2, %x13;"));
+        // With a CTA barrier too, the barrier layout would split the lanes: refused by name.
+        let bar = parse(
+            "PTX B\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n bar.sync 0 | bar.sync 0 ;\n\
+             exists (x == 0)\n",
+        );
+        let mut bar = bar;
+        bar.threads[0].code.push(warp(WarpOp::Sync, None));
+        assert!(matches!(
+            generate(&bar, &GenOptions::default()),
+            Err(GenError::Unsupported(m)) if m.contains("warp collective in a test with CTA barriers")
+        ));
     }
 
     /// One 32-bit location, one thread that loads it and computes on the value.

@@ -18,6 +18,10 @@
 //! warp are 32 instances of that role) because `barrier.sync` counts threads in whole warps.
 //! When a test uses `bar.red`, whose reduction would mix the lanes, only lane 0 of each warp
 //! counts as an instance; the other lanes are decoys that arrive with neutral predicates.
+//! Tests with warp collectives (shuffle, vote, `__syncwarp`, `__activemask`) place each test
+//! warp of an instance in one hardware warp, each test thread at its own lane number
+//! ([`Program::lane`]), so a collective's mask and lane operands mean on the GPU what they mean
+//! in the test; the hardware warps are shuffled, the lanes are not.
 
 use scopecheck_ir::{
     Address, Arch, BinOp, BranchCond, InstrKind, IntType, LocId, MemorySpace, Observable, Operand,
@@ -99,8 +103,11 @@ impl Default for GenOptions {
 pub struct Group {
     pub cluster: u32,
     pub cta: u32,
-    /// The test threads of this CTA, in thread order; a role's index here is its `sub`.
+    /// The test threads of this CTA, in thread order.
     pub roles: Vec<ThreadId>,
+    /// Each role's unit code within the group (its `sub`): its index in `roles`, or in the
+    /// lane layout its test warp's index in the group times 32 plus its lane.
+    pub subs: Vec<u32>,
 }
 
 /// What one hardware unit (thread or warp) runs.
@@ -110,6 +117,9 @@ pub enum Unit {
     Thread,
     /// One warp per role; `lane_instances` is false when only lane 0 is a real instance.
     Warp { lane_instances: bool },
+    /// One hardware warp per test warp, each role at its lane; `warps` test warps (the most
+    /// one group has) make an instance slot.
+    Lanes { warps: u32 },
 }
 
 /// The per-launch random choices of thread randomisation.
@@ -231,18 +241,11 @@ impl Layout {
             )));
         }
         word_hazard(program)?;
-        // Each role is a whole warp here, so lanes that meet at a warp collective would be
-        // in different warps.
-        if let Some(t) = program.threads.iter().find(|t| {
+        let collective = program.threads.iter().find(|t| {
             t.code
                 .iter()
                 .any(|i| matches!(i.kind, InstrKind::Warp { .. }))
-        }) {
-            return Err(GenError::Unsupported(format!(
-                "{} uses a warp collective (shuffle, vote, __syncwarp), which the runner cannot place yet",
-                t.name
-            )));
-        }
+        });
         let mut groups: Vec<Group> = Vec::new();
         let mut host_roles = Vec::new();
         let mut gpu = None;
@@ -271,6 +274,7 @@ impl Layout {
                     cluster: d.cluster,
                     cta: d.cta,
                     roles: vec![id],
+                    subs: Vec::new(),
                 }),
             }
         }
@@ -284,6 +288,7 @@ impl Layout {
                 cluster: 0,
                 cta: 0,
                 roles: Vec::new(),
+                subs: Vec::new(),
             });
         }
         // Groups sharing a cluster run in one hardware cluster (a cluster launch).
@@ -339,13 +344,47 @@ impl Layout {
             }
         }
         let (barriers, red) = uses_barrier(program);
+        if let (Some(t), true) = (collective, barriers) {
+            // The barrier layout makes the 32 lanes of a warp 32 instances of one role.
+            return Err(GenError::Unsupported(format!(
+                "{} uses a warp collective in a test with CTA barriers; the runner places one \
+                 or the other",
+                t.name
+            )));
+        }
+        let lane_warps = match collective {
+            Some(_) => Some(lane_subs(program, &mut groups)?),
+            None => {
+                for g in &mut groups {
+                    g.subs = (0..g.roles.len() as u32).collect();
+                }
+                None
+            }
+        };
         let roles_per_slot = groups
             .iter()
             .map(|g| g.roles.len() as u32)
             .max()
             .unwrap_or(1)
             .max(1);
-        let (unit, block_threads, role_units, slots) = if barriers {
+        let (unit, block_threads, role_units, roles_per_slot, slots) = if let Some(w) = lane_warps {
+            // Hardware warps of role warps and stress warps; at least one slot.
+            let warps = (opts.block_threads / WARP).max(w + opts.stress_warps);
+            if warps * WARP > MAX_BLOCK_THREADS {
+                return Err(GenError::Options(format!(
+                    "{w} test warps and {} stress warps exceed {MAX_BLOCK_THREADS} threads",
+                    opts.stress_warps
+                )));
+            }
+            let slots = (warps - opts.stress_warps) / w;
+            (
+                Unit::Lanes { warps: w },
+                warps * WARP,
+                slots * w,
+                w * WARP,
+                slots,
+            )
+        } else if barriers {
             let warps = roles_per_slot + opts.stress_warps;
             if warps * WARP > MAX_BLOCK_THREADS {
                 return Err(GenError::Options(format!(
@@ -358,6 +397,7 @@ impl Layout {
                     lane_instances: !red,
                 },
                 warps * WARP,
+                roles_per_slot,
                 roles_per_slot,
                 WARP,
             )
@@ -375,6 +415,7 @@ impl Layout {
                 Unit::Thread,
                 opts.block_threads,
                 slots * roles_per_slot,
+                roles_per_slot,
                 slots,
             )
         };
@@ -544,7 +585,7 @@ impl Layout {
     fn units(&self) -> u32 {
         match self.unit {
             Unit::Thread => self.block_threads,
-            Unit::Warp { .. } => self.block_threads / WARP,
+            Unit::Warp { .. } | Unit::Lanes { .. } => self.block_threads / WARP,
         }
     }
 
@@ -581,10 +622,19 @@ impl Layout {
                 }
                 (lw, ll)
             }
+            Unit::Lanes { warps } => {
+                let (w, lane) = (thread / WARP, thread % WARP);
+                let lw = (w + s.wrot) % self.units();
+                if lw >= self.role_units {
+                    return Assignment::Stress;
+                }
+                ((lw % warps) * WARP + lane, lw / warps)
+            }
         };
-        let Some(&role) = group.roles.get(sub as usize) else {
+        let Some(j) = group.subs.iter().position(|&x| x == sub) else {
             return Assignment::Stress;
         };
+        let role = group.roles[j];
         let instance = set * self.slots + (slot + g * s.rot) % self.slots;
         Assignment::Role { instance, role }
     }
@@ -868,6 +918,41 @@ pub fn barrier_sequence(t: &Thread) -> Result<BarrierSequence, String> {
     Ok(at[n].clone().unwrap_or_default())
 }
 
+/// Gives each role its lane layout code (`subs`): its test warp's index among its group's test
+/// warps, times 32, plus its lane. Returns the most test warps one group has.
+fn lane_subs(program: &Program, groups: &mut [Group]) -> Result<u32, GenError> {
+    let mut most = 1;
+    for g in groups.iter_mut() {
+        let mut warps: Vec<ThreadId> = Vec::new();
+        g.subs.clear();
+        for &t in &g.roles {
+            // A test warp is named by its first thread (lane 0).
+            let first = program
+                .warp_members(t, u32::MAX)
+                .first()
+                .copied()
+                .unwrap_or(t);
+            let wi = match warps.iter().position(|&w| w == first) {
+                Some(i) => i,
+                None => {
+                    warps.push(first);
+                    warps.len() - 1
+                }
+            };
+            let lane = program.lane(t).unwrap_or(0);
+            if lane >= WARP {
+                return Err(GenError::Unsupported(format!(
+                    "{} is lane {lane} of its warp; a warp has {WARP} lanes",
+                    program.threads[t.0 as usize].name
+                )));
+            }
+            g.subs.push(wi as u32 * WARP + lane);
+        }
+        most = most.max(warps.len() as u32);
+    }
+    Ok(most)
+}
+
 /// Whether `kind` accesses memory at an index computed at run time (`[a+r]`).
 fn indexed(kind: &InstrKind) -> bool {
     matches!(
@@ -1143,7 +1228,7 @@ impl Shuffle {
         let n = layout.units();
         let lanes = match layout.unit {
             Unit::Thread => layout.block_threads,
-            Unit::Warp { .. } => WARP,
+            Unit::Warp { .. } | Unit::Lanes { .. } => WARP,
         };
         Shuffle {
             bmul,
