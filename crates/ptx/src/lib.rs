@@ -8,8 +8,10 @@
 
 pub mod ast;
 mod lexer;
+#[cfg(test)]
+mod limits_tests;
 pub mod lower;
 mod parse;
 
-pub use parse::{parse, ParseError};
+pub use parse::{parse, ParseError, MAX_DEPTH, MAX_INLINED_AT, MAX_REGISTERS};
 pub mod fold;

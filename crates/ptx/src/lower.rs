@@ -1038,6 +1038,12 @@ struct Mem {
     private: bool,
 }
 
+/// The most elements one variable may have (each is a location).
+pub const MAX_VARIABLE_ELEMENTS: u64 = 65_536;
+
+/// The most locations the variables of the kernels of one program may make together.
+pub const MAX_LOCATIONS: usize = 262_144;
+
 #[derive(Default)]
 struct Memory {
     globals: HashMap<VarKey, Mem>,
@@ -1087,8 +1093,15 @@ fn layout(a: &Analysis, key: &VarKey, v: &Variable) -> R<(IntType, u32, Vec<Valu
         )));
     }
     let len = bytes / elem.bytes();
-    if len == 0 || len > u64::from(u32::MAX / 2) {
+    if len == 0 {
         return Err(err(format!("`{}` has {len} elements", v.name)));
+    }
+    // Each element is a location: checked before any is made.
+    if len > MAX_VARIABLE_ELEMENTS {
+        return Err(err(format!(
+            "`{}` has {len} elements: more than the {MAX_VARIABLE_ELEMENTS} a variable may have (each is a location)",
+            v.name
+        )));
     }
     let init = if elem == declared {
         v.init.iter().map(|&x| elem.wrap(x)).collect()
@@ -1126,6 +1139,15 @@ fn new_variable(
     base: &str,
 ) -> R<Mem> {
     let (ty, len, init) = layout(a, key, v)?;
+    if program.locations.len().saturating_add(len as usize) > MAX_LOCATIONS {
+        return Err(LowerError::new(
+            v.span,
+            format!(
+                "too many locations: with `{}`'s {len} elements the program would have more than {MAX_LOCATIONS}",
+                v.name
+            ),
+        ));
+    }
     let taken = |p: &Program, n: &str| p.loc(n).is_some() || p.arrays.iter().any(|a| a.name == n);
     let mut name = base.to_string();
     let mut k = 2;

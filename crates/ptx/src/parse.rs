@@ -61,6 +61,7 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
         inlined: std::collections::HashMap::new(),
         reg_scopes: Vec::new(),
         depth: 0,
+        registers: 0,
     };
     parser.module()?;
     Ok(parser.module)
@@ -68,7 +69,16 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
 
 /// How deep blocks and initializer braces may nest: far beyond anything a compiler writes,
 /// well within any thread's stack.
-const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
+
+/// The most registers one function may declare (`.reg .b64 %rd<N>;` declares N): lowering
+/// names each, so `%rd<2147483647>` took 3.2 GB before this bound; NVCC's functions declare
+/// hundreds.
+pub const MAX_REGISTERS: u64 = 65_536;
+
+/// The most call sites of the `inlined_at` chain a `.loc` keeps (innermost first): the chain
+/// only locates code for messages, and each instruction carries a copy.
+pub const MAX_INLINED_AT: usize = 64;
 
 /// The performance-tuning and attribute directives of an `.entry` / `.func` header.
 const HEADER_DIRECTIVES: &[&str] = &[
@@ -115,6 +125,8 @@ struct Parser<'a> {
     /// `p` reads as a register and not as a symbol.
     reg_scopes: Vec<Vec<(String, Option<u32>)>>,
     depth: usize,
+    /// The registers the function being read has declared so far ([`MAX_REGISTERS`]).
+    registers: u64,
 }
 
 /// The state space a declaration directive names.
@@ -457,7 +469,9 @@ impl Parser<'_> {
                     let mut at = caller;
                     self.inlined_at.push(at);
                     while let Some(&next) = self.inlined.get(&at) {
-                        if self.inlined_at.contains(&next) {
+                        if self.inlined_at.contains(&next)
+                            || self.inlined_at.len() >= MAX_INLINED_AT
+                        {
                             break;
                         }
                         self.inlined_at.push(next);
@@ -711,6 +725,7 @@ impl Parser<'_> {
     /// `.entry name (params) directives { body }` or `.func (returns) name (params) ...`,
     /// the body replaced by `;` in a declaration.
     fn function(&mut self, start: Span) -> Result<(), ParseError> {
+        self.registers = 0;
         let entry = self.next().tok == Tok::Word(".entry".to_string());
         let returns = if !entry && self.peek().tok == Tok::LParen {
             self.params("return parameter")?
@@ -996,7 +1011,8 @@ impl Parser<'_> {
         };
         let mut names = Vec::new();
         loop {
-            let (name, _) = self.name("a register name")?;
+            let (name, name_span) = self.name("a register name")?;
+            let count_span = self.peek_at(1).span;
             let count = if self.eat(&Tok::Less) {
                 let n = self.unsigned32("a register count after `<`")?;
                 self.expect(Tok::Greater, "`>` after the register count")?;
@@ -1004,6 +1020,17 @@ impl Parser<'_> {
             } else {
                 None
             };
+            // Checked before anything is allocated for them.
+            self.registers = self.registers.saturating_add(count.map_or(1, u64::from));
+            if self.registers > MAX_REGISTERS {
+                return Err(ParseError::new(
+                    if count.is_some() { count_span } else { name_span },
+                    format!(
+                        "too many registers: with `{name}` this function declares {} of them, more than {MAX_REGISTERS}",
+                        self.registers
+                    ),
+                ));
+            }
             if !name.starts_with('%') {
                 if let Some(scope) = self.reg_scopes.last_mut() {
                     scope.push((name.clone(), count));
