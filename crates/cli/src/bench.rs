@@ -52,7 +52,10 @@ pub fn run(args: &BenchArgs) -> bool {
     args.input.apply();
     let harness = args.flags.cuda_options().harness;
     for input in inputs::collect(&args.paths, harness.as_deref()) {
-        match read_parse_warn(&input, &args.flags.cuda_options()).map(|(s, p, _)| (s, p)) {
+        let read = crate::render::guarded(&input.file, || {
+            read_parse_warn(&input, &args.flags.cuda_options())
+        });
+        match read.map(|(s, p, _)| (s, p)) {
             Ok((source, program)) => parsed.push((input.file, source, program)),
             Err(f) => {
                 f.eprint();
@@ -121,7 +124,11 @@ pub fn run(args: &BenchArgs) -> bool {
             samples.push(sample);
         }
     };
-    match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .stack_size(crate::check::WORKER_STACK)
+        .build()
+    {
         Ok(pool) => pool.install(measure),
         Err(_) => measure(),
     }

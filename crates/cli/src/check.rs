@@ -99,6 +99,12 @@ impl Checked {
     }
 }
 
+/// The stack of every thread that checks files: a stopgap while some recursion depth in the
+/// explorer, the judge, the parsers and the lowerings still follows the input (issue 31); a
+/// stack overflow aborts the process and loses every other file's result, which a panic does
+/// not. Only the pages used are committed.
+pub const WORKER_STACK: usize = 256 << 20;
+
 /// Runs `check`; returns the exit status (`crate::ci`). `given`: the ids of the options the
 /// command line gave explicitly, which a file's own options do not override.
 pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
@@ -153,6 +159,7 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         flags: &args.flags,
         given,
     };
+    let want_sarif = sarif.is_some();
     let (tx, rx) = mpsc::channel();
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -161,6 +168,7 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
             s.spawn(move || crate::progress::show(c, done));
         }
         let (inputs, opts, models, cuda, costs) = (&inputs, &opts, &models, &cuda, &costs);
+        let graph_names = &graph_names;
         let cli = &cli;
         let ci = &args.ci;
         s.spawn(move || {
@@ -169,9 +177,14 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
                     .par_iter()
                     .enumerate()
                     .for_each_with(tx, |tx, (i, input)| {
+                        let graphs = args
+                            .graph
+                            .as_deref()
+                            .map(|dir| (dir, graph_names[i].as_str()));
+                        let check = || check_file(input, opts, models, cuda, costs.as_ref(), cli);
+                        let done = file_report::make(input, check, mode, graphs, want_sarif);
                         // The receiver lives until every result is in.
-                        let checked = check_file(input, opts, models, cuda, costs.as_ref(), cli);
-                        let _ = tx.send((i, checked));
+                        let _ = tx.send((i, done));
                     })
             });
         });
@@ -180,23 +193,21 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         let mut next = 0;
         let mut all_checked = true;
         let mut gate = args.ci.gate();
-        for (i, result) in rx {
-            pending.insert(i, result);
-            while let Some(result) = pending.remove(&next) {
-                let graphs = args
-                    .graph
-                    .as_deref()
-                    .map(|dir| (dir, graph_names[next].as_str()));
-                let report = file_report::render(&inputs[next], &result, mode, graphs);
+        for (i, done) in rx {
+            pending.insert(i, done);
+            while let Some(done) = pending.remove(&next) {
+                let file_report::Done {
+                    report,
+                    sarif: results,
+                    verdicts,
+                } = done;
                 crate::output::write_err(format_args!("{}", report.stderr));
                 crate::output::write_out(format_args!("{}", report.stdout));
                 all_checked &= report.ok;
                 if let Some(s) = &mut sarif {
-                    s.add(&inputs[next], &result);
+                    s.push_all(results);
                 }
-                if let Ok(c) = &result {
-                    gate.note(&inputs[next].file, &c.verdicts);
-                }
+                gate.note(&inputs[next].file, &verdicts);
                 next += 1;
             }
         }
@@ -226,6 +237,7 @@ pub fn check_file(
     costs: Option<&CostTable>,
     cli: &CommandLine,
 ) -> Result<Checked, Box<Failure>> {
+    file_report::inject_fault(&input.file, "check");
     let is_cu = input
         .path
         .extension()
@@ -543,6 +555,10 @@ pub fn check_guarded(
     match catch_unwind(AssertUnwindSafe(|| scopecheck_model::check(program, opts))) {
         Ok(Ok(verdict)) => Ok(verdict),
         Ok(Err(e)) => Err(Failure::check(file, source.to_string(), program, &e)),
-        Err(_) => Err(Failure::internal(file, source.to_string())),
+        Err(payload) => Err(Failure::internal(
+            file,
+            Some(source.to_string()),
+            &crate::render::panic_message(&*payload),
+        )),
     }
 }

@@ -56,14 +56,14 @@ impl CiFlags {
         }
     }
 
-    /// Runs `f` on a thread pool of `--jobs` threads (rayon's global pool without the flag).
+    /// Runs `f` on a thread pool of `--jobs` threads (one per CPU without the flag), each
+    /// with a stack of `check::WORKER_STACK`.
     pub fn with_jobs<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        let pool = self.jobs.and_then(|n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n as usize)
-                .build()
-                .ok()
-        });
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.jobs.map_or(0, |n| n as usize))
+            .stack_size(crate::check::WORKER_STACK)
+            .build()
+            .ok();
         match pool {
             Some(pool) => pool.install(f),
             // No thread could be made for a pool of its own: the global pool still checks.

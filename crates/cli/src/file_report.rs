@@ -1,14 +1,23 @@
 //! One file's report, made whole before any of it is written: the text or JSON line for
-//! standard output, what goes to standard error, and the pictures `--graph` writes. A report
-//! made whole is written whole or not at all (the writes themselves are checked, `output`).
+//! standard output, what goes to standard error, the pictures `--graph` writes and the SARIF
+//! results. It is made on the thread that checked the file, inside one guard ([`make`]): a
+//! panic anywhere in reading, parsing, lowering, checking, suggesting or reporting one file
+//! becomes that file's error (an error line, an `input-error` result) and the run goes on.
+//! A report made whole is written whole or not at all (the writes themselves are checked,
+//! `output`).
 
 use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::OnceLock;
+
+use scopecheck_model::Verdict;
+use scopecheck_report::sarif::SarifResult;
 
 use crate::check::Checked;
 use crate::inputs::Input;
 use crate::options::FileOptions;
-use crate::render::Failure;
+use crate::render::{panic_message, Failure};
 
 /// Where the reports go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +41,77 @@ pub struct FileReport {
 
 /// With `--graph`: the directory and the name this file's pictures are written under.
 pub type Graphs<'a> = Option<(&'a Path, &'a str)>;
+
+/// Everything the printer needs of one file.
+pub struct Done {
+    pub report: FileReport,
+    /// With `--sarif`: the file's results.
+    pub sarif: Vec<SarifResult>,
+    /// The verdicts, for `--fail-on` (none when the file was not checked).
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Checks one file (`check`) and makes its report, its SARIF results (when `sarif`) and what
+/// `--fail-on` needs, all inside one guard: a panic anywhere in them becomes this file's
+/// internal-error failure, reported as any failure is, and the files after it are still
+/// checked. (A stack overflow is no panic and cannot be caught: the worker threads' stacks
+/// are large, `check::WORKER_STACK`, until no recursion depends on the input.)
+pub fn make(
+    input: &Input,
+    check: impl FnOnce() -> Result<Checked, Box<Failure>>,
+    mode: Mode,
+    graphs: Graphs,
+    sarif: bool,
+) -> Done {
+    let made = catch_unwind(AssertUnwindSafe(|| {
+        let result = check();
+        if result.is_ok() {
+            inject_fault(&input.file, "report");
+        }
+        let report = render(input, &result, mode, graphs);
+        let sarif = if sarif {
+            crate::sarif::results_of(input, &result)
+        } else {
+            Vec::new()
+        };
+        let verdicts = result.map(|c| c.verdicts).unwrap_or_default();
+        Done {
+            report,
+            sarif,
+            verdicts,
+        }
+    }));
+    made.unwrap_or_else(|payload| {
+        let f = Failure::internal(&input.file, None, &panic_message(&*payload));
+        Done {
+            report: failure(&f, mode),
+            sarif: if sarif {
+                crate::sarif::failure_results(&f)
+            } else {
+                Vec::new()
+            },
+            verdicts: Vec::new(),
+        }
+    })
+}
+
+/// For tests only: `SCOPECHECK_INJECT_FAULT=PART` makes scopecheck panic while checking each
+/// file whose name contains PART (`check::check_file`, which `tune` shares; `PART@report`:
+/// after checking it, while making its report),
+/// so that tests can show that a fault costs only that file. Unset, it costs one lookup.
+pub fn inject_fault(file: &str, stage: &str) {
+    static FAULT: OnceLock<Option<(String, String)>> = OnceLock::new();
+    let fault = FAULT.get_or_init(|| {
+        let v = std::env::var("SCOPECHECK_INJECT_FAULT").ok()?;
+        let (part, at) = v.split_once('@').unwrap_or((&v, "check"));
+        Some((part.to_string(), at.to_string()))
+    });
+    if let Some((part, at)) = fault {
+        if !part.is_empty() && at == stage && file.contains(part.as_str()) {
+            panic!("fault injected by SCOPECHECK_INJECT_FAULT into {file} ({stage})");
+        }
+    }
+}
 
 /// Makes the report of one file: its verdicts or its failure, in `mode`; writes its pictures.
 pub fn render(

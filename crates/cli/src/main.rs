@@ -68,7 +68,34 @@ fn main() -> ExitCode {
     // yield to those).
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let status = match cli.command {
+    // Every thread that reads or checks a file gets the large stack `check::WORKER_STACK`: the
+    // global pool's (which the search hands subtrees to) and the one the subcommand runs on.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(check::WORKER_STACK)
+        .build_global();
+    let status = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("scopecheck".into())
+            .stack_size(check::WORKER_STACK)
+            .spawn_scoped(s, || dispatch(cli, &matches))
+            .map(|t| t.join())
+    });
+    match status {
+        Ok(Ok(status)) => ExitCode::from(with_output_checked(status)),
+        // A panic outside every per-file guard: the hook has printed it; the status is
+        // Rust's for a panic.
+        Ok(Err(_)) => ExitCode::from(101),
+        // No thread could be made: run here, with the main thread's stack.
+        Err(_) => {
+            let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+            ExitCode::from(with_output_checked(dispatch(cli, &matches)))
+        }
+    }
+}
+
+/// Runs the subcommand; returns its exit status.
+fn dispatch(cli: Cli, matches: &clap::ArgMatches) -> u8 {
+    match cli.command {
         Command::Check(args) => {
             let given = matches
                 .subcommand_matches("check")
@@ -87,8 +114,7 @@ fn main() -> ExitCode {
         Command::Run(args) => passed(run::run(&args)),
         Command::Caps(args) => passed(caps::run(&args)),
         Command::Cost(args) => passed(cost::run(&args)),
-    };
-    ExitCode::from(with_output_checked(status))
+    }
 }
 
 /// The status of a subcommand that says only whether everything went well.

@@ -81,12 +81,13 @@ impl Failure {
         })
     }
 
-    /// A panic inside scopecheck: a bug, not a problem with the test.
-    pub fn internal(file: &str, source: String) -> Box<Failure> {
+    /// A panic inside scopecheck: a bug, not a problem with the test. `source`: the file's
+    /// text when it was read; `why`: the panic's message.
+    pub fn internal(file: &str, source: Option<String>, why: &str) -> Box<Failure> {
         Box::new(Failure {
             file: file.into(),
-            message: "internal error: scopecheck panicked while checking this test".into(),
-            source: Some(source),
+            message: format!("internal error: scopecheck panicked while checking this test: {why}"),
+            source,
             at: None,
             help: Some("this is a bug in scopecheck, not in the test; please report it".into()),
         })
@@ -254,5 +255,26 @@ impl Diagnostic for Diag {
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help.as_ref().map(|h| Box::new(h) as _)
+    }
+}
+
+/// What a caught panic said: its message when it was a string, as `panic!` makes it.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Runs one file's work `f`, turning a panic inside it into that file's internal-error
+/// failure, so that the files after it are still read, checked and reported.
+pub fn guarded<T>(
+    file: &str,
+    f: impl FnOnce() -> Result<T, Box<Failure>>,
+) -> Result<T, Box<Failure>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(Failure::internal(file, None, &panic_message(&*payload))),
     }
 }

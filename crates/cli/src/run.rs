@@ -179,8 +179,10 @@ pub fn run(args: &RunArgs) -> bool {
     if args.emit_ptx {
         let mut ok = true;
         for input in &inputs {
-            match read_parse_warn(input, &args.check.cuda_options())
-                .map(|(_, p, _)| generate(&p, &gen))
+            match crate::render::guarded(&input.file, || {
+                read_parse_warn(input, &args.check.cuda_options())
+            })
+            .map(|(_, p, _)| generate(&p, &gen))
             {
                 Ok(Ok(k)) => out!("{}", k.ptx),
                 Ok(Err(e)) => {
@@ -320,7 +322,9 @@ fn checked(
     args: &RunArgs,
     input: &inputs::Input,
 ) -> Result<(String, Program, Verdict), Box<crate::render::Failure>> {
-    let (source, program, _) = read_parse_warn(input, &args.check.cuda_options())?;
+    let (source, program, _) = crate::render::guarded(&input.file, || {
+        read_parse_warn(input, &args.check.cuda_options())
+    })?;
     let verdict = check_guarded(&input.file, &source, &program, &args.check.check_options())?;
     Ok((source, program, verdict))
 }
@@ -348,14 +352,17 @@ fn run_file(
 ) -> (bool, FileEnd) {
     let stop = stop_flag();
     let mut end = FileEnd::default();
-    let (source, program) =
-        match read_parse_warn(input, &args.check.cuda_options()).map(|(s, p, _)| (s, p)) {
-            Ok(x) => x,
-            Err(f) => {
-                report_failure(args.json, &f.file, &f.message);
-                return (false, end);
-            }
-        };
+    let (source, program) = match crate::render::guarded(&input.file, || {
+        read_parse_warn(input, &args.check.cuda_options())
+    })
+    .map(|(s, p, _)| (s, p))
+    {
+        Ok(x) => x,
+        Err(f) => {
+            report_failure(args.json, &f.file, &f.message);
+            return (false, end);
+        }
+    };
     let verdict = match check_guarded(&input.file, &source, &program, opts) {
         Ok(v) => v,
         Err(f) => {

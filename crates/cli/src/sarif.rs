@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use scopecheck_report::sarif::{CheckedVerdict, SarifLog};
+use scopecheck_report::sarif::{CheckedVerdict, SarifLog, SarifResult};
 
 use crate::check::Checked;
 use crate::inputs::Input;
@@ -55,38 +55,9 @@ impl SarifOutput {
         self.file.is_none()
     }
 
-    /// Adds one file's results: what checking it found, or why it was not checked.
-    pub fn add(&mut self, input: &Input, result: &Result<Checked, Box<Failure>>) {
-        match result {
-            Ok(c) => {
-                let warnings: Vec<_> = c
-                    .warnings
-                    .iter()
-                    .map(|w| (w.span, w.message.clone()))
-                    .collect();
-                let verdicts: Vec<CheckedVerdict> = c
-                    .verdicts
-                    .iter()
-                    .map(|verdict| CheckedVerdict {
-                        program: c.program_of(verdict),
-                        verdict,
-                    })
-                    .collect();
-                self.log
-                    .add_checked(&input.file, &c.source, &warnings, &verdicts);
-            }
-            Err(f) => self.add_failure(f),
-        }
-    }
-
     /// Adds a file that could not be read, parsed or checked.
     pub fn add_failure(&mut self, f: &Failure) {
-        let (span, source) = f.position();
-        let message = match f.help() {
-            Some(help) => format!("{}; {help}", f.message),
-            None => f.message.clone(),
-        };
-        self.log.add_input_error(&f.file, source, span, &message);
+        self.push_all(failure_results(f));
     }
 
     /// Adds results another subcommand made (`tune`).
@@ -113,6 +84,43 @@ impl SarifOutput {
             }
         }
     }
+}
+
+/// One file's results, made on the thread that checked it (the log only collects them): what
+/// checking found, or why the file was not checked.
+pub fn results_of(input: &Input, result: &Result<Checked, Box<Failure>>) -> Vec<SarifResult> {
+    let c = match result {
+        Ok(c) => c,
+        Err(f) => return failure_results(f),
+    };
+    let warnings: Vec<_> = c
+        .warnings
+        .iter()
+        .map(|w| (w.span, w.message.clone()))
+        .collect();
+    let verdicts: Vec<CheckedVerdict> = c
+        .verdicts
+        .iter()
+        .map(|verdict| CheckedVerdict {
+            program: c.program_of(verdict),
+            verdict,
+        })
+        .collect();
+    let mut log = SarifLog::new();
+    log.add_checked(&input.file, &c.source, &warnings, &verdicts);
+    log.results().to_vec()
+}
+
+/// The `input-error` result of a file that could not be read, parsed or checked.
+pub fn failure_results(f: &Failure) -> Vec<SarifResult> {
+    let (span, source) = f.position();
+    let message = match f.help() {
+        Some(help) => format!("{}; {help}", f.message),
+        None => f.message.clone(),
+    };
+    let mut log = SarifLog::new();
+    log.add_input_error(&f.file, source, span, &message);
+    log.results().to_vec()
 }
 
 impl LogFile {

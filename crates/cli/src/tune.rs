@@ -103,7 +103,9 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
     };
     let (mut failed, mut wrong, mut unsettled) = (false, false, false);
     for input in &inputs {
-        let checked = match check::check_file(input, &opts, &models, &cuda, None, &cli) {
+        let checked = match crate::render::guarded(&input.file, || {
+            check::check_file(input, &opts, &models, &cuda, None, &cli)
+        }) {
             Ok(c) => c,
             Err(f) => {
                 failed = true;
@@ -142,10 +144,14 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
                 report_failure(&f, args.json);
                 continue;
             }
-            Err(_) => {
+            Err(payload) => {
                 failed = true;
                 report_failure(
-                    &Failure::internal(&input.file, checked.source.clone()),
+                    &Failure::internal(
+                        &input.file,
+                        Some(checked.source.clone()),
+                        &crate::render::panic_message(&*payload),
+                    ),
                     args.json,
                 );
                 continue;
