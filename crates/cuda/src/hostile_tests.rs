@@ -244,3 +244,34 @@ fn allocations_and_arrays_are_bounded_before_they_are_made() {
     assert!(e.message.contains("too many memory locations"), "{e}");
     assert!(e.message.contains(&MAX_LOCATIONS.to_string()), "{e}");
 }
+
+#[test]
+fn if_conditional_chains_are_read_by_a_loop() {
+    use crate::preprocess;
+    let pick = |cond: &str| {
+        let src = format!("#if {cond}\nA\n#else\nB\n#endif\n");
+        match preprocess(&src, &[]) {
+            Ok(p) => p.text.trim().to_string(),
+            Err(e) => panic!("{e:?}"),
+        }
+    };
+    // `0 ? 0 : 0 ? 0 : ... : 1` 100,000 arms deep (it recursed once per arm): every
+    // condition is false, so the last arm, 1, is the value.
+    assert_eq!(pick(&format!("{}1", "0 ? 0 : ".repeat(100_000))), "A");
+    // One true condition early picks its arm, 0, over everything after it.
+    assert_eq!(
+        pick(&format!("0 ? 1 : 1 ? 0 : {}1", "0 ? 0 : ".repeat(100_000))),
+        "B"
+    );
+    // A conditional nested in a middle arm is a level: `1 ? 1 ? ... : 1 : 1` 10,000 deep is
+    // refused at the `?` past the 200th level; `#if ` is 4 columns and each `1 ? ` 4 more,
+    // so the 201st `?` is at column 4 * 201 + 3.
+    let src = format!(
+        "#if {}1{}\n#endif\n",
+        "1 ? ".repeat(10_000),
+        " : 1".repeat(10_000)
+    );
+    let e = preprocess(&src, &[]).unwrap_err();
+    assert_eq!(e.message, "#if expression nested too deeply");
+    assert_eq!((e.span.line, e.span.column), (1, 4 * 201 + 3), "{e:?}");
+}

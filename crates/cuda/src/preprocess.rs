@@ -1724,19 +1724,34 @@ impl Expr<'_> {
         Ok(v)
     }
 
+    /// `c ? a : b`. A chain `c1 ? a1 : c2 ? a2 : ... : z` nests to the right as deep as it
+    /// is long, so its conditions are read by a loop and the arms folded from the last; a
+    /// conditional nested in a middle arm is a level of [`MAX_IF_NESTING`].
     fn conditional(&mut self, ev: bool) -> ExprResult<Val> {
-        let c = self.binary(1, ev)?;
-        if !self.eat("?") {
-            return Ok(c);
+        let mut arms: Vec<(bool, Val)> = Vec::new();
+        let mut ev = ev;
+        loop {
+            let c = self.binary(1, ev)?;
+            let Some(q) = self.peek().filter(|t| t.is_punct("?")).map(|t| t.at) else {
+                // `c` is the last arm; each `ci ? ai :` before it picks `ai` or what follows.
+                return Ok(arms.into_iter().rev().fold(c, |b, (yes, a)| Val {
+                    v: if yes { a.v } else { b.v },
+                    unsigned: a.unsigned || b.unsigned,
+                }));
+            };
+            self.pos += 1;
+            let yes = c.v != 0;
+            self.depth += 1;
+            if self.depth > MAX_IF_NESTING {
+                return Err((q, "#if expression nested too deeply".to_string()));
+            }
+            let a = self.comma(ev && yes);
+            self.depth -= 1;
+            let a = a?;
+            self.expect(":")?;
+            arms.push((yes, a));
+            ev = ev && !yes;
         }
-        let yes = c.v != 0;
-        let a = self.comma(ev && yes)?;
-        self.expect(":")?;
-        let b = self.conditional(ev && !yes)?;
-        Ok(Val {
-            v: if yes { a.v } else { b.v },
-            unsigned: a.unsigned || b.unsigned,
-        })
     }
 
     fn binary(&mut self, min: u8, ev: bool) -> ExprResult<Val> {
