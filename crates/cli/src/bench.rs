@@ -37,7 +37,7 @@ struct Sample {
     file: String,
     median: Duration,
     checks: u64,
-    executions_per_check: u64,
+    executions_per_check: u128,
 }
 
 /// Runs `bench`; returns whether every file was parsed and checked.
@@ -65,7 +65,7 @@ pub fn run(args: &BenchArgs) -> bool {
     }
 
     let mut samples = Vec::new();
-    let (mut total_checks, mut total_executions, mut total_time) = (0u64, 0u64, Duration::ZERO);
+    let (mut total_checks, mut total_executions, mut total_time) = (0u64, 0u128, Duration::ZERO);
     outln!(
         "{:>12} {:>8} {:>12} {:>12} {:>8}  test",
         "median ms",
@@ -119,7 +119,8 @@ pub fn run(args: &BenchArgs) -> bool {
                 sample.file
             );
             total_checks += sample.checks;
-            total_executions += sample.checks * sample.executions_per_check;
+            total_executions +=
+                u128::from(sample.checks).saturating_mul(sample.executions_per_check);
             total_time += spent;
             samples.push(sample);
         }

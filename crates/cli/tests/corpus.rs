@@ -327,7 +327,7 @@ fn await_loop_executions_do_not_grow_with_unroll() {
     let source = std::fs::read_to_string(root.join("tests/litmus/ptx/Lock+ttas.gpu.litmus"))
         .expect("the TTAS test");
     let program = scopecheck_litmus::parse(&source).expect("parses");
-    let counts: Vec<(u64, bool, usize)> = [1, 2, 4, 8, 16]
+    let counts: Vec<(u128, bool, usize)> = [1, 2, 4, 8, 16]
         .iter()
         .map(|&unroll| {
             let opts = CheckOptions {
@@ -639,7 +639,7 @@ fn bench_corpus_small_instances_match_their_derived_counts() {
             let path = root.join(dialect).join(format!("{name}.litmus"));
             let source = std::fs::read_to_string(&path).expect("a benchmark");
             let expected = expectation(&path, &source);
-            let executions: u64 = comment_field(&source, "expect-executions:")
+            let executions: u128 = comment_field(&source, "expect-executions:")
                 .and_then(|t| t.split("--").next())
                 .and_then(|n| n.trim().parse().ok())
                 .unwrap_or_else(|| panic!("{}: no expect-executions", path.display()));

@@ -31,7 +31,13 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
 impl<'p> Leaf<'_, '_, 'p> {
     /// Judges a graph whose reads-from is complete and where no thread can go on: under every
     /// coherence order the model accepts, or under `co` alone when the explorer chose it.
-    pub fn judge(&mut self, g: &Graph<'p>, paths: &[&Trace], weight: u64, co: Option<&Relation>) {
+    pub fn judge(
+        &mut self,
+        g: &Graph<'p>,
+        paths: &[&Trace],
+        weight: crate::count::Count,
+        co: Option<&Relation>,
+    ) {
         let unfinished: Vec<usize> = (0..paths.len())
             .filter(|&t| paths[t].end != PathEnd::Finished)
             .collect();
@@ -60,7 +66,7 @@ impl<'p> Leaf<'_, '_, 'p> {
         key.push(0);
         let mut accept = |co: &Relation, races: &[crate::Race]| {
             if unfinished.is_empty() {
-                out.reported += weight;
+                out.reported = out.reported.saturating_add(weight);
                 let found = crate::Found { weight, key: &key };
                 on_execution(g, paths, co, races, &found);
                 *key.last_mut().expect("the index") += 1;

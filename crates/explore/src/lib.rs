@@ -11,6 +11,7 @@
 //! The explorer knows program semantics (paths, values, barriers) and nothing of any model.
 
 mod candidates;
+pub mod count;
 pub mod graph;
 pub mod interp;
 mod leaf;
@@ -254,8 +255,9 @@ pub struct Exploration {
     pub hangs: Vec<Hang>,
     /// Graphs where some thread could not finish (spinning, at a barrier, cut, faulted).
     pub blocked: u64,
-    /// Consistent finished executions handed to the caller.
-    pub reported: u64,
+    /// Consistent finished executions handed to the caller, each counted with its weight
+    /// ([`Found::weight`]); saturated at `u128::MAX` ([`count::at_least`]).
+    pub reported: count::Count,
     /// Partial graphs the model was asked about.
     pub checks: u64,
     /// Graphs where every thread finished, handed to the model (each gives zero or more
@@ -293,7 +295,7 @@ impl Exploration {
         add_new(&mut self.reduced_loops, later.reduced_loops);
         add_new(&mut self.hangs, later.hangs);
         self.blocked += later.blocked;
-        self.reported += later.reported;
+        self.reported = self.reported.saturating_add(later.reported);
         self.checks += later.checks;
         self.finished += later.finished;
         self.dead_ends += later.dead_ends;
@@ -360,7 +362,7 @@ pub type OnExecution<'f, 'p> =
 pub struct Found<'k> {
     /// How many executions it stands for (more than one under symmetry reduction: its images
     /// under permutations of interchangeable threads).
-    pub weight: u64,
+    pub weight: count::Count,
     /// Its place in the search order (lexicographic): of the executions that could show
     /// something (a witness, a picture), the one of least key is meant, whatever order a
     /// parallel search handed them on in.

@@ -242,7 +242,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// other names (`named`, [`Search::referenced`]) come first, in every order (all of them
     /// when `all`, else up to [`MAX_TIE_ORDERS`]), then the others sorted by where they read
     /// from (nothing names them, so no other order can give a smaller form). With each
-    /// renaming (`sc.same`), how many orders of the unnamed threads give the same form. False
+    /// renaming (`sc.same`), the groups of unnamed threads whose orders all give the same form. False
     /// when `all` and there are more orders.
     fn renamings(
         classes: &[Vec<usize>],
@@ -299,6 +299,8 @@ impl<'p> Search<'_, '_, 'p> {
         let choices = if orders > MAX_TIE_ORDERS { 1 } else { orders };
         sc.names.clear();
         sc.same.clear();
+        sc.same_at.clear();
+        sc.same_at.push(0);
         for choice in 0..choices {
             let name = sc.names.len()..sc.names.len() + n;
             sc.names.extend(0..n);
@@ -315,7 +317,6 @@ impl<'p> Search<'_, '_, 'p> {
                     sc.names[name.start + t] = class[run.slot + i];
                 }
             }
-            let mut same = 1u64;
             for run in &sc.runs {
                 let unnamed = &sc.sorted[run.at + run.named..run.at + run.len];
                 if unnamed.is_empty() {
@@ -335,14 +336,16 @@ impl<'p> Search<'_, '_, 'p> {
                     .by_sources
                     .chunk_by(|&a, &b| sources.row(a) == sources.row(b))
                 {
-                    same = same.saturating_mul(factorial(alike.len()));
+                    if alike.len() > 1 {
+                        sc.same.push(alike.len());
+                    }
                 }
                 let class = &classes[run.class];
                 for (i, &k) in sc.by_sources.iter().enumerate() {
                     sc.names[name.start + unnamed[k]] = class[run.slot + run.named + i];
                 }
             }
-            sc.same.push(same);
+            sc.same_at.push(sc.same.len());
         }
         true
     }
@@ -366,7 +369,7 @@ impl<'p> Search<'_, '_, 'p> {
 
     /// For a leaf: its canonical digest and the size of its orbit (how many executions it
     /// stands for); `None` when its automorphisms are too many to count.
-    pub(crate) fn leaf_orbit(&mut self, st: &State) -> Option<(Digest, u64)> {
+    pub(crate) fn leaf_orbit(&mut self, st: &State) -> Option<(Digest, crate::count::Count)> {
         let unrelaxed = Self::all_kept(st);
         let named = Self::referenced(st);
         let sc = &mut self.scratch;
@@ -374,29 +377,23 @@ impl<'p> Search<'_, '_, 'p> {
             return None;
         }
         let n = st.threads.len().max(1);
-        let (names, same) = (std::mem::take(&mut sc.names), std::mem::take(&mut sc.same));
-        let forms: Vec<(Vec<i64>, u64)> = names
+        let names = std::mem::take(&mut sc.names);
+        let forms: Vec<Vec<i64>> = names
             .chunks(n)
-            .zip(&same)
-            .map(|(name, &same)| {
+            .map(|name| {
                 Self::renamed_form(st, sc, name, &unrelaxed);
-                (sc.form.clone(), same)
+                sc.form.clone()
             })
             .collect();
-        (sc.names, sc.same) = (names, same);
-        let least = &forms
-            .iter()
-            .min_by(|a, b| a.0.cmp(&b.0))
-            .expect("a renaming")
-            .0;
+        sc.names = names;
+        let least = forms.iter().min().expect("a renaming");
         // The renamings that give the least form differ by an automorphism of the leaf, and
-        // so do the orders of unnamed threads that read alike.
-        let aut: u64 = forms.iter().filter(|f| &f.0 == least).map(|f| f.1).sum();
-        let all: u64 = self
-            .classes
-            .iter()
-            .fold(1u64, |w, c| w.saturating_mul(factorial(c.len())));
-        Some((digest(least), all / aut))
+        // so do the orders of unnamed threads that read alike: the automorphisms number the
+        // sum, over those renamings, of the products of the factorials of the alike groups.
+        let alike = |i: usize| &sc.same[sc.same_at[i]..sc.same_at[i + 1]];
+        let terms = (0..forms.len()).filter(|&i| &forms[i] == least).map(alike);
+        let sizes: Vec<usize> = self.classes.iter().map(Vec::len).collect();
+        Some((digest(least), crate::count::orbit_size(&sizes, terms)))
     }
 }
 
@@ -411,9 +408,12 @@ pub(crate) struct Scratch {
     runs: Vec<Run>,
     /// One order of a run's named members.
     order: Vec<usize>,
-    /// The renamings (`n` names each) and how many orders of unnamed threads give each form.
+    /// The renamings (`n` names each) and, for each, the sizes (more than one) of the groups
+    /// of unnamed threads that read alike, whose orders all give its form: renaming `i`'s are
+    /// `same[same_at[i]..same_at[i + 1]]`.
     names: Vec<usize>,
-    same: Vec<u64>,
+    same: Vec<usize>,
+    same_at: Vec<usize>,
     /// The sources of a run's unnamed members, and those members in order of them.
     sources: Rows,
     by_sources: Vec<usize>,

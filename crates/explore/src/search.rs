@@ -132,7 +132,7 @@ impl Budget {
             return true;
         }
         if let Some(max) = self.max_executions {
-            if out.reported >= max {
+            if out.reported >= u128::from(max) {
                 out.cut_short = Some(format!("--max-executions {max} was reached"));
                 return true;
             }

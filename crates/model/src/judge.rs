@@ -84,9 +84,9 @@ fn describe_instr(program: &Program, thread: ThreadId, instr: usize) -> String {
 #[derive(Default)]
 struct Tally {
     states: BTreeMap<Vec<Value>, bool>,
-    positive: u64,
-    negative: u64,
-    executions: u64,
+    positive: u128,
+    negative: u128,
+    executions: u128,
     races: Vec<RaceReport>,
     /// The first (least keyed: `Found::key`) execution that shows the answer, with its key.
     witness: Option<(Vec<u64>, Vec<WitnessRead>)>,
@@ -141,17 +141,18 @@ pub fn judge(
                 // satisfying the proposition; for `~exists` and `forall`, one breaking the
                 // requirement).
                 let mut shows = false;
-                let mut satisfied = (0u64, 0u64);
+                let mut satisfied = (0u128, 0u128);
                 let mut states = vec![];
                 // The first state, and the first that shows the answer, for pictures.
                 let mut first_state: Option<(Vec<Value>, bool)> = None;
                 let mut shows_state: Option<Vec<Value>> = None;
                 for_each_state(&choices, &mut |vals| {
                     let satisfies = holds(prop, &observables, vals);
+                    // Counts saturate: `u128::MAX` reads "at least" (`Verdict::counts_at_least`).
                     if satisfies {
-                        satisfied.0 += weight;
+                        satisfied.0 = satisfied.0.saturating_add(weight);
                     } else {
-                        satisfied.1 += weight;
+                        satisfied.1 = satisfied.1.saturating_add(weight);
                     }
                     let here = satisfies != (quantifier == Quantifier::Forall);
                     shows |= here;
@@ -169,9 +170,9 @@ pub fn judge(
                         t.races.push(report);
                     }
                 }
-                t.executions += weight;
-                t.positive += satisfied.0;
-                t.negative += satisfied.1;
+                t.executions = t.executions.saturating_add(weight);
+                t.positive = t.positive.saturating_add(satisfied.0);
+                t.negative = t.negative.saturating_add(satisfied.1);
                 t.states.extend(states);
                 let key = found.key;
                 if shows && earlier(key, &t.witness) {

@@ -109,12 +109,13 @@ pub struct Verdict {
     pub states: Vec<FinalState>,
     pub outcome: Outcome,
     pub observation: Observation,
-    /// Executions (final-state choices included) that satisfy the proposition.
-    pub positive: u64,
+    /// Executions (final-state choices included) that satisfy the proposition. Like the
+    /// other two counts, exact unless it saturated at `u128::MAX` ([`Verdict::counts_at_least`]).
+    pub positive: u128,
     /// Executions that do not.
-    pub negative: u64,
+    pub negative: u128,
     /// Consistent executions found (candidate graphs accepted by the model).
-    pub executions: u64,
+    pub executions: u128,
     /// Candidate executions the model rejected, by the axiom that rejected them.
     pub rejected: Vec<(&'static str, u64)>,
     /// Present when the exploration did not cover every execution.
@@ -151,6 +152,13 @@ impl Verdict {
     /// terminates (every one hangs), so a requirement holds of no final state at all.
     pub fn vacuous(&self) -> bool {
         self.is_complete() && self.executions == 0
+    }
+
+    /// Whether some count saturated at `u128::MAX` and so says "at least that many" (an
+    /// orbit or a sum past 2^128 executions); the counts are exact otherwise.
+    pub fn counts_at_least(&self) -> bool {
+        use scopecheck_explore::count::at_least;
+        at_least(self.positive) || at_least(self.negative) || at_least(self.executions)
     }
 
     pub fn is_complete(&self) -> bool {

@@ -117,7 +117,16 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
         verdict.negative
     );
     let _ = writeln!(out, "Time {name} {:.2}", time.as_secs_f64());
-    let _ = writeln!(out, "Executions {}", verdict.executions);
+    let _ = writeln!(
+        out,
+        "Executions {}{}",
+        verdict.executions,
+        if verdict.counts_at_least() {
+            " (at least: a count saturated at 2^128 - 1)"
+        } else {
+            ""
+        }
+    );
     if !verdict.symmetry.is_empty() {
         let threads: usize = verdict.symmetry.iter().sum();
         let classes = verdict.symmetry.len();
@@ -424,9 +433,10 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
         "result": outcome_text(verdict.outcome),
         "observation": observation_text(verdict.observation),
         "states": states,
-        "positive": verdict.positive,
-        "negative": verdict.negative,
-        "executions": verdict.executions,
+        "positive": count_json(verdict.positive),
+        "negative": count_json(verdict.negative),
+        "executions": count_json(verdict.executions),
+        "counts_at_least": verdict.counts_at_least(),
         "complete": verdict.is_complete(),
         "vacuous": verdict.vacuous(),
         "incomplete_reason": verdict.incomplete.as_ref().map(|i| i.reason.as_str()),
@@ -791,3 +801,12 @@ pub mod tune;
 
 #[cfg(test)]
 mod tests;
+
+/// A count as JSON: a number up to `u64::MAX`, which every JSON reader of 64-bit integers
+/// takes; a decimal string beyond (a JSON number that large loses digits in most readers).
+fn count_json(n: u128) -> Value {
+    match u64::try_from(n) {
+        Ok(n) => Value::from(n),
+        Err(_) => Value::from(n.to_string()),
+    }
+}

@@ -301,6 +301,7 @@ fn json_has_every_field_in_order() {
         "positive": 1,
         "negative": 3,
         "executions": 4,
+        "counts_at_least": false,
         "complete": true,
         "vacuous": false,
         "incomplete_reason": null,
@@ -321,7 +322,7 @@ fn json_has_every_field_in_order() {
     // Key order is part of the format: the observables' order, then the documented order.
     assert_eq!(
         got.to_string(),
-        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"complete":true,"vacuous":false,"incomplete_reason":null,"time_ms":1.5,"terminates":true,"reduced_loops":0,"symmetry_classes":[],"hangs":[],"lints":[],"platform":"ideal","platform_notes":[],"witness":[],"racy":false,"races":[],"rejected":{"causality":2}}"#
+        r#"{"name":"MP+rel.cta+acq.gpu","file":"tests/mp.litmus","model":"ptx","condition":"exists","result":"Ok","observation":"Sometimes","states":[{"values":{"P1:r0":1,"P1:r1":0,"flag":1},"satisfies":true}],"positive":1,"negative":3,"executions":4,"counts_at_least":false,"complete":true,"vacuous":false,"incomplete_reason":null,"time_ms":1.5,"terminates":true,"reduced_loops":0,"symmetry_classes":[],"hangs":[],"lints":[],"platform":"ideal","platform_notes":[],"witness":[],"racy":false,"races":[],"rejected":{"causality":2}}"#
     );
 }
 
