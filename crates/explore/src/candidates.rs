@@ -150,7 +150,7 @@ pub fn explore<'p>(
             ticks: 0,
             leaves: leaves_before,
         };
-        run.choose(0);
+        run.choose();
         leaves_before = run.leaves;
         if out.cut_short.is_some() {
             break;
@@ -185,30 +185,49 @@ impl<'p> Run<'_, 'p> {
         self.budget.spent(self.out, self.ticks)
     }
 
-    /// Chooses a path for thread `t`, pruning paths that read a value nothing can write.
-    fn choose(&mut self, t: usize) {
+    /// Chooses a path for each thread in turn, pruning paths that read a value nothing can
+    /// write, and judges each combination. Depth first on a stack of its own (one level per
+    /// thread): `next[t]` is the next path of thread `t` to try. A level entered once the budget
+    /// is spent returns at once, as the recursion this replaced did.
+    fn choose(&mut self) {
         if self.spent() {
             return;
         }
-        if t == self.paths.len() {
-            self.combination();
-            return;
-        }
-        for (i, pv) in self.values[t].iter().enumerate() {
-            let feasible = pv.reads.iter().all(|rv| {
-                pv.writes.contains(rv)
-                    || self.written.contains(rv)
-                    || self.available[t + 1].binary_search(rv).is_ok()
-            });
-            if !feasible {
+        let mut next: Vec<usize> = vec![0];
+        let mut marks: Vec<usize> = Vec::new();
+        while let Some(&from) = next.last() {
+            let t = next.len() - 1;
+            let found = if t == self.paths.len() {
+                self.combination();
+                None
+            } else {
+                (from..self.values[t].len()).find(|&i| {
+                    self.values[t][i].reads.iter().all(|rv| {
+                        self.values[t][i].writes.contains(rv)
+                            || self.written.contains(rv)
+                            || self.available[t + 1].binary_search(rv).is_ok()
+                    })
+                })
+            };
+            let Some(i) = found else {
+                // This level is done: back to the thread before, undoing its choice.
+                next.pop();
+                if let Some(mark) = marks.pop() {
+                    self.chosen.pop();
+                    self.written.truncate(mark);
+                }
+                continue;
+            };
+            next[t] = i + 1;
+            marks.push(self.written.len());
+            self.written.extend_from_slice(&self.values[t][i].writes);
+            self.chosen.push(i);
+            if self.spent() {
+                self.chosen.pop();
+                self.written.truncate(marks.pop().expect("its mark"));
                 continue;
             }
-            let mark = self.written.len();
-            self.written.extend_from_slice(&pv.writes);
-            self.chosen.push(i);
-            self.choose(t + 1);
-            self.chosen.pop();
-            self.written.truncate(mark);
+            next.push(0);
         }
     }
 
@@ -282,34 +301,51 @@ impl<'p> Run<'_, 'p> {
             candidates.push(c);
         }
         let mut g = g;
-        self.reads_from(&mut g, &reads, &candidates, 0, &paths);
+        self.reads_from(&mut g, &reads, &candidates, &paths);
     }
 
+    /// Chooses a write for each of `reads` in turn from its `candidates`, pruning prefixes the
+    /// model rejects, and judges each complete choice. Depth first on a stack of its own (one
+    /// level per read, as many as the paths have): `next[k]` is the next candidate of read `k`.
     fn reads_from(
         &mut self,
         g: &mut Graph<'p>,
         reads: &[usize],
         candidates: &[Vec<usize>],
-        k: usize,
         paths: &[&Trace],
     ) {
         if self.spent() {
             return;
         }
-        if k < reads.len() {
-            for &w in &candidates[k] {
-                g.rf[reads[k]] = Some(w);
-                // Prune as early as the model allows: a prefix of reads-from that already breaks
-                // an axiom breaks it in every completion.
-                if self.model.consistent_so_far(g) {
-                    self.reads_from(g, reads, candidates, k + 1, paths);
-                } else {
-                    self.out.rejected.add("(reads-from prefix)");
-                }
+        let mut next: Vec<usize> = vec![0];
+        while let Some(&j) = next.last() {
+            let k = next.len() - 1;
+            if k == reads.len() {
+                self.judge_leaf(g, paths);
+                next.pop();
+                continue;
             }
-            g.rf[reads[k]] = None;
-            return;
+            let Some(&w) = candidates[k].get(j) else {
+                g.rf[reads[k]] = None;
+                next.pop();
+                continue;
+            };
+            next[k] += 1;
+            g.rf[reads[k]] = Some(w);
+            // Prune as early as the model allows: a prefix of reads-from that already breaks
+            // an axiom breaks it in every completion.
+            if self.model.consistent_so_far(g) {
+                if !self.spent() {
+                    next.push(0);
+                }
+            } else {
+                self.out.rejected.add("(reads-from prefix)");
+            }
         }
+    }
+
+    /// Judges the execution of `paths` with every read's write chosen in `g`.
+    fn judge_leaf(&mut self, g: &Graph<'p>, paths: &[&Trace]) {
         let key = [self.leaves];
         self.leaves += 1;
         let mut leaf = Leaf {

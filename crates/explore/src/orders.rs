@@ -34,32 +34,47 @@ pub fn for_each_order_pruned(
     extend(closed, pairs, dead, visit);
 }
 
+/// The orders containing `order` that relate each of `pairs` one way, depth first: the pair's
+/// one way and its extensions before its other way's (an explicit stack: `pairs` is as long as
+/// the input makes it, a call per pair overflowed the stack).
 fn extend(
     order: Relation,
     pairs: &[(usize, usize)],
     dead: &dyn Fn(&Relation) -> bool,
     visit: &mut dyn FnMut(&Relation),
 ) {
-    // Skip pairs already decided by what was chosen before.
-    let mut rest = pairs;
-    while let Some((&(a, b), tail)) = rest.split_first() {
-        if order.contains(a, b) || order.contains(b, a) {
-            rest = tail;
-        } else {
-            break;
+    enum Todo {
+        /// Relate the pairs from this index on.
+        Extend(Relation, usize),
+        /// Relate pair `pairs[i]` the other way, then those after it.
+        Other(Relation, usize),
+    }
+    let mut todo = vec![Todo::Extend(order, 0)];
+    while let Some(next) = todo.pop() {
+        match next {
+            Todo::Extend(order, from) => {
+                // Skip pairs already decided by what was chosen before.
+                let Some(i) = (from..pairs.len()).find(|&i| {
+                    let (a, b) = pairs[i];
+                    !order.contains(a, b) && !order.contains(b, a)
+                }) else {
+                    visit(&order);
+                    continue;
+                };
+                let (a, b) = pairs[i];
+                let mut one = order.clone();
+                todo.push(Todo::Other(order, i));
+                if one.insert_closed(a, b) && !dead(&one) {
+                    todo.push(Todo::Extend(one, i + 1));
+                }
+            }
+            Todo::Other(mut other, i) => {
+                let (a, b) = pairs[i];
+                if other.insert_closed(b, a) && !dead(&other) {
+                    todo.push(Todo::Extend(other, i + 1));
+                }
+            }
         }
-    }
-    let Some((&(a, b), tail)) = rest.split_first() else {
-        visit(&order);
-        return;
-    };
-    let mut one = order.clone();
-    if one.insert_closed(a, b) && !dead(&one) {
-        extend(one, tail, dead, visit);
-    }
-    let mut other = order;
-    if other.insert_closed(b, a) && !dead(&other) {
-        extend(other, tail, dead, visit);
     }
 }
 

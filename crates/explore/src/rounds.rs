@@ -251,8 +251,7 @@ impl<'p> Search<'_, '_, 'p> {
             .collect();
         let n = f.eligible.len();
         let mut out = Vec::new();
-        let mut pick: Vec<usize> = Vec::with_capacity(f.count);
-        combinations(n, f.count, 0, &mut pick, &mut |set| {
+        combinations(n, f.count, &mut |set| {
             if !set.iter().any(|&i| f.eligible[i].1) {
                 return;
             }
@@ -356,23 +355,57 @@ impl<'p> Search<'_, '_, 'p> {
     }
 }
 
-/// Calls `each` with every increasing choice of `k` indices of `0..n` (after `pick`).
-fn combinations(
-    n: usize,
-    k: usize,
-    from: usize,
-    pick: &mut Vec<usize>,
-    each: &mut dyn FnMut(&[usize]),
-) {
-    if pick.len() == k {
-        return each(pick);
+/// Calls `each` with every increasing choice of `k` indices of `0..n`, in lexicographic order
+/// (iteratively: `k` is a barrier's thread count, as large as the input makes it).
+fn combinations(n: usize, k: usize, each: &mut dyn FnMut(&[usize])) {
+    if k > n {
+        return;
     }
-    for i in from..n {
-        if n - i < k - pick.len() {
-            break;
+    let mut pick: Vec<usize> = (0..k).collect();
+    loop {
+        each(&pick);
+        // The rightmost index that can still grow; those after it restart right behind it.
+        let Some(j) = (0..k).rev().find(|&j| pick[j] < n - k + j) else {
+            return;
+        };
+        pick[j] += 1;
+        for m in j + 1..k {
+            pick[m] = pick[m - 1] + 1;
         }
-        pick.push(i);
-        combinations(n, k, i + 1, pick, each);
-        pick.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::combinations;
+
+    fn all(n: usize, k: usize) -> Vec<Vec<usize>> {
+        let mut out = vec![];
+        combinations(n, k, &mut |p| out.push(p.to_vec()));
+        out
+    }
+
+    /// The 4-choose-2 = 6 pairs, each increasing, in lexicographic order.
+    #[test]
+    fn combinations_come_in_lexicographic_order() {
+        let pairs = all(4, 2);
+        let want = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
+        assert_eq!(pairs, want.map(|p| p.to_vec()).to_vec());
+    }
+
+    /// Choosing none is one choice; choosing more than there are is none; choosing all is one.
+    #[test]
+    fn combinations_at_the_edges() {
+        assert_eq!(all(3, 0), vec![Vec::<usize>::new()]);
+        assert!(all(2, 3).is_empty());
+        assert_eq!(all(3, 3), vec![vec![0, 1, 2]]);
+        // 5000 choose 4999 = 5000 choices, each leaving one index out: the first leaves out
+        // 4999, the last 0 (a pick as long as a barrier's count may be).
+        let mut left_out = vec![];
+        combinations(5000, 4999, &mut |p| {
+            left_out.push((0..5000).find(|i| p.get(*i) != Some(i)).unwrap())
+        });
+        assert_eq!(left_out.len(), 5000);
+        assert_eq!((left_out[0], left_out[4999]), (4999, 0));
     }
 }

@@ -45,21 +45,31 @@ fn final_values(
         .collect()
 }
 
-/// Every combination of one value per observable.
+/// Every combination of one value per observable, the last observable's value changing
+/// fastest (iteratively: there are as many observables as the condition names).
 fn for_each_state(choices: &[Vec<Value>], visit: &mut dyn FnMut(&[Value])) {
-    fn go(choices: &[Vec<Value>], acc: &mut Vec<Value>, visit: &mut dyn FnMut(&[Value])) {
-        match choices.split_first() {
-            None => visit(acc),
-            Some((first, rest)) => {
-                for v in first {
-                    acc.push(*v);
-                    go(rest, acc, visit);
-                    acc.pop();
-                }
-            }
+    if choices.iter().any(|c| c.is_empty()) {
+        return;
+    }
+    let mut at = vec![0usize; choices.len()];
+    let mut acc: Vec<Value> = choices.iter().map(|c| c[0]).collect();
+    loop {
+        visit(&acc);
+        // Advance like an odometer: the last observable that has a next value takes it, and
+        // those after it start over.
+        let Some(k) = (0..choices.len())
+            .rev()
+            .find(|&k| at[k] + 1 < choices[k].len())
+        else {
+            return;
+        };
+        at[k] += 1;
+        acc[k] = choices[k][at[k]];
+        for j in k + 1..choices.len() {
+            at[j] = 0;
+            acc[j] = choices[j][0];
         }
     }
-    go(choices, &mut Vec::with_capacity(choices.len()), visit);
 }
 
 /// Whether the final state `vals` (one value per observable, in `observables` order)
@@ -502,5 +512,27 @@ fn race_report(
         kind: r.kind,
         first,
         second,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_each_state;
+
+    /// One value per observable, the last changing fastest: 2 x 3 states in that order; no
+    /// observable is one (empty) state; an observable with no value leaves none.
+    #[test]
+    fn states_come_in_odometer_order() {
+        let mut seen = vec![];
+        for_each_state(&[vec![0, 1], vec![5, 6, 7]], &mut |s| seen.push(s.to_vec()));
+        let want = [[0, 5], [0, 6], [0, 7], [1, 5], [1, 6], [1, 7]];
+        assert_eq!(seen, want.map(|s| s.to_vec()).to_vec());
+        let mut n = 0;
+        for_each_state(&[], &mut |s| {
+            assert!(s.is_empty());
+            n += 1;
+        });
+        assert_eq!(n, 1);
+        for_each_state(&[vec![1], vec![]], &mut |_| panic!("no state"));
     }
 }
