@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{sys, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaEvent, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use scopecheck_ir::{Program, Value};
 
@@ -23,7 +23,7 @@ use crate::driver::{driver_err, Device};
 use crate::host::{
     HostPool, HostWords, Managed, Pinned, QuitOnDrop, DEFAULT_HOST_WORKERS, GO_IDLE,
 };
-use crate::layout::{Buffer, Rng, Shuffle};
+use crate::layout::{Buffer, Layout, Rng, Shuffle};
 use crate::RunError;
 
 /// Default wall-clock time of one run.
@@ -300,6 +300,240 @@ fn check_host_support(dev: &Device, kernel: &Kernel, managed_bytes: u64) -> Resu
     Ok(())
 }
 
+/// The pinned and managed buffers of one run: host and managed locations (at their initial
+/// values), the records and the pacing word when host roles write them, the launch-order flags
+/// when a host thread takes part.
+struct HostBuffers {
+    host_buf: Option<Pinned>,
+    managed_buf: Option<Managed>,
+    rec_pinned: Option<Pinned>,
+    go: Option<Pinned>,
+    flags_pinned: Option<Pinned>,
+}
+
+fn host_buffers(
+    program: &Program,
+    layout: &Layout,
+    blocks: u32,
+    rec_words: usize,
+    flag_words: usize,
+) -> Result<HostBuffers, RunError> {
+    let ninst = layout.instances(blocks);
+    let host_roles = !layout.host_roles.is_empty();
+    let words_of = |b: Buffer| (layout.bytes(b, blocks) / 4) as usize;
+    let host_buf = if layout.host.is_empty() {
+        None
+    } else {
+        Some(Pinned::new(words_of(Buffer::Host))?)
+    };
+    let managed_buf = if layout.managed.is_empty() {
+        None
+    } else {
+        Some(Managed::new(words_of(Buffer::Managed))?)
+    };
+    let rec_pinned = if host_roles {
+        Some(Pinned::new(rec_words)?)
+    } else {
+        None
+    };
+    let go = if host_roles {
+        let go = Pinned::new(1)?;
+        if let Some(w) = go.word(0) {
+            w.store(GO_IDLE, Ordering::Release);
+        }
+        Some(go)
+    } else {
+        None
+    };
+    for i in 0..ninst {
+        for b in [Buffer::Host, Buffer::Managed] {
+            for (li, &loc) in layout.locs(b).iter().enumerate() {
+                let at = (layout.offset(b, i, li as u32) / 4) as usize;
+                let w = match b {
+                    Buffer::Host => host_buf.as_ref().and_then(|p| p.word(at)),
+                    _ => managed_buf.as_ref().and_then(|m| m.word(at)),
+                };
+                if let Some(w) = w {
+                    w.store(word(program.location(loc).init), Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    // Launch-order flags, zero at the start: epochs count from 1.
+    let flags_pinned = if layout.has_order() && layout.flags_on_host() {
+        Some(Pinned::new(flag_words)?)
+    } else {
+        None
+    };
+    Ok(HostBuffers {
+        host_buf,
+        managed_buf,
+        rec_pinned,
+        go,
+        flags_pinned,
+    })
+}
+
+/// Every instance's device locations at their initial values.
+fn initial_image(program: &Program, layout: &Layout, blocks: u32, ninst: u32) -> Vec<u32> {
+    let mem_words = (layout.global_bytes(blocks) / 4) as usize;
+    let mut image = vec![0u32; mem_words.max(1)];
+    for i in 0..ninst {
+        for (gi, &loc) in layout.global.iter().enumerate() {
+            let at = (layout.global_offset(i, gi as u32) / 4) as usize;
+            image[at] = word(program.location(loc).init);
+        }
+    }
+    image
+}
+
+/// The watchdog: each launch of a batch (`first` the number of its first) must end within
+/// `budget` of the previous one's end.
+fn watchdog(events: &[CudaEvent], first: u64, budget: Duration) -> Result<(), RunError> {
+    for (i, ev) in events.iter().enumerate() {
+        let waited = Instant::now();
+        loop {
+            match ev.try_is_complete() {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return Err(driver_err("running a launch")(e)),
+            }
+            if waited.elapsed() > budget {
+                return Err(RunError::Watchdog {
+                    launch: first + i as u64,
+                    budget,
+                });
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+    Ok(())
+}
+
+/// What the anomaly records of one batch are read against.
+struct Found<'a> {
+    table: &'a StateTable,
+    layout: &'a Layout,
+    program: &'a Program,
+    blocks: u32,
+    /// The number of the batch's first launch.
+    first: u64,
+    /// The shuffle of each launch of the batch.
+    shuffles: &'a [Shuffle],
+}
+
+impl Found<'_> {
+    /// Reads the anomaly records `raw` (a count, then records of instance, launch and values):
+    /// samples of states outside the table, and up to [`MAX_KEPT_ANOMALIES`] anomalies with
+    /// the hardware threads that ran them.
+    fn read(&self, raw: &[u32], anomalies: &mut Vec<Anomaly>, other_samples: &mut Vec<Vec<Value>>) {
+        let aw = anomaly_words(self.table.observables.len()) as usize;
+        let n = raw[0].min(MAX_ANOMALIES) as usize;
+        for r in 0..n {
+            let at = 1 + r * aw;
+            let instance = raw[at];
+            // The kernel records the launch number's low 32 bits; this batch's launches are
+            // consecutive, so the offset into the batch is their difference.
+            let in_batch = raw[at + 1].wrapping_sub(self.first as u32) as usize;
+            let launch = self.first + in_batch as u64;
+            let values: Vec<Value> = raw[at + 2..at + aw]
+                .iter()
+                .enumerate()
+                .map(|(k, &w)| self.table.value(k, w))
+                .collect();
+            if self.table.index(&values).is_none() {
+                other_samples.push(values.clone());
+            }
+            if anomalies.len() < MAX_KEPT_ANOMALIES {
+                let Some(s) = self.shuffles.get(in_batch) else {
+                    continue;
+                };
+                anomalies.push(Anomaly {
+                    launch,
+                    instance,
+                    threads: self.layout.placement_of(
+                        s,
+                        self.blocks,
+                        instance,
+                        self.program.threads.len(),
+                    ),
+                    values,
+                });
+            }
+        }
+    }
+}
+/// The test kernel's parameters, in the order codegen declares them.
+struct TestArgs {
+    mem: u64,
+    rec: u64,
+    scratch: u64,
+    scratch_mask: u32,
+    blocks: u32,
+    stress_iters: u32,
+    pre_iters: u32,
+    /// The host and managed buffers, when the kernel takes them.
+    host: Option<(u64, u64)>,
+    /// The pacing word, when host roles take part.
+    go: Option<u64>,
+    /// The launch-order flags, when some thread waits for another.
+    flags: Option<u64>,
+}
+
+impl TestArgs {
+    /// The arguments of launch `launch_no` under shuffle `s`.
+    fn of(&self, s: &Shuffle, launch_no: u32) -> Vec<KernelArg> {
+        let mut args = vec![
+            KernelArg::U64(self.mem),
+            KernelArg::U64(self.rec),
+            KernelArg::U64(self.scratch),
+            KernelArg::U32(self.scratch_mask),
+            KernelArg::U32(self.blocks),
+            KernelArg::U32(s.bmul),
+            KernelArg::U32(s.badd),
+            KernelArg::U32(s.tmul),
+            KernelArg::U32(s.tadd),
+            KernelArg::U32(s.txor),
+            KernelArg::U32(s.rot),
+            KernelArg::U32(s.wrot),
+            KernelArg::U32(self.stress_iters),
+            KernelArg::U32(self.pre_iters),
+            KernelArg::U32(ZERO),
+        ];
+        if let Some((host, managed)) = self.host {
+            args.extend([KernelArg::U64(host), KernelArg::U64(managed)]);
+        }
+        if let Some(go) = self.go {
+            args.extend([KernelArg::U64(go), KernelArg::U32(launch_no)]);
+        }
+        if let Some(flags) = self.flags {
+            // Epochs count from 1: the flags start at zero.
+            args.extend([
+                KernelArg::U64(flags),
+                KernelArg::U32(launch_no.wrapping_add(1)),
+            ]);
+        }
+        args
+    }
+}
+
+/// The hang a batch loop's outcome reports, if it overran (the GPU or the host threads).
+fn hang_of(outcome: &Result<Stop, RunError>) -> Option<Stop> {
+    match outcome {
+        Err(RunError::Watchdog { launch, budget }) => Some(Stop::Hung {
+            launch: *launch,
+            budget: *budget,
+            host: false,
+        }),
+        Err(RunError::HostStall { launch, budget }) => Some(Stop::Hung {
+            launch: *launch,
+            budget: *budget,
+            host: true,
+        }),
+        _ => None,
+    }
+}
+
 /// Runs `kernel` (generated from `program`) until the time, the instance count or `stop` ends it.
 /// Host roles run on CPU threads of a [`HostPool`], launch by launch.
 pub fn run(
@@ -343,15 +577,7 @@ pub fn run(
         .load_function(COLLECT_KERNEL)
         .map_err(driver_err("finding the collect kernel"))?;
 
-    // Initial memory image: every instance's locations at their initial values.
-    let mem_words = (layout.global_bytes(blocks) / 4) as usize;
-    let mut image = vec![0u32; mem_words.max(1)];
-    for i in 0..ninst {
-        for (gi, &loc) in layout.global.iter().enumerate() {
-            let at = (layout.global_offset(i, gi as u32) / 4) as usize;
-            image[at] = word(program.location(loc).init);
-        }
-    }
+    let image = initial_image(program, layout, blocks, ninst);
     let alloc = driver_err("allocating GPU memory");
     let copy = driver_err("copying to or from the GPU");
     let mem = stream.clone_htod(&image).map_err(&copy)?;
@@ -364,52 +590,14 @@ pub fn run(
             .bind_to_thread()
             .map_err(driver_err("making the GPU's context current"))?;
     }
-    let words_of = |b: Buffer| (layout.bytes(b, blocks) / 4) as usize;
-    let host_buf = if layout.host.is_empty() {
-        None
-    } else {
-        Some(Pinned::new(words_of(Buffer::Host))?)
-    };
-    let managed_buf = if layout.managed.is_empty() {
-        None
-    } else {
-        Some(Managed::new(words_of(Buffer::Managed))?)
-    };
-    let rec_pinned = if host_roles {
-        Some(Pinned::new(rec_words)?)
-    } else {
-        None
-    };
-    let go = if host_roles {
-        let go = Pinned::new(1)?;
-        if let Some(w) = go.word(0) {
-            w.store(GO_IDLE, Ordering::Release);
-        }
-        Some(go)
-    } else {
-        None
-    };
-    for i in 0..ninst {
-        for b in [Buffer::Host, Buffer::Managed] {
-            for (li, &loc) in layout.locs(b).iter().enumerate() {
-                let at = (layout.offset(b, i, li as u32) / 4) as usize;
-                let w = match b {
-                    Buffer::Host => host_buf.as_ref().and_then(|p| p.word(at)),
-                    _ => managed_buf.as_ref().and_then(|m| m.word(at)),
-                };
-                if let Some(w) = w {
-                    w.store(word(program.location(loc).init), Ordering::Relaxed);
-                }
-            }
-        }
-    }
-    // Launch-order flags, zero at the start: epochs count from 1.
     let flag_words = (ninst * layout.flags_per_instance()).max(1) as usize;
-    let flags_pinned = if layout.has_order() && layout.flags_on_host() {
-        Some(Pinned::new(flag_words)?)
-    } else {
-        None
-    };
+    let HostBuffers {
+        host_buf,
+        managed_buf,
+        rec_pinned,
+        go,
+        flags_pinned,
+    } = host_buffers(program, layout, blocks, rec_words, flag_words)?;
     let flags_dev: CudaSlice<u32> = stream
         .alloc_zeros(if flags_pinned.is_some() || !layout.has_order() {
             1
@@ -470,7 +658,18 @@ pub fn run(
         block_dim: (COLLECT_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let scratch_mask = opts.scratch_words - 1;
+    let test_args = TestArgs {
+        mem: mem_ptr,
+        rec: rec_ptr,
+        scratch: scratch_ptr,
+        scratch_mask: opts.scratch_words - 1,
+        blocks,
+        stress_iters: opts.stress_iters,
+        pre_iters: opts.pre_iters,
+        host: uses_host.then_some((host_ptr, managed_ptr)),
+        go: host_roles.then_some(go_ptr),
+        flags: layout.has_order().then_some(flags_ptr),
+    };
     let counted_per_launch = (0..ninst).filter(|&i| layout.counts(i)).count() as u64;
 
     let words = Words {
@@ -521,35 +720,7 @@ pub fn run(
             for ev in &events {
                 let s = Shuffle::draw(&mut rng, layout, blocks);
                 let launch_no = launches as u32;
-                let mut args = vec![
-                    KernelArg::U64(mem_ptr),
-                    KernelArg::U64(rec_ptr),
-                    KernelArg::U64(scratch_ptr),
-                    KernelArg::U32(scratch_mask),
-                    KernelArg::U32(blocks),
-                    KernelArg::U32(s.bmul),
-                    KernelArg::U32(s.badd),
-                    KernelArg::U32(s.tmul),
-                    KernelArg::U32(s.tadd),
-                    KernelArg::U32(s.txor),
-                    KernelArg::U32(s.rot),
-                    KernelArg::U32(s.wrot),
-                    KernelArg::U32(opts.stress_iters),
-                    KernelArg::U32(opts.pre_iters),
-                    KernelArg::U32(ZERO),
-                ];
-                if uses_host {
-                    args.extend([KernelArg::U64(host_ptr), KernelArg::U64(managed_ptr)]);
-                }
-                if host_roles {
-                    args.extend([KernelArg::U64(go_ptr), KernelArg::U32(launch_no)]);
-                }
-                if layout.has_order() {
-                    args.extend([
-                        KernelArg::U64(flags_ptr),
-                        KernelArg::U32(launch_no.wrapping_add(1)),
-                    ]);
-                }
+                let args = test_args.of(&s, launch_no);
                 // SAFETY: the arguments match the kernel's parameters one for one (see
                 // codegen), and every buffer is sized for `blocks` blocks of this layout.
                 unsafe { launch_test(stream, &ftest, test_cfg, layout.cluster_ctas, &args) }
@@ -584,59 +755,18 @@ pub fn run(
                 shuffles.push(s);
                 launches += 1;
             }
-            // The watchdog: each launch must end within its budget of the previous one's end.
-            for (i, ev) in events.iter().enumerate() {
-                let waited = Instant::now();
-                loop {
-                    match ev.try_is_complete() {
-                        Ok(true) => break,
-                        Ok(false) => {}
-                        Err(e) => return Err(driver_err("running a launch")(e)),
-                    }
-                    if waited.elapsed() > opts.launch_budget {
-                        return Err(RunError::Watchdog {
-                            launch: first + i as u64,
-                            budget: opts.launch_budget,
-                        });
-                    }
-                    std::thread::sleep(POLL);
-                }
-            }
+            watchdog(&events, first, opts.launch_budget)?;
             let raw = stream.clone_dtoh(&anom).map_err(&copy)?;
-            let n = raw[0].min(MAX_ANOMALIES) as usize;
-            if n > 0 {
-                for r in 0..n {
-                    let at = 1 + r * aw;
-                    let instance = raw[at];
-                    // The kernel records the launch number's low 32 bits; this batch's launches
-                    // are consecutive, so the offset into the batch is their difference.
-                    let in_batch = raw[at + 1].wrapping_sub(first as u32) as usize;
-                    let launch = first + in_batch as u64;
-                    let values: Vec<Value> = raw[at + 2..at + aw]
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &w)| table.value(k, w))
-                        .collect();
-                    if table.index(&values).is_none() {
-                        other_samples.push(values.clone());
-                    }
-                    if anomalies.len() < MAX_KEPT_ANOMALIES {
-                        let Some(s) = shuffles.get(in_batch) else {
-                            continue;
-                        };
-                        anomalies.push(Anomaly {
-                            launch,
-                            instance,
-                            threads: layout.placement_of(
-                                s,
-                                blocks,
-                                instance,
-                                program.threads.len(),
-                            ),
-                            values,
-                        });
-                    }
-                }
+            if raw[0] > 0 {
+                let found = Found {
+                    table,
+                    layout,
+                    program,
+                    blocks,
+                    first,
+                    shuffles: &shuffles,
+                };
+                found.read(&raw, &mut anomalies, &mut other_samples);
                 stream.memset_zeros(&mut anom).map_err(&copy)?;
             }
             // What a hang reports: the histogram as every launch so far left it (a launch
@@ -645,19 +775,7 @@ pub fn run(
             partial_launches = launches;
         }
     });
-    let hung = match &outcome {
-        Err(RunError::Watchdog { launch, budget }) => Some(Stop::Hung {
-            launch: *launch,
-            budget: *budget,
-            host: false,
-        }),
-        Err(RunError::HostStall { launch, budget }) => Some(Stop::Hung {
-            launch: *launch,
-            budget: *budget,
-            host: true,
-        }),
-        _ => None,
-    };
+    let hung = hang_of(&outcome);
     let (stop_reason, h) = match (outcome, hung) {
         (_, Some(hang)) => {
             // Freeing memory or unloading the module would wait for the launch that overran;
@@ -665,7 +783,14 @@ pub fn run(
             std::mem::forget((
                 mem, rec_dev, scratch, hist, tbl, forbid, anom, module, events,
             ));
-            std::mem::forget((host_buf, managed_buf, rec_pinned, go));
+            std::mem::forget((
+                host_buf,
+                managed_buf,
+                rec_pinned,
+                go,
+                flags_pinned,
+                flags_dev,
+            ));
             launches = partial_launches;
             (hang, partial)
         }
