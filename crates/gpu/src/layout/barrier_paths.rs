@@ -1,0 +1,84 @@
+use super::*;
+
+fn layout_of(src: &str) -> Result<Layout, GenError> {
+    let p = scopecheck_litmus::parse(src).expect("test parses");
+    Layout::new(&p, &GenOptions::default())
+}
+
+/// A tree barrier's shape: the two threads of a CTA take different branches on what they
+/// read, and both ways meet barrier 0 once, so every path arrives exactly once.
+#[test]
+fn branches_that_meet_the_same_barriers_on_every_path_run() {
+    let l = layout_of(
+        "PTX tree\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+         ld.relaxed.gpu r0, x | ld.relaxed.gpu r0, y ;\n \
+         beq r0, 0, ZERO | beq r0, 0, ZERO ;\n \
+         st.relaxed.gpu y, 1 | st.relaxed.gpu x, 1 ;\n \
+         bra JOIN | bra JOIN ;\n \
+         ZERO: st.relaxed.gpu y, 2 | ZERO: st.relaxed.gpu x, 2 ;\n \
+         JOIN: bar.sync 0 | JOIN: bar.sync 0 ;\n \
+         ld.relaxed.gpu r1, y | ld.relaxed.gpu r1, x ;\n\
+         exists (P0:r1 == 0)\n",
+    );
+    assert!(l.is_ok(), "{:?}", l.err());
+}
+
+/// A barrier on one side of a branch: the thread that goes the other way never arrives.
+#[test]
+fn a_barrier_on_one_side_of_a_branch_is_refused() {
+    let e = layout_of(
+        "PTX skip\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+         bar.sync 0 | ld.relaxed.gpu r0, x ;\n \
+         | bne r0, 0, SKIP ;\n | bar.sync 0 ;\n | SKIP: ;\n\
+         exists (P1:r0 == 1)\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("P1 reaches") && e.contains("different barriers"),
+        "{e}"
+    );
+}
+
+/// A barrier in a loop body arrives once per iteration: how often depends on the values.
+#[test]
+fn a_barrier_inside_a_loop_is_refused() {
+    let e = layout_of(
+        "PTX loop\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+         L: bar.sync 0 | bar.sync 0 ;\n ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;\n \
+         beq r0, 0, L | ;\nexists (P0:r0 == 1)\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("P0 reaches") && e.contains("different barriers"),
+        "{e}"
+    );
+}
+
+/// A spin before a barrier (the grid barrier's shape: thread 0 awaits the other blocks,
+/// then the CTA syncs): cut at the loop cap, the role leaves the loop and still arrives.
+#[test]
+fn a_loop_before_a_barrier_runs_and_a_cut_role_falls_through_to_it() {
+    let src = "PTX spin-before\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 1,gpu 0 ;\n \
+         L: ld.relaxed.gpu r0, x | bar.sync 0 | st.relaxed.gpu x, 1 ;\n \
+         beq r0, 0, L | | ;\n bar.sync 0 | | ;\nexists (P0:r0 == 1)\n";
+    assert!(layout_of(src).is_ok());
+    let p = scopecheck_litmus::parse(src).unwrap();
+    let ptx = crate::codegen::generate(&p, &GenOptions::default())
+        .unwrap()
+        .ptx;
+    let role = &ptx[ptx.find("ROLE_0:").unwrap()..ptx.find("ROLE_1:").unwrap()];
+    assert!(role.contains("@%p1 mov.u32 \t%status, 2;"), "{role}");
+    assert!(!role.contains("@%p1 bra \tR0_CUT;"), "{role}");
+}
+
+#[test]
+fn a_spin_after_the_last_barrier_runs() {
+    let after = layout_of(
+        "PTX spin-after\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 1,gpu 0 ;\n \
+         bar.sync 0 | bar.sync 0 | st.relaxed.gpu x, 1 ;\n \
+         L: ld.relaxed.gpu r0, x | | ;\n beq r0, 0, L | | ;\nexists (P0:r0 == 1)\n",
+    );
+    assert!(after.is_ok(), "{:?}", after.err());
+}
