@@ -197,6 +197,23 @@ fn c_litmus_nesting_is_an_error_and_long_sums_a_verdict() {
         let f = dir.file(&format!("sum{n}.litmus"), &c_litmus(&body));
         expect_verdict(&f, serde_json::json!({ "x": n }));
     }
+    // A condition of 100,000 terms, in the C and the PTX dialect: a verdict (the tree is
+    // balanced; walking the left-nested one overflowed the stack).
+    let terms = vec!["x=1"; 100_000].join(" \\/ ");
+    let f = dir.file(
+        "cond.litmus",
+        &c_litmus("  atomic_store_explicit(x, 1, memory_order_relaxed);")
+            .replace("exists (x=1)", &format!("exists ({terms})")),
+    );
+    expect_verdict(&f, serde_json::json!({ "x": 1 }));
+    let terms = vec!["x == 1"; 100_000].join(" /\\ ");
+    let f = dir.file(
+        "cond-ptx.litmus",
+        &format!(
+            "PTX T\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, 1 ;\nexists ({terms})\n"
+        ),
+    );
+    expect_verdict(&f, serde_json::json!({ "x": 1 }));
     // An array of 2^31 - 1 elements: refused at its length before anything is allocated.
     let f = dir.file(
         "array.litmus",

@@ -1337,14 +1337,13 @@ impl<'s, 't> Ctx<'s, 't> {
     }
 
     fn finish(self) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
-        let mut prop: Option<Prop> = None;
-        for (o, _) in &self.asserts {
-            let atom = Prop::Cmp(Term::Observable(*o), CmpOp::Ne, Term::Const(0));
-            prop = Some(match prop {
-                None => atom,
-                Some(p) => Prop::And(Box::new(p), Box::new(atom)),
-            });
-        }
+        // One conjunct per asserting thread; a long chain is a balanced tree (Prop::chain).
+        let atoms = self
+            .asserts
+            .iter()
+            .map(|(o, _)| Prop::Cmp(Term::Observable(*o), CmpOp::Ne, Term::Const(0)))
+            .collect();
+        let prop = Prop::chain(atoms, true);
         let extra: Vec<Observable> = self
             .arrays
             .iter()

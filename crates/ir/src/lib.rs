@@ -1058,7 +1058,27 @@ pub enum Prop {
     Or(Box<Prop>, Box<Prop>),
 }
 
+/// The longest `/\` or `\/` chain [`Prop::chain`] nests to the left as written.
+pub const MAX_LEFT_CHAIN: usize = 64;
+
 impl Prop {
+    /// The conjunction (`and`) or disjunction of `parts`, in order; `None` when there are
+    /// none. Up to [`MAX_LEFT_CHAIN`] parts nest to the left as written (`a /\ b /\ c` is
+    /// `(a /\ b) /\ c`); a longer chain is a balanced tree of the same parts in the same
+    /// order: it means the same and prints the same (the connective is associative and
+    /// evaluation has no effects), but is log2(n) deep instead of n, so that the recursive
+    /// walks over propositions (evaluation, printing, dropping) stay shallow for a condition
+    /// of 100,000 terms.
+    pub fn chain(parts: Vec<Prop>, and: bool) -> Option<Prop> {
+        let join = if and { Prop::And } else { Prop::Or };
+        if parts.len() > MAX_LEFT_CHAIN {
+            return Some(balanced(parts, join));
+        }
+        let mut parts = parts.into_iter();
+        let first = parts.next()?;
+        Some(parts.fold(first, |l, r| join(Box::new(l), Box::new(r))))
+    }
+
     /// Evaluates the proposition; `value` gives the final value of each observable.
     pub fn eval(&self, value: &dyn Fn(Observable) -> Value) -> bool {
         let term = |t: &Term| match t {
@@ -1098,6 +1118,18 @@ impl Prop {
             }
         }
     }
+}
+
+/// `parts` (at least one) joined by `join` as a balanced tree, the first half on the left.
+fn balanced(mut parts: Vec<Prop>, join: fn(Box<Prop>, Box<Prop>) -> Prop) -> Prop {
+    if parts.len() <= 1 {
+        return parts.pop().unwrap_or(Prop::True);
+    }
+    let right = parts.split_off(parts.len().div_ceil(2));
+    join(
+        Box::new(balanced(parts, join)),
+        Box::new(balanced(right, join)),
+    )
 }
 
 /// The quantifier of the final condition.
@@ -1430,6 +1462,67 @@ mod tests {
         assert!(!a.scope_includes(Scope::Gpu, &Placement::Host));
         assert!(Placement::Host.scope_includes(Scope::Sys, &a));
         assert!(!Placement::Host.same_cta(&Placement::Host));
+    }
+
+    fn depth(p: &Prop) -> usize {
+        match p {
+            Prop::True | Prop::False | Prop::Cmp(..) => 1,
+            Prop::Not(a) => 1 + depth(a),
+            Prop::And(a, b) | Prop::Or(a, b) => 1 + depth(a).max(depth(b)),
+        }
+    }
+
+    #[test]
+    fn chains_nest_left_when_short_and_balance_when_long() {
+        let atom = |i: Value| Prop::Cmp(Term::Const(i), CmpOp::Eq, Term::Const(1));
+        assert_eq!(Prop::chain(vec![], true), None);
+        // Three parts: ((a /\ b) /\ c), as the parser always built them.
+        let left = Prop::chain((0..3).map(atom).collect(), true).unwrap();
+        let expect = Prop::And(
+            Box::new(Prop::And(Box::new(atom(0)), Box::new(atom(1)))),
+            Box::new(atom(2)),
+        );
+        assert_eq!(left, expect);
+        assert_eq!(
+            depth(&Prop::chain((0..64).map(atom).collect(), false).unwrap()),
+            64
+        );
+        // 100,000 parts: 17 levels of connectives over the atoms (2^17 >= 100,000), the
+        // atoms in order (the observables' order depends on it), the same truth value.
+        let n = 100_000;
+        let long = Prop::chain((0..n).map(atom).collect(), false).unwrap();
+        assert_eq!(depth(&long), 18);
+        assert!(long.eval(&|_| 0));
+        let all = Prop::chain((0..n).map(|_| atom(1)).collect(), true).unwrap();
+        assert!(all.eval(&|_| 0));
+        let one_false = Prop::chain((0..n).map(|i| atom(i32_to(i == 70_000))).collect(), true);
+        assert!(!one_false.unwrap().eval(&|_| 0));
+        let obs = |i: u32| {
+            Prop::Cmp(
+                Term::Observable(Observable::Loc(LocId(i))),
+                CmpOp::Eq,
+                Term::Const(0),
+            )
+        };
+        let mut seen = Vec::new();
+        Prop::chain((0..1000).map(obs).collect(), true)
+            .unwrap()
+            .observables(&mut seen);
+        assert_eq!(
+            seen,
+            (0..1000)
+                .map(|i| Observable::Loc(LocId(i)))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    /// 0 for `true`, 1 otherwise: `atom(0)` is the false comparison 0 = 1.
+    fn i32_to(zero: bool) -> Value {
+        if zero {
+            0
+        } else {
+            1
+        }
     }
 
     #[test]

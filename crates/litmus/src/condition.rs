@@ -83,22 +83,22 @@ impl Parser<'_> {
         ))
     }
 
+    /// `a \/ b \/ ...`, read by a loop; a long chain becomes a balanced tree
+    /// ([`Prop::chain`]), so that walking it later takes no deep recursion.
     fn or(&mut self) -> Result<Prop, ParseError> {
-        let mut left = self.and()?;
+        let mut parts = vec![self.and()?];
         while self.eat(&Tok::Disj).is_some() {
-            let right = self.and()?;
-            left = Prop::Or(Box::new(left), Box::new(right));
+            parts.push(self.and()?);
         }
-        Ok(left)
+        Ok(Prop::chain(parts, false).unwrap_or(Prop::False))
     }
 
     fn and(&mut self) -> Result<Prop, ParseError> {
-        let mut left = self.unary()?;
+        let mut parts = vec![self.unary()?];
         while self.eat(&Tok::Conj).is_some() {
-            let right = self.unary()?;
-            left = Prop::And(Box::new(left), Box::new(right));
+            parts.push(self.unary()?);
         }
-        Ok(left)
+        Ok(Prop::chain(parts, true).unwrap_or(Prop::True))
     }
 
     fn unary(&mut self) -> Result<Prop, ParseError> {

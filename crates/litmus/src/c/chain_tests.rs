@@ -183,3 +183,42 @@ fn arrays_are_bounded_before_they_are_allocated() {
     assert!(e.message.contains("too many locations"), "{}", e.message);
     assert!(e.message.contains(&format!("`a{n}`")), "{}", e.message);
 }
+
+fn prop_depth(p: &Prop) -> usize {
+    match p {
+        Prop::True | Prop::False | Prop::Cmp(..) => 1,
+        Prop::Not(a) => 1 + prop_depth(a),
+        Prop::And(a, b) | Prop::Or(a, b) => 1 + prop_depth(a).max(prop_depth(b)),
+    }
+}
+
+#[test]
+fn a_condition_of_a_hundred_thousand_terms_is_a_shallow_tree() {
+    // Read by a loop and built balanced (Prop::chain): 17 levels of `\/` over the atoms, where
+    // the left-nested tree was 100,000 deep and every walk over it (evaluation, printing,
+    // dropping) overflowed the stack. Both dialects share the condition parser.
+    let n = 100_000;
+    for (src, joined) in [
+        (
+            format!(
+                "C t\n{{ x=0; }}\nP0 (atomic_int* x) {{\n  atomic_store_explicit(x, 1, memory_order_relaxed);\n}}\nexists ({})\n",
+                vec!["x=1"; n].join(" \\/ ")
+            ),
+            false,
+        ),
+        (
+            format!(
+                "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, 1 ;\nexists ({})\n",
+                vec!["x == 1"; n].join(" /\\ ")
+            ),
+            true,
+        ),
+    ] {
+        let p = ok(&src);
+        assert_eq!(prop_depth(&p.condition.prop), 18);
+        assert_eq!(matches!(p.condition.prop, Prop::And(..)), joined);
+        // x = 1 satisfies every term, x = 0 none.
+        assert!(p.condition.prop.eval(&|_| 1));
+        assert!(!p.condition.prop.eval(&|_| 0));
+    }
+}
