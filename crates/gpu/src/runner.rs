@@ -718,6 +718,13 @@ pub fn run(
             let first = launches;
             let mut shuffles = Vec::with_capacity(events.len());
             for ev in &events {
+                // With host roles every launch waits for the host threads (a launch of an
+                // example's harness took 0.2 s on an H200), so a whole batch could run far past
+                // the run's time: stop queuing when it is up.
+                let over = start.elapsed() >= opts.time || stop.load(Ordering::Relaxed);
+                if host_roles && !shuffles.is_empty() && over {
+                    break;
+                }
                 let s = Shuffle::draw(&mut rng, layout, blocks);
                 let launch_no = launches as u32;
                 let args = test_args.of(&s, launch_no);
@@ -755,7 +762,7 @@ pub fn run(
                 shuffles.push(s);
                 launches += 1;
             }
-            watchdog(&events, first, opts.launch_budget)?;
+            watchdog(&events[..shuffles.len()], first, opts.launch_budget)?;
             let raw = stream.clone_dtoh(&anom).map_err(&copy)?;
             if raw[0] > 0 {
                 let found = Found {
