@@ -28,13 +28,24 @@ fn write(name: &str, source: &str) -> PathBuf {
     path
 }
 
-/// A PTX litmus test: thread `t` runs `columns[t]` (one instruction per row), each thread
-/// in a cluster of its own on one GPU (threads are interchangeable only when nothing else
-/// shares their cluster: docs/explore.md, "Symmetry").
-fn ptx_test(name: &str, init: &str, columns: &[Vec<String>], condition: &str) -> String {
+/// Each thread in a cluster of its own on one GPU: threads are interchangeable only when
+/// nothing else shares their cluster (docs/explore.md, "Symmetry").
+fn own_cluster(t: usize) -> String {
+    format!("cta {t},cluster {t},gpu 0")
+}
+
+/// A PTX litmus test: thread `t` runs `columns[t]` (one instruction per row), placed at
+/// `place(t)`.
+fn ptx_test(
+    name: &str,
+    init: &str,
+    columns: &[Vec<String>],
+    condition: &str,
+    place: fn(usize) -> String,
+) -> String {
     let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
     let header: Vec<String> = (0..columns.len())
-        .map(|t| format!("P{t}@cta {t},cluster {t},gpu 0"))
+        .map(|t| format!("P{t}@{}", place(t)))
         .collect();
     let mut s = format!("PTX {name}\n{{ {init} }}\n {} ;\n", header.join(" | "));
     for r in 0..rows {
@@ -60,7 +71,13 @@ fn twenty_nine_interchangeable_loaders_have_two_to_the_29_executions() {
     for _ in 0..29 {
         columns.push(vec!["ld.relaxed.gpu r0, x".to_string()]);
     }
-    let source = ptx_test("store+29-loaders", "x=0;", &columns, "exists (x == 1)");
+    let source = ptx_test(
+        "store+29-loaders",
+        "x=0;",
+        &columns,
+        "exists (x == 1)",
+        own_cluster,
+    );
     let path = write("store+29-loaders.litmus", &source);
     let out = scopecheck(&["check", "--json", path.to_str().unwrap()]);
     let v = verdict(&out);
@@ -81,7 +98,13 @@ fn counts_past_64_bits_are_exact_strings() {
     for _ in 0..70 {
         columns.push(vec!["ld.relaxed.gpu r0, x".to_string()]);
     }
-    let source = ptx_test("store+70-loaders", "x=0;", &columns, "exists (x == 1)");
+    let source = ptx_test(
+        "store+70-loaders",
+        "x=0;",
+        &columns,
+        "exists (x == 1)",
+        own_cluster,
+    );
     let path = write("store+70-loaders.litmus", &source);
     let out = scopecheck(&["check", "--json", path.to_str().unwrap()]);
     let v = verdict(&out);
@@ -91,4 +114,55 @@ fn counts_past_64_bits_are_exact_strings() {
     assert_eq!(v["positive"], two_to_70.as_str(), "{v}");
     assert_eq!(v["negative"], 0, "{v}");
     assert_eq!(v["counts_at_least"], false, "{v}");
+}
+
+/// Ten threads of one CTA each store a different value to one word: one leaf, whose
+/// coherence orders number 10! = 3628800, all consistent. The bounds were asked only between
+/// leaves, so neither stopped the judge of this one (48 s and 4.1 GB for `--timeout 2s`).
+fn ten_stores() -> PathBuf {
+    let columns: Vec<Vec<String>> = (0..10)
+        .map(|t| vec![format!("st.relaxed.gpu x, {}", t + 1)])
+        .collect();
+    // One CTA: the threads are not interchangeable, every order is explored.
+    let source = ptx_test("10-stores", "x=0;", &columns, "exists (x == 11)", |_| {
+        "cta 0,gpu 0".into()
+    });
+    write("10-stores.litmus", &source)
+}
+
+/// `--max-executions N` hands on exactly N executions and says the search was cut: the
+/// condition (`x == 11`, which no store writes) is not settled, so Unknown.
+#[test]
+fn max_executions_stops_at_exactly_n_inside_one_leaf() {
+    let path = ten_stores();
+    let start = std::time::Instant::now();
+    let out = scopecheck(&[
+        "check",
+        "--json",
+        "--max-executions",
+        "1000",
+        path.to_str().unwrap(),
+    ]);
+    let v = verdict(&out);
+    assert_eq!(v["executions"], 1000, "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    assert_eq!(v["result"], "Unknown", "{v}");
+    let reason = v["incomplete_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("--max-executions 1000"), "{v}");
+    assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+}
+
+/// `--timeout 1s` ends the judge of that leaf within 10% or 1 s, with Unknown.
+#[test]
+fn timeout_stops_inside_one_leaf() {
+    let path = ten_stores();
+    let start = std::time::Instant::now();
+    let out = scopecheck(&["check", "--json", "--timeout", "1s", path.to_str().unwrap()]);
+    let took = start.elapsed().as_secs_f64();
+    let v = verdict(&out);
+    assert_eq!(v["complete"], false, "{v}");
+    assert_eq!(v["result"], "Unknown", "{v}");
+    let reason = v["incomplete_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("--timeout"), "{v}");
+    assert!(took < 2.0, "took {took} s for --timeout 1s");
 }

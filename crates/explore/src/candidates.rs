@@ -357,6 +357,7 @@ impl<'p> Run<'_, 'p> {
             out: self.out,
             on_execution: self.on_execution,
             key: &key,
+            budget: &self.budget,
         };
         leaf.judge(g, paths, 1, None);
     }

@@ -26,6 +26,10 @@ pub(crate) struct Leaf<'b, 'f, 'p> {
     /// The leaf's place in the search order (`Found::key`); each coherence order adds its
     /// index.
     pub key: &'b [u64],
+    /// The search's limits: a leaf may have more coherence orders than any bound allows
+    /// (10! for ten threads storing to one word), so the judge and the model's enumeration
+    /// ask it too.
+    pub budget: &'b crate::Budget,
 }
 
 impl<'p> Leaf<'_, '_, 'p> {
@@ -64,9 +68,22 @@ impl<'p> Leaf<'_, '_, 'p> {
         let (mut feasible, mut hang) = (false, None);
         let mut key = self.key.to_vec();
         key.push(0);
+        // Executions handed on, shared by `accept` and the budget's probe (`stop`): the
+        // model asks `stop` with those it found and holds, and no execution is handed on
+        // once the budget is spent, so `--max-executions N` hands on exactly N.
+        let reported = std::cell::Cell::new(out.reported);
+        let probe = crate::budget::Probe::new(self.budget);
+        let stop = |pending: u128| probe.stop(reported.get().saturating_add(pending));
+        let max = self.budget.max_executions.map(u128::from);
         let mut accept = |co: &Relation, races: &[crate::Race]| {
             if unfinished.is_empty() {
-                out.reported = out.reported.saturating_add(weight);
+                // What the model found before a bound stopped it is handed on, up to
+                // `--max-executions`.
+                if max.is_some_and(|m| reported.get() >= m) {
+                    stop(0);
+                    return;
+                }
+                reported.set(reported.get().saturating_add(weight));
                 let found = crate::Found { weight, key: &key };
                 on_execution(g, paths, co, races, &found);
                 *key.last_mut().expect("the index") += 1;
@@ -78,7 +95,9 @@ impl<'p> Leaf<'_, '_, 'p> {
             }
         };
         match co {
-            None => self.model.executions(g, &mut out.rejected, &mut accept),
+            None => self
+                .model
+                .executions(g, &mut out.rejected, &stop, &mut accept),
             Some(co) => match self.model.consistent_with(g, co) {
                 Err(axiom) => out.rejected.add(axiom),
                 Ok(()) => {
@@ -90,6 +109,12 @@ impl<'p> Leaf<'_, '_, 'p> {
                     accept(co, &races)
                 }
             },
+        }
+        out.reported = reported.get();
+        // The bound the judge met, unless the search already stopped for another; a bound
+        // reached by the last execution handed on is seen by the search's next probe.
+        if let Some(why) = probe.into_reason() {
+            out.cut_short.get_or_insert(why);
         }
         if let Some(spinning) = hang {
             let mut stuck_ids: Vec<ThreadId> = spinning.iter().map(|s| s.thread).collect();

@@ -10,6 +10,7 @@
 //!
 //! The explorer knows program semantics (paths, values, barriers) and nothing of any model.
 
+pub mod budget;
 mod candidates;
 pub mod count;
 pub mod graph;
@@ -29,8 +30,8 @@ pub mod symmetry;
 pub mod trace;
 mod walk;
 
+pub use budget::{Budget, MemoryBound};
 use leaf::Leaf;
-pub use search::Budget;
 
 use scopecheck_ir::{LocId, Program, ThreadId, Value};
 
@@ -148,11 +149,15 @@ pub trait Model: Sync {
 
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
     /// reads-from is chosen, and the races the model sees in it; counts each rejected candidate
-    /// under the axiom that rejected it.
+    /// under the axiom that rejected it. `stop(pending)`, given how many consistent executions
+    /// the model found and has not yet handed to `accept`, says whether a bound was reached:
+    /// the enumeration of orders asks it at each step and ends when it says so (what was found
+    /// may still be handed on; the caller takes no more than its bound).
     fn executions(
         &self,
         g: &Graph,
         rejected: &mut Rejections,
+        stop: &dyn Fn(u128) -> bool,
         accept: &mut dyn FnMut(&Relation, &[Race]),
     );
 }

@@ -9,13 +9,15 @@ use crate::relation::Relation;
 
 /// Calls `visit` with every strict partial order that contains `forced` and relates each pair in
 /// `pairs` in one direction. `forced` need not be closed. Nothing is visited when `forced` is
-/// cyclic.
+/// cyclic. The enumeration ends early, at any step, once `stop` says so (a spent budget:
+/// the orders number up to n! for n writes).
 pub fn for_each_order(
     forced: &Relation,
     pairs: &[(usize, usize)],
+    stop: &dyn Fn() -> bool,
     visit: &mut dyn FnMut(&Relation),
 ) {
-    for_each_order_pruned(forced, pairs, &|_| false, visit)
+    for_each_order_pruned(forced, pairs, &|_| false, stop, visit)
 }
 
 /// As [`for_each_order`], but gives up a partial order as soon as `dead` says no extension of it
@@ -25,13 +27,14 @@ pub fn for_each_order_pruned(
     forced: &Relation,
     pairs: &[(usize, usize)],
     dead: &dyn Fn(&Relation) -> bool,
+    stop: &dyn Fn() -> bool,
     visit: &mut dyn FnMut(&Relation),
 ) {
     let closed = forced.closure();
     if !closed.is_irreflexive() || dead(&closed) {
         return;
     }
-    extend(closed, pairs, dead, visit);
+    extend(closed, pairs, dead, stop, visit);
 }
 
 /// The orders containing `order` that relate each of `pairs` one way, depth first: the pair's
@@ -41,6 +44,7 @@ fn extend(
     order: Relation,
     pairs: &[(usize, usize)],
     dead: &dyn Fn(&Relation) -> bool,
+    stop: &dyn Fn() -> bool,
     visit: &mut dyn FnMut(&Relation),
 ) {
     enum Todo {
@@ -51,6 +55,9 @@ fn extend(
     }
     let mut todo = vec![Todo::Extend(order, 0)];
     while let Some(next) = todo.pop() {
+        if stop() {
+            return;
+        }
         match next {
             Todo::Extend(order, from) => {
                 // Skip pairs already decided by what was chosen before.
@@ -86,7 +93,7 @@ mod tests {
     fn three_mutually_related_elements_have_six_orders() {
         let pairs = [(0, 1), (0, 2), (1, 2)];
         let mut n = 0;
-        for_each_order(&Relation::new(3), &pairs, &mut |o| {
+        for_each_order(&Relation::new(3), &pairs, &|| false, &mut |o| {
             assert!(o.is_irreflexive());
             n += 1;
         });
@@ -100,7 +107,7 @@ mod tests {
         forced.insert(0, 1);
         let pairs = [(0, 1), (0, 2), (1, 2)];
         let mut n = 0;
-        for_each_order(&forced, &pairs, &mut |_| n += 1);
+        for_each_order(&forced, &pairs, &|| false, &mut |_| n += 1);
         assert_eq!(n, 3);
     }
 
@@ -108,10 +115,27 @@ mod tests {
     fn unrelated_pairs_stay_unrelated() {
         // Only (0, 1) must be related; 2 stays apart: two orders, neither relating 2.
         let mut seen = vec![];
-        for_each_order(&Relation::new(3), &[(0, 1)], &mut |o| {
+        for_each_order(&Relation::new(3), &[(0, 1)], &|| false, &mut |o| {
             assert!(!o.contains(0, 2) && !o.contains(2, 0));
             seen.push(o.clone());
         });
         assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn a_stop_ends_the_enumeration() {
+        // 4 elements, all pairs: 24 orders; a stop that says yes from its 5th question on
+        // ends it after at most 4 orders.
+        let pairs: Vec<(usize, usize)> = (0..4)
+            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
+            .collect();
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 4
+        };
+        let mut n = 0;
+        for_each_order(&Relation::new(4), &pairs, &stop, &mut |_| n += 1);
+        assert!(n < 24 && n <= 4, "{n} orders");
     }
 }

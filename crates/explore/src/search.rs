@@ -12,8 +12,6 @@
 //! [`Search::dead_end`] detects every program where that may fail, so that the caller can
 //! fall back to the candidate enumerator.
 
-use std::time::Instant;
-
 use scopecheck_ir::{LocId, Program, ThreadId, Value, VoteOp};
 
 use crate::graph::{barrier_members, cta_key};
@@ -21,7 +19,7 @@ use crate::interp::{Status, Step, ThreadRun};
 use crate::progress::Scheduler;
 use crate::statics::ThreadStatics;
 use crate::trace::{BarrierName, EventKind, PathEnd, Trace, WarpKind};
-use crate::{Exploration, Graph, Model, OnExecution};
+use crate::{Budget, Exploration, Graph, Model, OnExecution};
 
 /// Graphs with fewer events than this (initial writes included) are not checked as they grow:
 /// their few branches cost less to finish than the check would.
@@ -116,36 +114,6 @@ impl std::ops::IndexMut<usize> for Threads {
 /// Why the search cannot vouch for its own completeness on this program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GateFailure(pub String);
-
-/// Limits of one search.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Budget {
-    pub max_executions: Option<u64>,
-    pub deadline: Option<Instant>,
-}
-
-impl Budget {
-    /// Whether the search must stop: records why in `out.cut_short`. `tick` counts the calls,
-    /// so that the clock is read only every 256th.
-    pub(crate) fn spent(&self, out: &mut Exploration, tick: u32) -> bool {
-        if out.cut_short.is_some() {
-            return true;
-        }
-        if let Some(max) = self.max_executions {
-            if out.reported >= u128::from(max) {
-                out.cut_short = Some(format!("--max-executions {max} was reached"));
-                return true;
-            }
-        }
-        if let Some(d) = self.deadline {
-            if tick.is_multiple_of(256) && Instant::now() >= d {
-                out.cut_short = Some("the --timeout was reached".into());
-                return true;
-            }
-        }
-        false
-    }
-}
 
 pub(crate) struct Search<'a, 'f, 'p> {
     pub(crate) program: &'p Program,
@@ -1073,6 +1041,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             out: &mut *self.out,
             on_execution: self.on_execution,
             key: &key,
+            budget: &self.budget,
         };
         let co = self
             .revisits

@@ -137,6 +137,7 @@ pub fn judge(
                 budget: Budget {
                     max_executions: opts.max_executions,
                     deadline,
+                    ..Budget::default()
                 },
                 progress: opts.progress.clone(),
                 symmetry,

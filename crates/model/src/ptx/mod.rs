@@ -99,6 +99,7 @@ impl Model for Ptx {
         &self,
         g: &Graph,
         rejected: &mut Rejections,
+        stop: &dyn Fn(u128) -> bool,
         accept: &mut dyn FnMut(&Relation, &[Race]),
     ) {
         let rf = g.rf_relation();
@@ -118,7 +119,10 @@ impl Model for Ptx {
         // Each coherence order once, with the races of every Fence-SC order that allows it.
         let mut found: Vec<(Relation, Vec<Race>)> = Vec::new();
         let mut index: std::collections::HashMap<Relation, usize> = Default::default();
-        for_each_order(&sc_forced, &sc_pairs, &mut |sc| {
+        // The executions found and held, for the budget (they are handed on at the end).
+        let held = std::cell::Cell::new(0u128);
+        let halt = || stop(held.get());
+        for_each_order(&sc_forced, &sc_pairs, &halt, &mut |sc| {
             let base = causality::base_causality(g, &[&sync, sc]);
             let cause = causality::causality(&base, &obs);
             if !fence_sc(&cause) {
@@ -139,7 +143,7 @@ impl Model for Ptx {
                     || !sc_per_location(g, &ms, &rf.union(co).union(&fr))
                     || !causality_fr(&fr, &cause)
             };
-            for_each_order_pruned(&forced, &write_pairs, &dead, &mut |co| {
+            for_each_order_pruned(&forced, &write_pairs, &dead, &halt, &mut |co| {
                 any = true;
                 let fr = g.fr_relation(co);
                 let verdict = if !atomicity(g, &ms, co, &fr, &self.platform) {
@@ -169,12 +173,14 @@ impl Model for Ptx {
                             None => {
                                 index.insert(co.clone(), found.len());
                                 found.push((co.clone(), races.clone()));
+                                held.set(held.get() + 1);
                             }
                         }
                     }
                 }
             });
-            if !any {
+            // An enumeration the budget ended found nothing because it stopped.
+            if !any && !halt() {
                 rejected.add(COHERENCE);
             }
         });

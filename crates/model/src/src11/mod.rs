@@ -173,6 +173,7 @@ impl Model for ScopedC11 {
         &self,
         g: &Graph,
         rejected: &mut Rejections,
+        stop: &dyn Fn(u128) -> bool,
         accept: &mut dyn FnMut(&Relation, &[Race]),
     ) {
         let rf = g.rf_relation();
@@ -203,7 +204,9 @@ impl Model for ScopedC11 {
         let mut any = false;
         // Races depend on happens-before alone: found once, for every order accepted.
         let mut found_races: Option<Vec<Race>> = None;
-        for_each_order(&forced, &pairs, &mut |mo| {
+        // Each order is handed on as it is found: none is held.
+        let halt = || stop(0);
+        for_each_order(&forced, &pairs, &halt, &mut |mo| {
             any = true;
             match order_verdict(g, &rf, &hb, &inclusion, mo, &self.platform) {
                 Err(axiom) => rejected.add(axiom),
@@ -213,7 +216,7 @@ impl Model for ScopedC11 {
                 ),
             }
         });
-        if !any {
+        if !any && !halt() {
             rejected.add(COHERENCE);
         }
     }
