@@ -15,7 +15,8 @@
 //! SCOPECHECK_FUZZ_FINDINGS (a directory where each failing input is saved with a note of the
 //! command and why), SCOPECHECK_FUZZ_STRICT_TIME=1 (the tolerance, 10% or 1 s, instead
 //! of the loose one CI's loaded machines need),
-//! SCOPECHECK_FUZZ_VERBOSE (print each case's outcome). A long campaign:
+//! SCOPECHECK_FUZZ_VERBOSE (print each case's outcome), SCOPECHECK_FUZZ_BIN (another
+//! scopecheck binary to fuzz, e.g. an older build for before/after figures). A long campaign:
 //! `SCOPECHECK_FUZZ_CASES=100 cargo test --release -p scopecheck --test fuzz -- --nocapture`.
 
 mod fuzz_gen;
@@ -118,7 +119,11 @@ fn run_case(
     };
     let hard = bound * 4 + Duration::from_secs(30);
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+    let bin = std::env::var_os("SCOPECHECK_FUZZ_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_scopecheck")),
+        PathBuf::from,
+    );
+    let mut child = Command::new(bin)
         .args(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -247,7 +252,8 @@ fn fuzz_inputs_of_every_kind_keep_the_promises() {
         knobs.nest,
         if strict { "strict" } else { "loose" }
     );
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz");
+    // One directory per process: two campaigns (two binaries) may run at once.
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     let seeds = seeds();
     assert!(seeds.len() > 100, "the corpus to mutate is there");
