@@ -89,6 +89,8 @@ pub fn anomaly_words(observables: usize) -> u32 {
 
 /// Generates the module for `program`.
 pub fn generate(program: &Program, opts: &GenOptions) -> Result<Kernel, GenError> {
+    let folded = crate::layout::fold_barrier_operands(program);
+    let program: &Program = &folded;
     let layout = Layout::new(program, opts)?;
     check_values(program)?;
     let mut g = Gen {

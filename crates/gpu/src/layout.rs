@@ -1248,6 +1248,66 @@ mod tests;
 #[cfg(test)]
 mod barrier_paths;
 
+/// `program` with each barrier operand held in a register made an immediate where the register
+/// can hold one value only at the barrier: written once in the thread, by a `mov` of an
+/// immediate, before the barrier and with no branch before it (so the `mov` has run). The runner
+/// needs a barrier's number and count to lay it out and to show it completes.
+pub fn fold_barrier_operands(program: &Program) -> std::borrow::Cow<'_, Program> {
+    let mut out: Option<Program> = None;
+    for (ti, t) in program.threads.iter().enumerate() {
+        for (ii, ins) in t.code.iter().enumerate() {
+            let InstrKind::Barrier { id, count, .. } = ins.kind else {
+                continue;
+            };
+            let fold = |op: Operand| match op {
+                Operand::Imm(_) => None,
+                Operand::Reg(r) => constant_at(t, r, ii),
+            };
+            let (new_id, new_count) = (fold(id), count.and_then(fold));
+            if new_id.is_none() && new_count.is_none() {
+                continue;
+            }
+            let p = out.get_or_insert_with(|| program.clone());
+            if let InstrKind::Barrier { id, count, .. } = &mut p.threads[ti].code[ii].kind {
+                if let Some(v) = new_id {
+                    *id = Operand::Imm(v);
+                }
+                if let Some(v) = new_count {
+                    *count = Some(Operand::Imm(v));
+                }
+            }
+        }
+    }
+    out.map_or(std::borrow::Cow::Borrowed(program), std::borrow::Cow::Owned)
+}
+
+/// The one value register `r` of `t` can hold at instruction `at` (see
+/// [`fold_barrier_operands`]).
+fn constant_at(t: &Thread, r: RegId, at: usize) -> Option<Value> {
+    if t.code[..at]
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Branch { .. }))
+    {
+        return None;
+    }
+    let mut writes = t
+        .code
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.kind.written_registers().any(|w| w == r));
+    let (wi, w) = writes.next()?;
+    if writes.next().is_some() || wi >= at {
+        return None;
+    }
+    match w.kind {
+        InstrKind::Mov {
+            src: Operand::Imm(v),
+            ..
+        } => Some(v),
+        _ => None,
+    }
+}
+
 /// A barrier's number and thread count, when both are immediates (the runner refuses others
 /// before it lays a test out).
 pub(crate) fn barrier_immediates(kind: &InstrKind) -> Option<(u32, Option<u32>)> {

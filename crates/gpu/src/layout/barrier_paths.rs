@@ -82,3 +82,24 @@ fn a_spin_after_the_last_barrier_runs() {
     );
     assert!(after.is_ok(), "{:?}", after.err());
 }
+
+#[test]
+fn barrier_operands_set_once_by_a_mov_are_immediates() {
+    // Both threads put 1 and 2 in r1 and r2 and meet at `bar.cta.sync r1, r2`: barrier 1,
+    // two threads, so two warps of 32 lanes in the warp layout.
+    let src = include_str!("../../../../tests/litmus/ptx/Bar+count+registers.litmus");
+    let p = scopecheck_litmus::parse(src).expect("test parses");
+    assert!(matches!(
+        Layout::new(&p, &GenOptions::default()),
+        Err(GenError::Unsupported(m)) if m.contains("as immediates")
+    ));
+    let k = crate::generate(&p, &GenOptions::default()).unwrap();
+    assert!(k.ptx.contains("barrier.sync \t1, 64;"), "{}", k.ptx);
+    // A second write, or a branch before the barrier, leaves the register's value open.
+    let mut twice = p.clone();
+    let mov = twice.threads[0].code[0].clone();
+    twice.threads[0].code.insert(2, mov);
+    let folded = fold_barrier_operands(&twice);
+    assert!(barrier_immediates(&folded.threads[0].code[4].kind).is_none());
+    assert!(barrier_immediates(&folded.threads[1].code[2].kind).is_some());
+}
