@@ -238,6 +238,9 @@ pub fn check_file(
     cli: &CommandLine,
 ) -> Result<Checked, Box<Failure>> {
     file_report::inject_fault(&input.file, "check");
+    // `--timeout` bounds the whole file from here: reading, every model's check, the
+    // suggestions (and `tune`, which reuses these options) share one deadline.
+    let begun = Instant::now();
     let is_cu = input
         .path
         .extension()
@@ -277,6 +280,10 @@ pub fn check_file(
         (Some(o), Some(flags.models()), report)
     };
     let opts = file_opts.as_ref().unwrap_or(opts);
+    let opts = &CheckOptions {
+        deadline: opts.deadline.or(opts.timeout.map(|t| begun + t)),
+        ..opts.clone()
+    };
     let models = file_models.as_deref().unwrap_or(models);
     let ptx_models = [Some(ModelKind::Ptx)];
     let models: &[Option<ModelKind>] = if ptx_only { &ptx_models } else { models };

@@ -238,6 +238,7 @@ impl CheckFlags {
             },
             max_executions: self.max_executions,
             timeout: self.timeout,
+            deadline: None,
             progress: None,
             symmetry: self.symmetry == OnOff::On,
             graphs: false,

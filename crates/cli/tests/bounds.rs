@@ -166,3 +166,116 @@ fn timeout_stops_inside_one_leaf() {
     assert!(reason.contains("--timeout"), "{v}");
     assert!(took < 2.0, "took {took} s for --timeout 1s");
 }
+
+/// Rows of PTX instructions, thread by thread, as a litmus test of threads in CTAs 0, 1, ...
+fn rows_test(name: &str, init: &str, threads: &[Vec<String>], condition: &str) -> PathBuf {
+    let source = ptx_test(name, init, threads, condition, |t| format!("cta {t},gpu 0"));
+    write(&format!("{name}.litmus"), &source)
+}
+
+/// Runs `args` on `path` and returns the output and the wall time in seconds.
+fn timed(args: &[&str], path: &Path) -> (Output, f64) {
+    let start = std::time::Instant::now();
+    let mut all = args.to_vec();
+    all.push(path.to_str().unwrap());
+    let out = scopecheck(&all);
+    (out, start.elapsed().as_secs_f64())
+}
+
+/// Four threads each add 1 to five counters (relaxed atomics of one GPU): millions of
+/// executions, far more than a second's search. `--model both` checked each model with a
+/// `--timeout` of its own (and, before the leaf judge asked the budget, ran past 60 s for
+/// `--timeout 2s`); the file's one deadline now covers both: within 1 s of it, and neither
+/// verdict claims what it did not finish (`~exists` needs the whole search: Unknown).
+#[test]
+fn model_both_shares_one_timeout() {
+    let threads: Vec<Vec<String>> = (0..4)
+        .map(|_| {
+            (0..5)
+                .map(|j| format!("atom.gpu.add r{j}, c{j}, 1"))
+                .collect()
+        })
+        .collect();
+    let init = (0..5).map(|j| format!("c{j}=0;")).collect::<String>();
+    let path = rows_test("4x5-counters", &init, &threads, "~exists (c0 == 3)");
+    let (out, took) = timed(
+        &["check", "--json", "--model", "both", "--timeout", "1s"],
+        &path,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdicts: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert!(!verdicts.is_empty(), "{text}");
+    for v in &verdicts {
+        for v in v
+            .get("verdicts")
+            .and_then(|v| v.as_array())
+            .unwrap_or(&vec![v.clone()])
+        {
+            assert_eq!(v["result"], "Unknown", "{v}");
+            assert_eq!(v["complete"], false, "{v}");
+        }
+    }
+    assert!(took < 2.0, "took {took} s for --timeout 1s");
+}
+
+/// Message passing with a weak flag, and two threads adding to three counters: checked in
+/// 0.2 s (No: the stale read is allowed), but `--suggest` tries hundreds of changed
+/// programs, each a check of its own (120 s and more for `--timeout 1s` before). The file's
+/// deadline now ends the suggestions too: within 1 s of it, the verdict still No (complete:
+/// the original check finished before the deadline).
+#[test]
+fn suggest_stops_at_the_timeout() {
+    let path = mp_counters(
+        "mp-weak+counters",
+        "st.relaxed.gpu",
+        "ld.relaxed.gpu",
+        "atom.gpu.add",
+    );
+    let (out, took) = timed(&["check", "--json", "--suggest", "--timeout", "1s"], &path);
+    let v = verdict(&out);
+    assert_eq!(v["result"], "No", "{v}");
+    assert!(took < 2.0, "took {took} s for --timeout 1s");
+}
+
+/// The same program made right (release/acquire at system scope): `tune` re-checks weakened
+/// copies of it until its `--timeout`, which bounds the whole tuning (before: past 120 s for
+/// `--timeout 2s`), and says the tuning was cut by it.
+#[test]
+fn tune_stops_at_the_timeout() {
+    let path = mp_counters(
+        "mp-rel-acq+counters",
+        "st.release.sys",
+        "ld.acquire.sys",
+        "atom.sys.acq_rel.add",
+    );
+    let (out, took) = timed(&["tune", "--timeout", "1s"], &path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the --timeout was reached"), "{text}");
+    assert!(took < 2.0, "took {took} s for --timeout 1s");
+}
+
+/// Thread 0 writes data (weak) then a flag (`flag_store`), then adds to three counters;
+/// two threads add to the counters and then read the flag (`flag_load`, the second thread's
+/// relaxed) and the data. The condition: thread 1 saw the flag and stale data.
+fn mp_counters(name: &str, flag_store: &str, flag_load: &str, add: &str) -> PathBuf {
+    let adds = |v: &mut Vec<String>| (0..3).for_each(|j| v.push(format!("{add} r{j}, c{j}, 1")));
+    let mut writer = vec!["st.weak d, 1".to_string(), format!("{flag_store} f, 1")];
+    adds(&mut writer);
+    let reader = |load: &str| {
+        let mut v = vec![];
+        adds(&mut v);
+        v.push(format!("{load} r5, f"));
+        v.push("ld.weak r6, d".to_string());
+        v
+    };
+    let threads = vec![writer, reader(flag_load), reader("ld.relaxed.gpu")];
+    rows_test(
+        name,
+        "d=0; f=0; c0=0; c1=0; c2=0;",
+        &threads,
+        "~exists (P1:r5 == 1 /\\ P1:r6 == 0)",
+    )
+}

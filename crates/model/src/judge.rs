@@ -122,6 +122,10 @@ pub fn judge(
     let prop = &program.condition.prop;
     let quantifier = program.condition.quantifier;
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    let deadline = match (deadline, opts.deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let mut engine = opts.engine;
     let mut symmetry = opts.symmetry;
     let mut parallel = true;

@@ -61,6 +61,10 @@ pub struct CheckOptions {
     pub max_executions: Option<u64>,
     /// Stop after this long (the verdict is then incomplete).
     pub timeout: Option<std::time::Duration>,
+    /// Stop at this instant, whatever `timeout` says (the earlier of the two wins): one
+    /// deadline for everything a file's check runs (`--model both`, `--suggest`, `tune`),
+    /// set once by the caller from `--timeout`, so that each later search gets what is left.
+    pub deadline: Option<std::time::Instant>,
     /// Running totals for a progress display.
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether interchangeable threads may be explored in one order only.
@@ -80,6 +84,7 @@ impl Default for CheckOptions {
             engine: Engine::Auto,
             max_executions: None,
             timeout: None,
+            deadline: None,
             progress: None,
             symmetry: true,
             graphs: false,

@@ -333,14 +333,31 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
         graphs: false,
         ..opts.clone()
     };
-    let right = |p: &Program| check(p, opts).map(|v| is_right(&v)).unwrap_or(false);
-    if right(program) {
-        return vec![];
+    // A candidate counts as a fix only when its check is complete: a search cut by a bound
+    // vouches for no requirement (and for no absence of races or hangs). Once the file's
+    // deadline passes, no more candidates are tried: the fixes found so far are returned.
+    let past = || {
+        opts.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    };
+    let right = |p: &Program| {
+        check(p, opts)
+            .map(|v| v.is_complete() && is_right(&v))
+            .unwrap_or(false)
+    };
+    match check(program, opts) {
+        // Right already, or not settled: nothing to vouch for.
+        Ok(v) if is_right(&v) || !v.is_complete() => return vec![],
+        // A fault or a wrong verdict: a change may fix it.
+        Ok(_) | Err(_) => {}
     }
     let cands = candidates(program);
     let mut trials = 0;
     let mut found: Vec<Suggestion> = Vec::new();
     for c in &cands {
+        if past() {
+            break;
+        }
         trials += 1;
         if right(&apply(program, c)) {
             let changes = vec![change(program, c, table)];
@@ -359,7 +376,7 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
                     continue;
                 }
                 trials += 1;
-                if trials > MAX_TRIALS {
+                if trials > MAX_TRIALS || past() {
                     break 'pairs;
                 }
                 // Apply the later position first so the earlier index stays valid.

@@ -334,7 +334,7 @@ fn cycles(kind: Option<&InstrKind>, table: &CostTable) -> Option<f64> {
     Some(own + sc)
 }
 
-/// The re-check budget ran out.
+/// The re-check budget (`--max-checks`) or the deadline (`--timeout`) ran out.
 struct Cut;
 
 struct Search<'a> {
@@ -352,6 +352,11 @@ struct Search<'a> {
     checks: usize,
     max_checks: usize,
     cluster: bool,
+    /// The deadline of the models' options (`CheckOptions::deadline`): one for the whole
+    /// tuning, which every re-check gets what is left of.
+    deadline: Option<std::time::Instant>,
+    /// A re-check was cut by the deadline: the search stopped there.
+    timed_out: bool,
 }
 
 impl Search<'_> {
@@ -394,11 +399,22 @@ impl Search<'_> {
         if self.checks >= self.max_checks {
             return Err(Cut);
         }
+        let past =
+            |d: &Option<std::time::Instant>| d.is_some_and(|d| std::time::Instant::now() >= d);
+        if past(&self.deadline) {
+            self.timed_out = true;
+            return Err(Cut);
+        }
         self.checks += 1;
         let p = self.build(config);
         let mut keeps = true;
         for (opts, original) in self.models.iter().zip(&self.originals) {
             keeps = match check(&p, opts) {
+                // Cut by the deadline: the weakening is not known to break the verdict.
+                Ok(v) if !v.is_complete() && past(&self.deadline) => {
+                    self.timed_out = true;
+                    return Err(Cut);
+                }
                 Ok(v) => {
                     v.is_complete()
                         && is_right(&v)
@@ -717,11 +733,19 @@ pub fn tune(
         checks: 0,
         max_checks,
         cluster: clusters_matter(program),
+        deadline: models.iter().filter_map(|o| o.deadline).min(),
+        timed_out: false,
     };
     search.cache.insert(origin.clone(), true);
     let mut found: Vec<Vec<State>> = Vec::new();
     let mut incomplete = None;
-    let cut = |checks: usize| format!("stopped after {checks} re-checks (--max-checks)");
+    let cut = |checks: usize, timed_out: bool| {
+        if timed_out {
+            format!("stopped after {checks} re-checks: the --timeout was reached")
+        } else {
+            format!("stopped after {checks} re-checks (--max-checks)")
+        }
+    };
     // How far each site goes alone.
     let mut limits = origin.clone();
     let mut alone_cut = false;
@@ -734,17 +758,17 @@ pub fn tune(
         limits[i] = c[i];
     }
     if alone_cut {
-        incomplete = Some(cut(search.checks));
+        incomplete = Some(cut(search.checks, search.timed_out));
     } else {
         let program_order: Vec<usize> = (0..n).collect();
         // Every site at its own limit at once: when that keeps the verdict, the sites do not
         // interfere and the one maximal set is there (checked by one more descent).
         let together = search.keeps(&limits);
         match together {
-            Err(Cut) => incomplete = Some(cut(search.checks)),
+            Err(Cut) => incomplete = Some(cut(search.checks, search.timed_out)),
             Ok(true) => match search.greedy(&limits, &program_order) {
                 Ok(m) => found.push(m),
-                Err(Cut) => incomplete = Some(cut(search.checks)),
+                Err(Cut) => incomplete = Some(cut(search.checks, search.timed_out)),
             },
             Ok(false) => {
                 let mut queue: VecDeque<Vec<usize>> = VecDeque::from([vec![]]);
@@ -766,7 +790,7 @@ pub fn tune(
                     let m = match search.greedy(&origin, &order) {
                         Ok(m) => m,
                         Err(Cut) => {
-                            incomplete = Some(cut(search.checks));
+                            incomplete = Some(cut(search.checks, search.timed_out));
                             break;
                         }
                     };
