@@ -19,6 +19,7 @@ mod cost;
 mod costs;
 mod file_report;
 mod inputs;
+mod memory;
 mod mutants;
 mod options;
 mod output;
@@ -33,8 +34,9 @@ use std::process::ExitCode;
 
 /// The explorer allocates and frees many small relations and states per execution; glibc's
 /// allocator spent a third of the run time on them.
+/// Counted, for `--max-memory` (`memory`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: memory::Counting<mimalloc::MiMalloc> = memory::Counting(mimalloc::MiMalloc);
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 

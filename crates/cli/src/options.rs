@@ -84,6 +84,11 @@ pub struct CheckFlags {
     /// Unknown unless the executions found settle it.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     timeout: Option<std::time::Duration>,
+    /// Stop the search of a test when the process holds this much memory (`512M`, `4G`;
+    /// default: half the machine's); the verdict is then Unknown unless the executions found
+    /// settle it.
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_bytes)]
+    max_memory: Option<u64>,
     /// Which explorer runs: `auto` (the graph explorer, or the candidate enumerator where it
     /// cannot vouch for its completeness), `graphs`, `candidates` (for differential testing).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto, hide = true)]
@@ -239,6 +244,13 @@ impl CheckFlags {
             max_executions: self.max_executions,
             timeout: self.timeout,
             deadline: None,
+            memory: self
+                .max_memory
+                .or_else(crate::memory::default_limit)
+                .map(|limit| scopecheck_explore::MemoryBound {
+                    limit,
+                    used: crate::memory::held,
+                }),
             progress: None,
             symmetry: self.symmetry == OnOff::On,
             graphs: false,

@@ -279,3 +279,26 @@ fn mp_counters(name: &str, flag_store: &str, flag_load: &str, add: &str) -> Path
         "~exists (P1:r5 == 1 /\\ P1:r6 == 0)",
     )
 }
+
+/// `--max-memory`: the ten stores' leaf holds every coherence order it found (3628800 of
+/// them, 4.1 GB before) until it hands them on; a bound of 64 MiB stops it with Unknown, and
+/// the process stays near the bound.
+#[test]
+fn max_memory_stops_with_unknown() {
+    let path = ten_stores();
+    let out = scopecheck(&[
+        "check",
+        "--json",
+        "--max-memory",
+        "64M",
+        path.to_str().unwrap(),
+    ]);
+    let v = verdict(&out);
+    assert_eq!(v["result"], "Unknown", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    let reason = v["incomplete_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the memory bound was reached (--max-memory 64M)"),
+        "{v}"
+    );
+}

@@ -141,7 +141,7 @@ pub fn judge(
                 budget: Budget {
                     max_executions: opts.max_executions,
                     deadline,
-                    ..Budget::default()
+                    memory: opts.memory,
                 },
                 progress: opts.progress.clone(),
                 symmetry,

@@ -65,6 +65,8 @@ pub struct CheckOptions {
     /// deadline for everything a file's check runs (`--model both`, `--suggest`, `tune`),
     /// set once by the caller from `--timeout`, so that each later search gets what is left.
     pub deadline: Option<std::time::Instant>,
+    /// Stop when the process holds more memory than this (the verdict is then incomplete).
+    pub memory: Option<scopecheck_explore::MemoryBound>,
     /// Running totals for a progress display.
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether interchangeable threads may be explored in one order only.
@@ -85,6 +87,7 @@ impl Default for CheckOptions {
             max_executions: None,
             timeout: None,
             deadline: None,
+            memory: None,
             progress: None,
             symmetry: true,
             graphs: false,
