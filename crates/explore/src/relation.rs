@@ -350,8 +350,22 @@ impl Relation {
             }
             return;
         }
+        // A step `k` adds nothing when `k` has no predecessor (no row holds bit `k`: closing
+        // adds an edge into `k` only from a predecessor of a predecessor) or, at that step, no
+        // successor. Initial writes are the first kind: without these skips a graph of many
+        // locations (a harness of 400 allocations: 6,400 initial writes) paid n^2 bit tests
+        // per closure for nothing.
+        let mut has_pred = vec![0u64; s];
+        for row in self.bits.chunks(s) {
+            for (h, &w) in has_pred.iter_mut().zip(row) {
+                *h |= w;
+            }
+        }
         for k in 0..self.n {
             let (kw, kb) = (k / 64, 1u64 << (k % 64));
+            if has_pred[kw] & kb == 0 || self.bits[k * s..(k + 1) * s].iter().all(|&w| w == 0) {
+                continue;
+            }
             for i in 0..self.n {
                 if self.bits[i * s + kw] & kb != 0 && i != k {
                     for w in 0..s {
@@ -539,6 +553,41 @@ mod tests {
         assert!(c.contains(0, 129));
         assert!(!c.contains(129, 0));
         assert!(c.is_irreflexive());
+    }
+
+    #[test]
+    fn closure_matches_reachability_on_random_relations() {
+        // Sparse random relations over 150 elements (three words per row, many elements
+        // without predecessors or successors, as initial writes are, and cycles): the closure
+        // relates exactly the pairs a depth-first search reaches in one step or more.
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..20 {
+            let n = 150;
+            let mut r = Relation::new(n);
+            for _ in 0..(40 + round * 10) {
+                let (a, b) = ((next() % n as u64) as usize, (next() % n as u64) as usize);
+                r.insert(a, b);
+            }
+            let c = r.closure();
+            for a in 0..n {
+                let mut seen = vec![false; n];
+                let mut stack: Vec<usize> = r.successors(a).collect();
+                while let Some(x) = stack.pop() {
+                    if !std::mem::replace(&mut seen[x], true) {
+                        stack.extend(r.successors(x));
+                    }
+                }
+                for (b, &reached) in seen.iter().enumerate() {
+                    assert_eq!(c.contains(a, b), reached, "round {round}: {a} -> {b}");
+                }
+            }
+        }
     }
 
     #[test]
