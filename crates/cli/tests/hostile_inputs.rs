@@ -2,54 +2,12 @@
 //! a verdict or in an error line naming the file, the line and column, and the limit; never
 //! in a stack overflow (SIGABRT) or memory exhausted. Every run has a deadline.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-/// What one run gave.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+use std::time::Duration;
 
-/// Runs scopecheck with `args`, killing it and failing the test after `limit`.
-fn run_within(limit: Duration, args: &[&str]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run scopecheck");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for scopecheck") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("scopecheck {args:?} ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code(),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
-}
+mod bounded_run;
+use bounded_run::{run_within, Run};
 
 /// A scratch directory, removed when the test ends (passing or not).
 struct Scratch(PathBuf);
