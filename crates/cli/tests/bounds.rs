@@ -330,3 +330,20 @@ fn a_harness_of_400_allocations_is_checked() {
     assert_eq!(v["result"], "Ok", "{v}");
     assert_eq!(v["complete"], true, "{v}");
 }
+
+/// A generated three-thread PTX test (from the fuzz target, seed 0x5eed case 100) whose
+/// branches and await loops on guessed values give thread P0 more than 200,000 paths: the
+/// candidate enumerator lists them before it judges any execution, and that listing did not
+/// ask the budget (6.2 s for `--timeout 2s`, then "more than 200000 paths"). It now stops at
+/// the deadline, Unknown because no execution was judged, within 1 s of it.
+#[test]
+fn path_listing_stops_at_the_timeout() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/many-paths.litmus");
+    let (out, took) = timed(&["check", "--json", "--timeout", "1s"], &path);
+    let v = verdict(&out);
+    assert_eq!(v["result"], "Unknown", "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    let reason = v["incomplete_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("--timeout"), "{v}");
+    assert!(took < 2.0, "took {took} s for --timeout 1s");
+}

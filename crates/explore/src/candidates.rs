@@ -58,7 +58,7 @@ pub fn explore<'p>(
     opts: &ExploreOptions,
     on_execution: &OnExecution<'_, 'p>,
 ) -> Result<Exploration, TraceLimit> {
-    let paths = trace::enumerate_paths(program, opts.unroll)?;
+    let paths = trace::enumerate_paths(program, opts.unroll, &opts.budget)?;
     let mut out = Exploration::default();
     for (t, th) in program.threads.iter().enumerate() {
         for l in loops::thread_loops(program, th) {

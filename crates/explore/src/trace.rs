@@ -187,6 +187,11 @@ pub enum TraceLimit {
     TooManyPaths {
         thread: ThreadId,
     },
+    /// A bound of the search (`--timeout`, `--max-memory`) was reached while paths were being
+    /// listed: the reason, as the budget words it.
+    OutOfBudget {
+        reason: String,
+    },
     /// An instruction the candidate enumerator cannot follow (a warp collective, or a barrier whose rounds depend on the other threads).
     Unsupported {
         thread: ThreadId,
@@ -236,7 +241,14 @@ fn max_writes_per_execution(program: &Program, unroll: u32) -> usize {
 /// address or control) on a read of the one before; No-Thin-Air makes those writes distinct
 /// events of one execution. So once `k` exceeds the number of writes an execution can have, no
 /// later value can occur and the rounds stop even when RMWs keep producing new values.
-pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLimit> {
+///
+/// Listing paths can take long (up to [`MAX_PATHS_PER_THREAD`] per thread and round), so it
+/// asks `budget` as it goes and stops with [`TraceLimit::OutOfBudget`] when a bound is reached.
+pub fn enumerate_paths(
+    program: &Program,
+    unroll: u32,
+    budget: &crate::Budget,
+) -> Result<Paths, TraceLimit> {
     let rounds = max_writes_per_execution(program, unroll);
     let mut domain: Domain = program.locations.iter().map(|l| vec![l.init]).collect();
     for round in 0.. {
@@ -248,6 +260,7 @@ pub fn enumerate_paths(program: &Program, unroll: u32) -> Result<Paths, TraceLim
                 thread,
                 &domain,
                 unroll,
+                budget,
             )?);
         }
         if round >= rounds {
@@ -300,6 +313,7 @@ fn thread_paths(
     thread: &Thread,
     domain: &Domain,
     unroll: u32,
+    budget: &crate::Budget,
 ) -> Result<Vec<Trace>, TraceLimit> {
     let cta_size = program
         .threads
@@ -348,7 +362,17 @@ fn thread_paths(
     }
     let mut out = Vec::new();
     let mut stack = vec![start];
+    // No executions are handed on yet: only the clock and the memory can stop this.
+    let budget = crate::Budget {
+        max_executions: None,
+        ..*budget
+    };
+    let mut tick = 0u32;
     while let Some(mut s) = stack.pop() {
+        tick = tick.wrapping_add(1);
+        if let Some(reason) = budget.exceeded(0, tick) {
+            return Err(TraceLimit::OutOfBudget { reason });
+        }
         let end = run(
             program, thread, &mut s, domain, unroll, cta_size, &awaits, &mut stack,
         );

@@ -285,6 +285,7 @@ pub fn judge(
                     program.thread(thread).name,
                     scopecheck_explore::trace::MAX_PATHS_PER_THREAD
                 ),
+                TraceLimit::OutOfBudget { reason } => reason,
                 TraceLimit::Unsupported { thread, instr } => format!(
                     "the candidate enumerator, which runs where the graph explorer's completeness \
                      gate fails, cannot follow {} (a warp collective, or a barrier whose \
