@@ -192,7 +192,10 @@ impl ThreadRun {
                 cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
                 ..
             } => self.is_unknown(*a) || self.is_unknown(*b),
-            InstrKind::Mov { .. } | InstrKind::Fence { .. } | InstrKind::Branch { .. } => false,
+            InstrKind::Mov { .. }
+            | InstrKind::Fma { .. }
+            | InstrKind::Fence { .. }
+            | InstrKind::Branch { .. } => false,
         }
     }
 
@@ -466,6 +469,26 @@ impl ThreadRun {
                         }
                     }
                 }
+                InstrKind::Fma {
+                    dst,
+                    ty,
+                    mode,
+                    a,
+                    b,
+                    c,
+                } => match self.m.fma(ty, mode, [a, b, c]) {
+                    Ok((v, d)) => {
+                        let unknown = [a, b, c].iter().any(|&o| self.is_unknown(o));
+                        self.set(dst, v, d);
+                        self.unknown[dst.0 as usize] = unknown;
+                    }
+                    Err(why) => {
+                        return self.stop(PathEnd::Fault {
+                            instr: pc,
+                            message: why.to_string(),
+                        })
+                    }
+                },
                 InstrKind::Branch { cond, target } => {
                     let taken = self.m.branch(cond);
                     if !taken {

@@ -29,7 +29,7 @@
 //! - on the path, a failing iteration wrote nothing but write-backs of the values it read.
 
 use scopecheck_ir::{
-    InstrKind, Operand, Order, Placement, Program, RegId, RmwKind, RmwOp, Scope, Thread,
+    InstrKind, IntType, Operand, Order, Placement, Program, RegId, RmwKind, RmwOp, Scope, Thread,
 };
 
 /// A loop: a head and the backward branches to it, and what the explorer may do with it.
@@ -83,8 +83,11 @@ pub(crate) fn writes_of(kind: &InstrKind) -> impl Iterator<Item = RegId> {
 /// Whether an RMW can write back the value it read: always (`add 0`, `or 0`, ...), or in the
 /// iterations where it fails (CAS) or swaps in the same value (exchange), which the path check
 /// confirms per iteration.
-pub fn is_idempotent_rmw(kind: &RmwKind) -> bool {
+pub fn is_idempotent_rmw(kind: &RmwKind, ty: IntType) -> bool {
     match *kind {
+        // Adding +0.0 turns -0.0 into +0.0 and `atom.add.f32` flushes subnormals: a float RMW
+        // may write a new value whatever its operand, but for an exchange.
+        RmwKind::Op(op, _) if ty.float => op == RmwOp::Exch,
         RmwKind::Op(op, Operand::Imm(v)) => match op {
             RmwOp::Add | RmwOp::Sub | RmwOp::Or | RmwOp::Xor => v == 0,
             RmwOp::And => v == -1,
@@ -198,9 +201,13 @@ fn await_loop(
                 return Err("the body meets other lanes at a warp collective".into())
             }
             InstrKind::Rmw {
-                kind, addr, scope, ..
+                kind,
+                addr,
+                scope,
+                ty,
+                ..
             } => {
-                if !is_idempotent_rmw(kind) {
+                if !is_idempotent_rmw(kind, *ty) {
                     return Err("the body's RMW writes a new value".into());
                 }
                 if !program
@@ -215,6 +222,7 @@ fn await_loop(
             | InstrKind::Fence { .. }
             | InstrKind::Mov { .. }
             | InstrKind::Binary { .. }
+            | InstrKind::Fma { .. }
             | InstrKind::Branch { .. } => {}
         }
         for r in reads_of(&i.kind) {

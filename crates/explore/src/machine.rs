@@ -6,8 +6,8 @@
 //! (`trace`) gives them guessed values.
 
 use scopecheck_ir::{
-    Address, Arithmetic, BinOp, BranchCond, IntType, LocId, Operand, Program, RegId, RmwKind,
-    Thread, Value,
+    Address, Arithmetic, BinOp, BranchCond, FloatMode, IntType, LocId, Operand, Program, RegId,
+    RmwKind, Thread, Value,
 };
 
 use std::sync::Arc;
@@ -137,6 +137,19 @@ impl Machine {
             op.eval(ty, rules, self.operand(a), self.operand(b))?,
             union(self.operand_deps(a), self.operand_deps(b)),
         ))
+    }
+
+    /// `a * b + c` in float type `ty`, rounded once, with the reads it depends on.
+    pub fn fma(
+        &self,
+        ty: IntType,
+        mode: FloatMode,
+        [a, b, c]: [Operand; 3],
+    ) -> Result<(Value, Vec<u32>), &'static str> {
+        let v =
+            scopecheck_ir::float::fma(ty, mode, self.operand(a), self.operand(b), self.operand(c))?;
+        let deps = union(self.operand_deps(a), self.operand_deps(b));
+        Ok((v, union(&deps, self.operand_deps(c))))
     }
 
     /// Whether a branch on `cond` is taken. Everything after a conditional branch depends on

@@ -159,7 +159,9 @@ impl ThreadStatics {
                 // (a backoff delay that only feeds itself is never live), unless it can fault
                 // on its operands.
                 let dead_result = match code[pc].kind {
-                    InstrKind::Mov { dst, .. } => !out.contains(dst.0 as usize),
+                    InstrKind::Mov { dst, .. } | InstrKind::Fma { dst, .. } => {
+                        !out.contains(dst.0 as usize)
+                    }
                     InstrKind::Binary { dst, op, ty, .. } => {
                         !out.contains(dst.0 as usize) && !op.can_be_undefined(ty, rules)
                     }
@@ -342,6 +344,10 @@ pub fn after_holes(program: &Program, thread: &Thread, pc: usize, unknown: &[usi
             }
             InstrKind::Binary { dst, a, b, .. } => {
                 let v = tainted(&t, a) || tainted(&t, b);
+                set(&mut t, *dst, v);
+            }
+            InstrKind::Fma { dst, a, b, c, .. } => {
+                let v = tainted(&t, a) || tainted(&t, b) || tainted(&t, c);
                 set(&mut t, *dst, v);
             }
             InstrKind::Barrier { kind, .. } => {

@@ -612,6 +612,22 @@ fn run(
                     }
                 }
             }
+            InstrKind::Fma {
+                dst,
+                ty,
+                mode,
+                a,
+                b,
+                c,
+            } => match s.m.fma(ty, mode, [a, b, c]) {
+                Ok((v, d)) => s.m.set(dst, v, d),
+                Err(why) => {
+                    return Some(PathEnd::Fault {
+                        instr: pc,
+                        message: why.to_string(),
+                    })
+                }
+            },
             InstrKind::Branch { cond, target } => {
                 if s.m.branch(cond) {
                     if let (Some(head), true) = (awaits[pc], target <= pc) {

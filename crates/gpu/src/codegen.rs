@@ -1033,6 +1033,10 @@ impl Gen<'_> {
                     Operand::Imm(v) => e!(self, "\tmov.b32 \t{d}, {};", imm(v)),
                 }
             }
+            InstrKind::Fma { .. } => return unsupported("floating-point arithmetic"),
+            InstrKind::Binary { ty, .. } if ty.float => {
+                return unsupported("floating-point arithmetic")
+            }
             InstrKind::Binary { dst, op, ty, a, b } => {
                 // `xor r, x, x`, `sub r, x, x`, `and r, x, 0`, `mul r, x, 0` are how tests write
                 // a dependency that is always 0. ptxas would fold them to a constant and drop the
@@ -1102,6 +1106,10 @@ impl Gen<'_> {
                         };
                         e!(self, "\t{ins} \t{}, {a};", Self::reg(t, dst));
                         return Ok(());
+                    }
+                    // Layout::new refuses floating-point computation in device code.
+                    BinOp::Float(..) | BinOp::Cvt { .. } => {
+                        return unsupported("floating-point arithmetic");
                     }
                 };
                 e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));

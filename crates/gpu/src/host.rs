@@ -214,13 +214,19 @@ pub fn run_role<M: HostMemory + ?Sized>(
                     RmwKind::Op(op, v) => {
                         let v = read(regs, v);
                         match op {
-                            RmwOp::Add => w.fetch_add(v, ord),
-                            RmwOp::Sub => w.fetch_sub(v, ord),
+                            // A float's add is no integer add of its bits: the loop below.
+                            RmwOp::Add if !ty.float => w.fetch_add(v, ord),
+                            RmwOp::Sub if !ty.float => w.fetch_sub(v, ord),
                             RmwOp::Exch => w.swap(v, ord),
                             RmwOp::And => w.fetch_and(v, ord),
                             RmwOp::Or => w.fetch_or(v, ord),
                             RmwOp::Xor => w.fetch_xor(v, ord),
-                            RmwOp::Inc | RmwOp::Dec | RmwOp::Min | RmwOp::Max => {
+                            RmwOp::Add
+                            | RmwOp::Sub
+                            | RmwOp::Inc
+                            | RmwOp::Dec
+                            | RmwOp::Min
+                            | RmwOp::Max => {
                                 let mut cur = w.load(Ordering::Relaxed);
                                 let mut attempts = 0u32;
                                 loop {
@@ -257,6 +263,18 @@ pub fn run_role<M: HostMemory + ?Sized>(
             }
             InstrKind::Binary { dst, op, ty, a, b } => {
                 let v = binary(op, ty, read(regs, a), read(regs, b));
+                set(regs, dst, v);
+            }
+            InstrKind::Fma {
+                dst,
+                ty,
+                mode,
+                a,
+                b,
+                c,
+            } => {
+                let [a, b, c] = [a, b, c].map(|o| value_in(read(regs, o), ty));
+                let v = scopecheck_ir::float::fma(ty, mode, a, b, c).map_or(0, word);
                 set(regs, dst, v);
             }
             InstrKind::Branch { cond, target } => {

@@ -25,7 +25,7 @@
 
 use scopecheck_ir::{
     Address, Arch, BinOp, BranchCond, InstrKind, IntType, LocId, MemorySpace, Observable, Operand,
-    Placement, Program, RegId, Thread, ThreadId, Value,
+    Placement, Program, RegId, RmwKind, RmwOp, Thread, ThreadId, Value,
 };
 
 use crate::GenError;
@@ -1017,6 +1017,20 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
         for i in &t.code {
             let text = i.text.replace('\n', " ");
             let text = text.trim();
+            if let InstrKind::Rmw {
+                kind: RmwKind::Op(op, _),
+                ty,
+                ..
+            } = i.kind
+            {
+                if ty.float && op != RmwOp::Exch && t.placement != Placement::Host {
+                    return refuse(format!(
+                        "{}: `{text}` is a floating-point atomic; the runner generates integer \
+                         atomics only",
+                        t.name
+                    ));
+                }
+            }
             match i.kind {
                 InstrKind::Load { ref addr, ty, .. }
                 | InstrKind::Store { ref addr, ty, .. }
@@ -1043,6 +1057,26 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
                             ty.ptx_name()
                         ));
                     }
+                }
+                // Device code computes in integer instructions only: a float's arithmetic,
+                // conversion or atomic add would be integer arithmetic on its bits there.
+                // Host threads run `host::run_role`, which computes them as the IR does.
+                InstrKind::Binary { op, ty, .. }
+                    if t.placement != Placement::Host
+                        && (ty.float || matches!(op, BinOp::Float(..) | BinOp::Cvt { .. })) =>
+                {
+                    return refuse(format!(
+                        "{}: `{text}` computes on floating-point values; the runner generates \
+                         integer arithmetic only",
+                        t.name
+                    ));
+                }
+                InstrKind::Fma { .. } if t.placement != Placement::Host => {
+                    return refuse(format!(
+                        "{}: `{text}` computes on floating-point values; the runner generates \
+                         integer arithmetic only",
+                        t.name
+                    ));
                 }
                 InstrKind::Binary { ty, .. } if ty.bits != WORD_BITS => {
                     return refuse(format!(

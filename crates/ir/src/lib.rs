@@ -9,21 +9,27 @@
 //! Front-ends (litmus parsers, the CUDA front-end) produce a `Program`; the explorer and the
 //! models consume it. Nothing here knows about any particular memory model.
 
+pub mod float;
 pub mod weaken;
+pub use float::{FloatCmp, FloatMode, FloatOp, Rounding};
 use std::fmt;
 
 /// A value held in a register or a memory location: an integer of some [`IntType`], held in
 /// its canonical form (see [`IntType::wrap`]): a signed value sign-extended, an unsigned one
-/// zero-extended, a `u64` above `i64::MAX` as the `i64` with the same bits.
+/// zero-extended, a `u64` above `i64::MAX` as the `i64` with the same bits. A float or a
+/// double is its IEEE-754 bit pattern, zero-extended ([`float`]).
 pub type Value = i64;
 
-/// The width and signedness of an integer value, as the source states it: C `int` is 32-bit
-/// signed, `unsigned` 32-bit unsigned, `long long` 64-bit; PTX `.s32`, `.u32`, `.b32` (untyped
-/// bits: unsigned here), `.u64`, `.b64` as written.
+/// The type of a value, as the source states it: the width and signedness of an integer (C
+/// `int` is 32-bit signed, `unsigned` 32-bit unsigned, `long long` 64-bit; PTX `.s32`, `.u32`,
+/// `.b32` (untyped bits: unsigned here), `.u64`, `.b64` as written), or a floating type
+/// (`float`/`.f32`, `double`/`.f64`: `float` set, `signed` clear, the value its bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct IntType {
     pub bits: u8,
     pub signed: bool,
+    /// An IEEE-754 binary float of `bits` bits, held as its bit pattern ([`float`]).
+    pub float: bool,
 }
 
 impl IntType {
@@ -35,9 +41,31 @@ impl IntType {
     pub const U32: IntType = IntType::new(32, false);
     pub const S64: IntType = IntType::new(64, true);
     pub const U64: IntType = IntType::new(64, false);
+    /// `float`, `.f32`: IEEE-754 binary32.
+    pub const F32: IntType = IntType::float(32);
+    /// `double`, `.f64`: IEEE-754 binary64.
+    pub const F64: IntType = IntType::float(64);
 
     pub const fn new(bits: u8, signed: bool) -> Self {
-        IntType { bits, signed }
+        IntType {
+            bits,
+            signed,
+            float: false,
+        }
+    }
+
+    /// The floating type of `bits` bits.
+    pub const fn float(bits: u8) -> Self {
+        IntType {
+            bits,
+            signed: false,
+            float: true,
+        }
+    }
+
+    /// The unsigned integer type of the same width: what holds the bits of a float.
+    pub const fn bits_type(self) -> Self {
+        IntType::new(self.bits, self.signed && !self.float)
     }
 
     /// The size in bytes.
@@ -85,19 +113,32 @@ impl IntType {
         }
     }
 
-    /// The value as a report prints it.
+    /// The value as a report prints it (a float as the number its bits encode).
     pub fn display(self, v: Value) -> String {
+        if self.float {
+            return float::display(self, v);
+        }
         self.exact(v).to_string()
     }
 
-    /// The PTX spelling (`s32`, `u64`).
+    /// The PTX spelling (`s32`, `u64`, `f32`).
     pub fn ptx_name(self) -> String {
-        format!("{}{}", if self.signed { 's' } else { 'u' }, self.bits)
+        let kind = if self.float {
+            'f'
+        } else if self.signed {
+            's'
+        } else {
+            'u'
+        };
+        format!("{kind}{}", self.bits)
     }
 }
 
 impl fmt::Display for IntType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.float {
+            return f.write_str(if self.bits == 32 { "float" } else { "double" });
+        }
         let name = match (self.bits, self.signed) {
             (8, true) => "signed char",
             (8, false) => "unsigned char",
@@ -446,6 +487,9 @@ impl RmwOp {
     /// into undefined behaviour, in C++ either). `min`/`max` compare as `ty` is signed or not;
     /// `inc`/`dec` compare unsigned (PTX has them for `.u32` only).
     pub fn apply(self, ty: IntType, old: Value, v: Value) -> Value {
+        if ty.float {
+            return float::rmw(self, ty, old, v);
+        }
         let (old, v) = (ty.wrap(old), ty.wrap(v));
         let (xo, xv) = (ty.exact(old), ty.exact(v));
         let out = match self {
@@ -534,6 +578,16 @@ pub enum BinOp {
     Brev,
     Bfind,
     BfindShift,
+    /// A floating-point operation in `ty` (a float type), with its modifiers ([`float`]).
+    Float(FloatOp, FloatMode),
+    /// The conversion of `a` from type `from` to `ty` (`b` is unused): between floats and
+    /// integers and between float widths, rounded by the mode; `integral` rounds to an
+    /// integral value first (PTX `cvt.rzi.f32.f32`). See [`float::convert`].
+    Cvt {
+        from: IntType,
+        mode: FloatMode,
+        integral: bool,
+    },
 }
 
 /// Whose rules decide the undefined cases of [`BinOp`].
@@ -554,6 +608,9 @@ impl BinOp {
         a: Value,
         b: Value,
     ) -> Result<Value, &'static str> {
+        if let Some(r) = self.eval_float(ty, rules, a, b) {
+            return r;
+        }
         let (a, b) = (ty.wrap(a), ty.wrap(b));
         let (xa, xb) = (ty.exact(a), ty.exact(b));
         let width = i128::from(ty.bits);
@@ -565,6 +622,8 @@ impl BinOp {
             }
         };
         match self {
+            // Taken by `eval_float` above.
+            BinOp::Float(..) | BinOp::Cvt { .. } => Err("a floating-point operation on integers"),
             BinOp::Add => checked(xa + xb),
             BinOp::Sub => checked(xa - xb),
             BinOp::Mul => checked(xa.wrapping_mul(xb)),
@@ -643,9 +702,48 @@ impl BinOp {
         }
     }
 
+    /// The floating-point operations: [`BinOp::Float`], [`BinOp::Cvt`], and the arithmetic
+    /// and comparisons of a float type (C's `+ - * /` and `== != < <=` on floats: `!=` is true
+    /// when an operand is NaN, the others false). `None` for integer arithmetic.
+    fn eval_float(
+        self,
+        ty: IntType,
+        rules: Arithmetic,
+        a: Value,
+        b: Value,
+    ) -> Option<Result<Value, &'static str>> {
+        let plain = FloatMode::default();
+        let op = match self {
+            BinOp::Float(op, mode) => return Some(float::eval(op, mode, ty, a, b)),
+            BinOp::Cvt {
+                from,
+                mode,
+                integral,
+            } => return Some(float::convert(from, ty, mode, integral, rules, a)),
+            _ if !ty.float => return None,
+            BinOp::Add => FloatOp::Add,
+            BinOp::Sub => FloatOp::Sub,
+            BinOp::Mul => FloatOp::Mul,
+            BinOp::Div => FloatOp::Div,
+            BinOp::Eq => FloatOp::Cmp(FloatCmp::Eq),
+            BinOp::Ne => FloatOp::Cmp(FloatCmp::Neu),
+            BinOp::Lt => FloatOp::Cmp(FloatCmp::Lt),
+            BinOp::Le => FloatOp::Cmp(FloatCmp::Le),
+            _ => return Some(Err("an integer operation on a floating value")),
+        };
+        Some(float::eval(op, plain, ty, a, b))
+    }
+
     /// Whether the operation can have no defined value for some operands (so an operand not
     /// known yet must be waited for before it is applied).
     pub fn can_be_undefined(self, ty: IntType, rules: Arithmetic) -> bool {
+        if let BinOp::Cvt { from, .. } = self {
+            // C: a float converted to an integer type that cannot hold it.
+            return rules == Arithmetic::C && from.float && !ty.float;
+        }
+        if ty.float || matches!(self, BinOp::Float(..)) {
+            return false;
+        }
         match self {
             BinOp::Div | BinOp::Rem => true,
             BinOp::Add | BinOp::Sub | BinOp::Mul => rules == Arithmetic::C && ty.signed,
@@ -858,6 +956,15 @@ pub enum InstrKind {
         a: Operand,
         b: Operand,
     },
+    /// `a * b + c` in float type `ty`, rounded once (PTX `fma.rn`, CUDA `fmaf`/`fma`).
+    Fma {
+        dst: RegId,
+        ty: IntType,
+        mode: FloatMode,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// Jump to instruction index `target` (which may equal the code length: the end) when
     /// `cond` holds.
     Branch {
@@ -905,6 +1012,11 @@ impl InstrKind {
                 op(a);
                 op(b);
             }
+            InstrKind::Fma { a, b, c, .. } => {
+                op(a);
+                op(b);
+                op(c);
+            }
             InstrKind::Branch {
                 cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
                 ..
@@ -946,7 +1058,8 @@ impl InstrKind {
         let (a, b) = match self {
             InstrKind::Load { dst, .. }
             | InstrKind::Mov { dst, .. }
-            | InstrKind::Binary { dst, .. } => (Some(*dst), None),
+            | InstrKind::Binary { dst, .. }
+            | InstrKind::Fma { dst, .. } => (Some(*dst), None),
             InstrKind::Rmw { dst, .. } => (*dst, None),
             InstrKind::Warp { dst, pred_dst, .. } => (*dst, *pred_dst),
             InstrKind::Barrier {

@@ -247,6 +247,21 @@ fn split_rmw(rmw: &Instr, old: RegId, at: usize) -> Vec<Instr> {
             let Some(bin) = rmw_binop(*op) else {
                 return vec![rmw.clone()];
             };
+            // A float atomic add rounds and flushes subnormals as `float::rmw` does.
+            let bin = match bin {
+                BinOp::Add | BinOp::Sub if ty.float => BinOp::Float(
+                    if bin == BinOp::Add {
+                        crate::FloatOp::Add
+                    } else {
+                        crate::FloatOp::Sub
+                    },
+                    crate::FloatMode {
+                        ftz: true,
+                        ..Default::default()
+                    },
+                ),
+                _ => bin,
+            };
             out.push(like(InstrKind::Binary {
                 dst: old,
                 op: bin,

@@ -116,6 +116,7 @@ fn lower(i: &Instr) -> Vec<InstrKind> {
         | InstrKind::Warp { .. }
         | InstrKind::Mov { .. }
         | InstrKind::Binary { .. }
+        | InstrKind::Fma { .. }
         | InstrKind::Branch { .. }) => {
             vec![k]
         }
