@@ -43,8 +43,7 @@ fn check(file: &Path, args: &[&str]) -> (serde_json::Value, Option<i32>, Duratio
 /// The run ended in a verdict and no crash: either the whole search (`complete`, and then
 /// `settled` must hold of the JSON line) or an honest Unknown that names the bound that cut it.
 /// How closely the run keeps to `--timeout` is tests/bounds.rs' business; the limit here only
-/// catches a run that does not end (the leaf judge of a 10,000-event graph was measured at
-/// 14-16 s under load, one step of its order enumeration).
+/// catches a run that does not end.
 fn assert_verdict(
     v: &serde_json::Value,
     code: Option<i32>,

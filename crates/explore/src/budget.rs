@@ -86,6 +86,18 @@ pub fn show_bytes(n: u64) -> String {
     }
 }
 
+/// What a model's work on one leaf (`Model::executions`) asks of the search's bounds, with
+/// `pending` the consistent executions it found and has not yet handed on. A leaf of
+/// thousands of events is itself long work: its relations take n²/8 bytes each (12 MB for
+/// 10,000 events) and each step over them milliseconds, so the model asks between its
+/// steps, not only in its order enumerations.
+pub trait Stop {
+    /// At each step of a loop of short steps: reads the clock every [`CLOCK_EVERY`]th time.
+    fn step(&self, pending: u128) -> bool;
+    /// Between longer pieces of work: reads the clock now. Once either says stop, both do.
+    fn now(&self, pending: u128) -> bool;
+}
+
 /// A probe with its own tick, for a loop that asks a budget many times: the leaf judge and
 /// the models' order enumerations through it. `pending` is what was found and not yet
 /// counted in `reported` (a model may collect executions before handing them on).
@@ -106,11 +118,20 @@ impl<'b> Probe<'b> {
 
     /// Whether to stop, with `reported` executions handed on: once true, true for good.
     pub(crate) fn stop(&self, reported: u128) -> bool {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        self.ask(reported, tick)
+    }
+
+    /// As [`Probe::stop`], reading the clock whatever the tick.
+    pub(crate) fn stop_now(&self, reported: u128) -> bool {
+        self.ask(reported, 0)
+    }
+
+    fn ask(&self, reported: u128, tick: u32) -> bool {
         if self.why.borrow().is_some() {
             return true;
         }
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
         match self.budget.exceeded(reported, tick) {
             Some(why) => {
                 *self.why.borrow_mut() = Some(why);
@@ -154,6 +175,19 @@ mod tests {
             probe.into_reason().as_deref(),
             Some("the --timeout was reached")
         );
+    }
+
+    #[test]
+    fn a_past_deadline_is_seen_at_once_by_stop_now() {
+        let b = Budget {
+            deadline: Some(Instant::now()),
+            ..Default::default()
+        };
+        let probe = Probe::new(&b);
+        // The first ticked probe does not read the clock (tick 1); `stop_now` does.
+        assert!(!probe.stop(0));
+        assert!(probe.stop_now(0));
+        assert!(probe.stop(0), "stays stopped");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use scopecheck_ir::{Program, ThreadId};
 use crate::progress::Scheduler;
 use crate::trace::{EventKind, PathEnd, Trace};
 use crate::{
-    CutLoop, EventSet, Exploration, Fault, Graph, Hang, Model, OnExecution, Relation, Spinner,
+    CutLoop, EventSet, Exploration, Fault, Graph, Hang, Model, OnExecution, Relation, Spinner, Stop,
 };
 
 /// The context a leaf is judged in.
@@ -73,14 +73,17 @@ impl<'p> Leaf<'_, '_, 'p> {
         // once the budget is spent, so `--max-executions N` hands on exactly N.
         let reported = std::cell::Cell::new(out.reported);
         let probe = crate::budget::Probe::new(self.budget);
-        let stop = |pending: u128| probe.stop(reported.get().saturating_add(pending));
+        let stop = Asking {
+            probe: &probe,
+            reported: &reported,
+        };
         let max = self.budget.max_executions.map(u128::from);
         let mut accept = |co: &Relation, races: &[crate::Race]| {
             if unfinished.is_empty() {
                 // What the model found before a bound stopped it is handed on, up to
                 // `--max-executions`.
                 if max.is_some_and(|m| reported.get() >= m) {
-                    stop(0);
+                    stop.step(0);
                     return;
                 }
                 reported.set(reported.get().saturating_add(weight));
@@ -174,6 +177,24 @@ impl<'p> Leaf<'_, '_, 'p> {
                 | PathEnd::AtBarrier { .. } => {}
             }
         }
+    }
+}
+
+/// The leaf's probe as the model asks it: `pending` executions found, on top of those the
+/// leaf handed on.
+struct Asking<'a, 'b> {
+    probe: &'a crate::budget::Probe<'b>,
+    reported: &'a std::cell::Cell<u128>,
+}
+
+impl crate::Stop for Asking<'_, '_> {
+    fn step(&self, pending: u128) -> bool {
+        self.probe.stop(self.reported.get().saturating_add(pending))
+    }
+
+    fn now(&self, pending: u128) -> bool {
+        self.probe
+            .stop_now(self.reported.get().saturating_add(pending))
     }
 }
 

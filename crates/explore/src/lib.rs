@@ -30,7 +30,7 @@ pub mod symmetry;
 pub mod trace;
 mod walk;
 
-pub use budget::{Budget, MemoryBound};
+pub use budget::{Budget, MemoryBound, Stop};
 use leaf::Leaf;
 
 use scopecheck_ir::{LocId, Program, ThreadId, Value};
@@ -149,15 +149,16 @@ pub trait Model: Sync {
 
     /// Calls `accept` once with the coherence order of each consistent execution of `g`, whose
     /// reads-from is chosen, and the races the model sees in it; counts each rejected candidate
-    /// under the axiom that rejected it. `stop(pending)`, given how many consistent executions
-    /// the model found and has not yet handed to `accept`, says whether a bound was reached:
-    /// the enumeration of orders asks it at each step and ends when it says so (what was found
-    /// may still be handed on; the caller takes no more than its bound).
+    /// under the axiom that rejected it. `stop`, given how many consistent executions the
+    /// model found and has not yet handed to `accept`, says whether a bound was reached: the
+    /// enumeration of orders asks it at each step (`Stop::step`), the model between its
+    /// pieces of work on the graph (`Stop::now`), and it ends when it says so (what was
+    /// found may still be handed on; the caller takes no more than its bound).
     fn executions(
         &self,
         g: &Graph,
         rejected: &mut Rejections,
-        stop: &dyn Fn(u128) -> bool,
+        stop: &dyn Stop,
         accept: &mut dyn FnMut(&Relation, &[Race]),
     );
 }

@@ -335,6 +335,17 @@ impl Relation {
         r
     }
 
+    /// Keeps only the pairs `(i, j)` with `i < j`.
+    pub fn keep_forward(&mut self) {
+        let s = self.stride;
+        for i in 0..self.n {
+            let row = &mut self.bits[i * s..(i + 1) * s];
+            // Words wholly at or below `i`, then the bits up to `i` of its own word.
+            row[..i / 64].iter_mut().for_each(|w| *w = 0);
+            row[i / 64] &= !0u64 << (i % 64) << 1;
+        }
+    }
+
     /// Transitive closure, in place (Warshall's algorithm on bit rows).
     pub fn close(&mut self) {
         let s = self.stride;
@@ -711,6 +722,16 @@ mod tests {
         assert_eq!(r.successors(3).count(), 70);
         r.insert_range(4, 0, 64);
         assert_eq!(r.successors(4).count(), 64);
+    }
+
+    #[test]
+    fn keep_forward_keeps_pairs_to_later_events() {
+        for n in [3, 64, 65, 130] {
+            let mut r = Relation::from_fn(n, |_, _| true);
+            r.keep_forward();
+            assert!(r.pairs().all(|(i, j)| i < j));
+            assert_eq!(r.pairs().count(), n * (n - 1) / 2, "{n} events");
+        }
     }
 
     #[test]

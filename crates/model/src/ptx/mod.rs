@@ -16,8 +16,8 @@ pub mod races;
 pub mod strength;
 pub mod synchronization;
 
-use scopecheck_explore::orders::{for_each_order, for_each_order_pruned};
-use scopecheck_explore::{Graph, Model, Race, Rejections, Relation};
+use scopecheck_explore::orders::{for_each_order, for_each_order_pruned, Pairs};
+use scopecheck_explore::{Graph, Model, Race, Rejections, Relation, Stop};
 
 use axioms::*;
 
@@ -99,19 +99,30 @@ impl Model for Ptx {
         &self,
         g: &Graph,
         rejected: &mut Rejections,
-        stop: &dyn Fn(u128) -> bool,
+        stop: &dyn Stop,
         accept: &mut dyn FnMut(&Relation, &[Race]),
     ) {
+        // Each step below is work on relations of the whole graph (milliseconds each on
+        // thousands of events): the budget is asked between them, reading the clock (`now`).
         let rf = g.rf_relation();
         if !no_thin_air(g, &rf) {
             return rejected.add(NO_THIN_AIR);
+        }
+        if stop.now(0) {
+            return;
         }
         let ms = strength::morally_strong(g, &self.platform);
         // Morally strong reads-from and program order alone already decide some cycles.
         if !sc_per_location(g, &ms, &rf) {
             return rejected.add(SC_PER_LOCATION);
         }
+        if stop.now(0) {
+            return;
+        }
         let obs = observation::observation(g, &rf, &ms);
+        if stop.now(0) {
+            return;
+        }
         let sync = synchronization::release_acquire_sync(g, &obs, &ms);
         let (sc_pairs, sc_forced) = synchronization::fence_sc_pairs(g, &ms);
         let write_pairs = coherence_pairs(g, &ms);
@@ -121,15 +132,36 @@ impl Model for Ptx {
         let mut index: std::collections::HashMap<Relation, usize> = Default::default();
         // The executions found and held, for the budget (they are handed on at the end).
         let held = std::cell::Cell::new(0u128);
-        let halt = || stop(held.get());
-        for_each_order(&sc_forced, &sc_pairs, &halt, &mut |sc| {
+        let halt = || stop.step(held.get());
+        // Inside the enumerations, the clock is read at each piece of work only where the
+        // pieces are long (relations past 4,096 events: 2 MB each, a millisecond's work).
+        let halt_now = || {
+            if g.len() > 4096 {
+                stop.now(held.get())
+            } else {
+                stop.step(held.get())
+            }
+        };
+        for_each_order(&sc_forced, Pairs::List(&sc_pairs), &halt, &mut |sc| {
+            if halt_now() {
+                return;
+            }
             let base = causality::base_causality(g, &[&sync, sc]);
+            if halt_now() {
+                return;
+            }
             let cause = causality::causality(&base, &obs);
+            if halt_now() {
+                return;
+            }
             if !fence_sc(&cause) {
                 return rejected.add(FENCE_SC);
             }
             if !causality_rf(&rf, &cause) {
                 return rejected.add(CAUSALITY);
+            }
+            if halt_now() {
+                return;
             }
             let forced = coherence_forced(g, &cause);
             let mut any = false;
@@ -137,48 +169,66 @@ impl Model for Ptx {
             let mut sc_races: Option<Vec<Race>> = None;
             // Atomicity, SC-per-location and the from-reads half of Causality only get harder
             // with more coherence edges: a partial order failing one has no good extension.
+            // A check the budget cut short says dead: nothing more is looked at (the
+            // enumeration asks the budget next and stops).
             let dead = |co: &Relation| {
                 let fr = g.fr_relation(co);
-                !atomicity(g, &ms, co, &fr, &self.platform)
+                halt_now()
+                    || !atomicity(g, &ms, co, &fr, &self.platform)
+                    || halt_now()
                     || !sc_per_location(g, &ms, &rf.union(co).union(&fr))
+                    || halt_now()
                     || !causality_fr(&fr, &cause)
             };
-            for_each_order_pruned(&forced, &write_pairs, &dead, &halt, &mut |co| {
-                any = true;
-                let fr = g.fr_relation(co);
-                let verdict = if !atomicity(g, &ms, co, &fr, &self.platform) {
-                    Err(ATOMICITY)
-                } else if !sc_per_location(g, &ms, &rf.union(co).union(&fr)) {
-                    Err(SC_PER_LOCATION)
-                } else if !causality_fr(&fr, &cause) {
-                    Err(CAUSALITY)
-                } else {
-                    Ok(())
-                };
-                match verdict {
-                    Err(axiom) => rejected.add(axiom),
-                    // Different Fence-SC orders may allow the same coherence order: one execution.
-                    Ok(()) => {
-                        let races =
-                            sc_races.get_or_insert_with(|| races::data_races(g, &ms, &cause));
-                        match index.get(co) {
-                            Some(&k) => {
-                                let known = &mut found[k].1;
-                                for r in races.iter() {
-                                    if !known.contains(r) {
-                                        known.push(*r);
+            for_each_order_pruned(
+                &forced,
+                Pairs::Rows(&write_pairs),
+                &dead,
+                &halt,
+                &mut |co| {
+                    any = true;
+                    let fr = g.fr_relation(co);
+                    let verdict = if !atomicity(g, &ms, co, &fr, &self.platform) {
+                        Err(ATOMICITY)
+                    } else if halt_now() {
+                        return;
+                    } else if !sc_per_location(g, &ms, &rf.union(co).union(&fr)) {
+                        Err(SC_PER_LOCATION)
+                    } else if halt_now() {
+                        return;
+                    } else if !causality_fr(&fr, &cause) {
+                        Err(CAUSALITY)
+                    } else {
+                        Ok(())
+                    };
+                    if halt_now() {
+                        return;
+                    }
+                    match verdict {
+                        Err(axiom) => rejected.add(axiom),
+                        // Different Fence-SC orders may allow the same coherence order: one execution.
+                        Ok(()) => {
+                            let races =
+                                sc_races.get_or_insert_with(|| races::data_races(g, &ms, &cause));
+                            match index.get(co) {
+                                Some(&k) => {
+                                    let known = &mut found[k].1;
+                                    for r in races.iter() {
+                                        if !known.contains(r) {
+                                            known.push(*r);
+                                        }
                                     }
                                 }
-                            }
-                            None => {
-                                index.insert(co.clone(), found.len());
-                                found.push((co.clone(), races.clone()));
-                                held.set(held.get() + 1);
+                                None => {
+                                    index.insert(co.clone(), found.len());
+                                    found.push((co.clone(), races.clone()));
+                                    held.set(held.get() + 1);
+                                }
                             }
                         }
                     }
-                }
-            });
+                },
+            );
             // An enumeration the budget ended found nothing because it stopped.
             if !any && !halt() {
                 rejected.add(COHERENCE);
@@ -218,21 +268,14 @@ fn rmws_read_distinct_writes(g: &Graph, ms: &Relation) -> bool {
     })
 }
 
-/// Pairs of writes to one location (initial writes aside) that coherence must relate: the
-/// morally strong ones.
-fn coherence_pairs(g: &Graph, ms: &Relation) -> Vec<(usize, usize)> {
-    let writes: Vec<usize> = g
-        .writes
-        .iter()
-        .filter(|&w| g.events[w].thread.is_some())
-        .collect();
-    let mut pairs = Vec::new();
-    for (k, &a) in writes.iter().enumerate() {
-        for &b in &writes[k + 1..] {
-            if ms.contains(a, b) {
-                pairs.push((a, b));
-            }
-        }
-    }
+/// Pairs `(a, b)`, `a < b`, of writes (initial writes aside) that coherence must relate: the
+/// morally strong ones. A relation, a row per write and a word per 64 events, where a list
+/// of the pairs took 16 bytes each (50 million of them for one thread of 10,000 stores).
+fn coherence_pairs(g: &Graph, ms: &Relation) -> Relation {
+    let writes = scopecheck_explore::EventSet::from_fn(g.len(), |w| {
+        g.writes.contains(w) && g.events[w].thread.is_some()
+    });
+    let mut pairs = ms.restrict(&writes, &writes);
+    pairs.keep_forward();
     pairs
 }
