@@ -112,20 +112,107 @@ fn nested_ifs_and_blocks_end_in_an_error() {
     assert_eq!(stored(&p), Operand::Imm(1));
 }
 
+/// The kernel thread's instructions of one kind.
+fn count(p: &Program, is: fn(&InstrKind) -> bool) -> usize {
+    p.threads[0].code.iter().filter(|i| is(&i.kind)).count()
+}
+
 #[test]
-fn a_long_sum_is_an_error_and_a_short_one_folds() {
-    // The grammar nests `a + b + c` to the left, a level per `+`.
+fn long_operator_chains_lower_by_a_loop() {
+    // `a + b + c` nests to the left in the grammar; lowering follows such a chain by a
+    // loop, so its length costs no nesting: 985 terms (the audit's reproducer) and 10,000
+    // fold to their sum.
     for n in [985, 10_000] {
         let sum = vec!["1"; n].join(" + ");
-        let e = error(parse_cuda(&kernel(&format!("  *c = {sum};"))));
-        assert!(e.message.contains("nested too deeply"), "{e}");
-        assert_eq!(e.span.line, 2, "{e}");
+        let p = lowered(&kernel(&format!("  *c = {sum};")));
+        assert_eq!(stored(&p), Operand::Imm(n as i64), "{n} terms");
     }
-    let sum = vec!["1"; 200].join(" + ");
-    assert_eq!(
-        stored(&lowered(&kernel(&format!("  *c = {sum};")))),
-        Operand::Imm(200)
+    // On a value known only at run time: one add per `+` (9,999), then the store.
+    let sum = vec!["r"; 10_000].join(" + ");
+    let p = lowered(&kernel(&format!("  int r = *c;\n  *c = {sum};")));
+    let adds = count(&p, |k| matches!(k, InstrKind::Binary { .. }));
+    assert!(adds >= 9_999, "{adds} binary instructions");
+    // Mixed operators of one kind chain too: `r * 2 - r + 1 ...`.
+    let mixed = (0..3_000)
+        .map(|k| ["r", "2", "1"][k % 3])
+        .collect::<Vec<_>>();
+    let ops = ["*", "-", "+"];
+    let mut e = mixed[0].to_string();
+    for (k, t) in mixed.iter().enumerate().skip(1) {
+        e += &format!(" {} {t}", ops[k % 3]);
+    }
+    lowered(&kernel(&format!("  int r = *c;\n  *c = {e};")));
+    // `&&` and `||` chains in a condition and as values; pointer arithmetic `c + 0 - 0 ...`.
+    let and = vec!["r"; 5_000].join(" && ");
+    let or = vec!["r"; 5_000].join(" || ");
+    let ptr = format!("c{}", " + 0 - 0".repeat(2_500));
+    let p = lowered(&kernel(&format!(
+        "  int r = *c;\n  if ({and}) *c = 1;\n  if ({or}) *c = 2;\n  *c = {and};\n  *({ptr}) = 3;"
+    )));
+    assert_eq!(count(&p, |k| matches!(k, InstrKind::Store { .. })), 4);
+    // A sum of 1,000 terms in the harness too (host code, a constant).
+    let src = kernel("  *c = 1;").replace(
+        "  int *c;",
+        &format!("  int n = {};\n  int *c;", vec!["1"; 1_000].join(" + ")),
     );
+    lowered(&src);
+}
+
+#[test]
+fn real_nesting_inside_a_chain_is_still_a_level() {
+    // Parentheses around each left operand break the chain: `((1 + 1) + 1) ...` nests a
+    // level per parenthesis, the error as before.
+    let n = 10_000;
+    let nested = format!("{}1{}", "(".repeat(n), " + 1)".repeat(n));
+    let e = error(parse_cuda(&kernel(&format!("  *c = {nested};"))));
+    assert!(e.message.contains("nested too deeply"), "{e}");
+    assert_eq!(e.span.line, 2, "{e}");
+    // `&&` over `||` over `&&` ...: each change of operator is a level (lowered by calls).
+    let alternating = (0..10_000)
+        .map(|k| if k % 2 == 0 { "(r &&" } else { "(r ||" })
+        .collect::<String>();
+    let src = format!(
+        "  int r = *c;\n  if ({alternating} r{}) *c = 1;",
+        ")".repeat(10_000)
+    );
+    let e = error(parse_cuda(&kernel(&src)));
+    assert!(e.message.contains("nested too deeply"), "{e}");
+}
+
+#[test]
+fn long_else_if_chains_lower_by_a_loop() {
+    // `if (r == 0) *c = 0; else if (r == 1) *c = 1; ...`: each `else if` nests in the
+    // `else` in the grammar; lowered by a loop, 1,000 and 10,000 in a row lower, one store
+    // per arm (the last `else` included).
+    for n in [1_000, 10_000] {
+        let mut body = String::from("  int r = *c;\n  if (r == 0) *c = 0;\n");
+        for k in 1..n {
+            body += &format!("  else if (r == {k}) *c = {k};\n");
+        }
+        body += "  else *c = -1;\n";
+        let p = lowered(&kernel(&body));
+        assert_eq!(
+            count(&p, |k| matches!(k, InstrKind::Store { .. })),
+            n + 1,
+            "{n} arms"
+        );
+        // With braces, and with a folded condition first (`if (0)`: only the rest lowers).
+        let braced = body
+            .replace(") *c = ", ") { *c = ")
+            .replace(";\n  else", "; }\n  else")
+            .replace("else *c = -1;", "else { *c = -1; }");
+        let p = lowered(&kernel(&braced));
+        assert_eq!(count(&p, |k| matches!(k, InstrKind::Store { .. })), n + 1);
+        let folded = body.replacen("if (r == 0)", "if (0)", 1);
+        let p = lowered(&kernel(&folded));
+        assert_eq!(count(&p, |k| matches!(k, InstrKind::Store { .. })), n);
+    }
+    // In OpenCL C too.
+    let mut body = String::from("  int r = *c;\n  if (r == 0) *c = 0;\n");
+    for k in 1..1_000 {
+        body += &format!("  else if (r == {k}) *c = {k};\n");
+    }
+    parse_opencl_with(&cl_kernel(&body), &CudaOptions::default()).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

@@ -1281,29 +1281,26 @@ impl<'s, 't> Ctx<'s, 't> {
                 _ => err(n, format!("`{}` is not a constant", self.text(n))),
             },
             "parenthesized_expression" => self.const_typed(only_child(n)?),
-            "unary_expression" | "binary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let folded = if n.kind() == "unary_expression" {
-                    let (a, ta) = self.const_typed(field(n, "argument")?)?;
-                    fold_unary(op, a, ta).ok_or_else(|| {
-                        CudaError::new(span_of(n), format!("not supported: operator `{op}`"))
-                    })?
-                } else {
-                    let (a, ta) = self.const_typed(field(n, "left")?)?;
-                    let (b, tb) = self.const_typed(field(n, "right")?)?;
-                    fold_binary(op, a, ta, b, tb).ok_or_else(|| {
-                        CudaError::new(span_of(n), format!("cannot fold `{}`", self.text(n)))
-                    })?
-                };
-                folded.map_err(|why| {
-                    CudaError::new(
-                        span_of(n),
-                        format!("this constant expression is undefined: {why}"),
-                    )
-                })
+            "unary_expression" => {
+                let op = self.operator(n);
+                let (a, ta) = self.const_typed(field(n, "argument")?)?;
+                let folded = fold_unary(op, a, ta).ok_or_else(|| {
+                    CudaError::new(span_of(n), format!("not supported: operator `{op}`"))
+                })?;
+                Self::defined(folded, n)
+            }
+            // A chain `a + b + c ...` by a loop (`nesting::chain_of`), left to right.
+            "binary_expression" => {
+                let (first, ops) = crate::nesting::chain_of(n);
+                let (mut a, mut ta) = self.const_typed(first)?;
+                for o in ops {
+                    let (b, tb) = self.const_typed(field(o, "right")?)?;
+                    let folded = fold_binary(self.operator(o), a, ta, b, tb).ok_or_else(|| {
+                        CudaError::new(span_of(o), format!("cannot fold `{}`", self.text(o)))
+                    })?;
+                    (a, ta) = Self::defined(folded, o)?;
+                }
+                Ok((a, ta))
             }
             "sizeof_expression" => Ok((self.sizeof(n)?, IntType::U64)),
             _ => err(
@@ -1311,6 +1308,23 @@ impl<'s, 't> Ctx<'s, 't> {
                 format!("expected a constant here, found `{}`", self.text(n)),
             ),
         }
+    }
+
+    /// The operator of a unary or binary expression (`""` if none).
+    fn operator(&self, n: Node<'t>) -> &'s str {
+        n.child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or("")
+    }
+
+    /// A folded constant, or the error of an undefined one at `n`.
+    fn defined(folded: Folded, n: Node<'t>) -> R<(Value, IntType)> {
+        folded.map_err(|why| {
+            CudaError::new(
+                span_of(n),
+                format!("this constant expression is undefined: {why}"),
+            )
+        })
     }
 
     fn sizeof(&self, n: Node<'t>) -> R<Value> {
@@ -2088,11 +2102,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "parenthesized_expression" => self.pointer(only_child(e)?),
             "cast_expression" => self.pointer(field(e, "value")?),
+            // `p + i - j ...` by a loop, left to right.
             "binary_expression" if matches!(self.op(e), "+" | "-") => {
-                let p = self.pointer(field(e, "left")?)?;
-                let r = field(e, "right")?;
-                let minus = self.op(e) == "-";
-                self.offset(p, r, minus, e)
+                let mut steps = vec![e];
+                let mut base = field(e, "left")?;
+                while base.kind() == "binary_expression" && matches!(self.op(base), "+" | "-") {
+                    steps.push(base);
+                    base = field(base, "left")?;
+                }
+                let mut p = self.pointer(base)?;
+                for s in steps.into_iter().rev() {
+                    let minus = self.op(s) == "-";
+                    p = self.offset(p, field(s, "right")?, minus, s)?;
+                }
+                Ok(p)
             }
             _ => err(
                 e,
@@ -2728,7 +2751,38 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok([self.const_operand(e)?, 1, 1])
     }
 
+    /// An `if`, and the `else if`s chained to it by a loop (generated code chains a thousand):
+    /// each link is lowered as the `else` branch of the one before, in a scope of its own.
     fn if_stmt(&mut self, s: Node<'t>) -> R<()> {
+        // Per link entered: the end label the link before sets once the chain is lowered.
+        let mut ends: Vec<Option<usize>> = Vec::new();
+        let mut at = s;
+        let r = loop {
+            match self.if_link(at) {
+                Ok(Some((next, end))) => {
+                    self.scopes.push(Vec::new());
+                    self.nesting += 1;
+                    ends.push(end);
+                    at = next;
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        for end in ends.into_iter().rev() {
+            self.nesting -= 1;
+            self.scopes.pop();
+            if let (Some(end), true) = (end, r.is_ok()) {
+                self.set_label(end);
+            }
+        }
+        r
+    }
+
+    /// Lowers the `if` statement `s` but for an `else` branch that is itself an `if`: that one
+    /// is returned, to be lowered next, with the label to set after it (none when the
+    /// condition was folded and only the `else` is lowered).
+    fn if_link(&mut self, s: Node<'t>) -> R<Option<(Node<'t>, Option<usize>)>> {
         let c = condition(s)?;
         let then = field(s, "consequence")?;
         let els = s.child_by_field_name("alternative").map(|e| {
@@ -2738,6 +2792,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e
             }
         });
+        let chained = els.filter(|e| e.kind() == "if_statement");
         // A condition known when lowering (`if (blockIdx.x == 0)`) lowers only the branch
         // taken: the other may index memory that this thread's indices put out of range.
         let inner = match c.kind() {
@@ -2749,15 +2804,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         // `if (bad) return 1;` (or `exit(1)`, `abort()`, after printf and cleanup calls) in
         // the harness: the requirement `!bad` here, as `assert(!bad)` would be.
         if self.host() && self.frames.is_empty() && els.is_none() && self.fails(then)? {
-            return self.require_not(inner, s);
+            self.require_not(inner, s)?;
+            return Ok(None);
         }
         if self.foldable(inner) {
             if let Operand::Imm(v) = self.value(inner, None)? {
-                return match (v != 0, els) {
-                    (true, _) => self.scoped(then),
-                    (false, Some(els)) => self.scoped(els),
-                    (false, None) => Ok(()),
-                };
+                match (v != 0, els) {
+                    (true, _) => self.scoped(then)?,
+                    (false, Some(_)) if chained.is_some() => {
+                        return Ok(chained.map(|next| (next, None)))
+                    }
+                    (false, Some(els)) => self.scoped(els)?,
+                    (false, None) => {}
+                }
+                return Ok(None);
             }
         }
         if let (None, Some(&(cont, end))) = (els, self.loops.last()) {
@@ -2768,8 +2828,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 k => k,
             };
             match jump {
-                "break_statement" => return self.branch_if(c, true, end),
-                "continue_statement" => return self.branch_if(c, true, cont),
+                "break_statement" => {
+                    self.branch_if(c, true, end)?;
+                    return Ok(None);
+                }
+                "continue_statement" => {
+                    self.branch_if(c, true, cont)?;
+                    return Ok(None);
+                }
                 _ => {}
             }
         }
@@ -2780,12 +2846,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let end = self.new_label();
             self.branch(BranchCond::Always, end, c);
             self.set_label(else_l);
+            if let Some(next) = chained {
+                return Ok(Some((next, Some(end))));
+            }
             self.scoped(els)?;
             self.set_label(end);
         } else {
             self.set_label(else_l);
         }
-        Ok(())
+        Ok(None)
     }
 
     fn scoped(&mut self, s: Node<'t>) -> R<()> {
@@ -2816,10 +2885,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Some((self.dims.member(on, k)?, IntType::U32))
             }
             "binary_expression" => {
-                let op = self.text(e.child_by_field_name("operator")?);
-                let (a, ta) = self.folded(e.child_by_field_name("left")?)?;
-                let (b, tb) = self.folded(e.child_by_field_name("right")?)?;
-                fold_binary(op, a, ta, b, tb)?.ok()
+                let (first, ops) = crate::nesting::chain_of(e);
+                let (mut a, mut ta) = self.folded(first)?;
+                for o in ops {
+                    let op = self.text(o.child_by_field_name("operator")?);
+                    let (b, tb) = self.folded(o.child_by_field_name("right")?)?;
+                    (a, ta) = fold_binary(op, a, ta, b, tb)?.ok()?;
+                }
+                Some((a, ta))
             }
             _ => self.cx.const_typed(e).ok(),
         }
@@ -3041,17 +3114,28 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "unary_expression" if self.op(e) == "!" => {
                 self.branch_if(field(e, "argument")?, !when, label)
             }
+            // A chain `a && b && ...` (or of `||`) by a loop: when every operand must hold
+            // (`both`) the first that fails skips the branch, else each may take it.
             "binary_expression" if matches!(self.op(e), "&&" | "||") => {
-                let (a, b) = (field(e, "left")?, field(e, "right")?);
+                let (first, ops) = crate::nesting::chain_of(e);
+                let mut operands = vec![first];
+                for o in &ops {
+                    operands.push(field(*o, "right")?);
+                }
+                let last = operands.pop().unwrap_or(first);
                 let both = (self.op(e) == "&&") == when;
                 if both {
                     let skip = self.new_label();
-                    self.branch_if(a, !when, skip)?;
-                    self.branch_if(b, when, label)?;
+                    for a in operands {
+                        self.branch_if(a, !when, skip)?;
+                    }
+                    self.branch_if(last, when, label)?;
                     self.set_label(skip);
                 } else {
-                    self.branch_if(a, when, label)?;
-                    self.branch_if(b, when, label)?;
+                    for a in operands {
+                        self.branch_if(a, when, label)?;
+                    }
+                    self.branch_if(last, when, label)?;
                 }
                 Ok(())
             }
@@ -3140,9 +3224,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     && e.child_by_field_name("argument")
                         .is_some_and(|a| self.foldable(a))
             }
-            "binary_expression" => ["left", "right"]
-                .iter()
-                .all(|f| e.child_by_field_name(f).is_some_and(|a| self.foldable(a))),
+            "binary_expression" => {
+                let (first, ops) = crate::nesting::chain_of(e);
+                self.foldable(first)
+                    && ops.iter().all(|o| {
+                        o.child_by_field_name("right")
+                            .is_some_and(|a| self.foldable(a))
+                    })
+            }
             "conditional_expression" => ["condition", "consequence", "alternative"]
                 .iter()
                 .all(|f| e.child_by_field_name(f).is_some_and(|a| self.foldable(a))),
@@ -3162,10 +3251,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 .child_by_field_name("argument")
                 .is_some_and(|a| self.is_pure(a)),
             "binary_expression" => {
-                e.child_by_field_name("left")
-                    .is_some_and(|a| self.is_pure(a))
-                    && e.child_by_field_name("right")
-                        .is_some_and(|a| self.is_pure(a))
+                let (first, ops) = crate::nesting::chain_of(e);
+                self.is_pure(first)
+                    && ops.iter().all(|o| {
+                        o.child_by_field_name("right")
+                            .is_some_and(|a| self.is_pure(a))
+                    })
             }
             _ => false,
         }
@@ -3381,14 +3472,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let op = self.op(e);
         let (a, b) = (field(e, "left")?, field(e, "right")?);
         let zero = Val::imm(0, IntType::S32);
+        let (first, ops) = crate::nesting::chain_of(e);
         if matches!(op, "&&" | "||") {
             if self.is_pure(a) && self.is_pure(b) {
-                let va = self.val(a, None)?;
-                let na = self.binary(BinOp::Ne, va, zero, None, e);
-                let vb = self.val(b, None)?;
-                let nb = self.binary(BinOp::Ne, vb, zero, None, e);
+                // Each link of the chain as `(left != 0) op (right != 0)`, left to right.
                 let bop = if op == "&&" { BinOp::And } else { BinOp::Or };
-                return Ok(self.binary(bop, na, nb, hint, e));
+                let mut v = self.val(first, None)?;
+                let last = ops.len() - 1;
+                for (k, o) in ops.into_iter().enumerate() {
+                    let na = self.binary(BinOp::Ne, v, zero, None, o);
+                    let vb = self.val(field(o, "right")?, None)?;
+                    let nb = self.binary(BinOp::Ne, vb, zero, None, o);
+                    v = self.binary(bop, na, nb, if k == last { hint } else { None }, o);
+                }
+                return Ok(v);
             }
             let t = self.temp(IntType::S32);
             let f = self.new_label();
@@ -3416,13 +3513,19 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 ty: IntType::S32,
             });
         }
-        let va = self.val(a, None)?;
-        let vb = self.val(b, None)?;
-        let Some((bop, swap)) = bin_op(op) else {
-            return err(e, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"));
-        };
-        let (x, y) = if swap { (vb, va) } else { (va, vb) };
-        Ok(self.binary(bop, x, y, hint, e))
+        // A chain `a + b * c - d ...` by a loop, left to right.
+        let mut v = self.val(first, None)?;
+        let last = ops.len() - 1;
+        for (k, o) in ops.into_iter().enumerate() {
+            let vb = self.val(field(o, "right")?, None)?;
+            let op = self.op(o);
+            let Some((bop, swap)) = bin_op(op) else {
+                return err(o, format!("not supported: `{op}` on values known only at run time (the IR has no such operation; it folds on constants)"));
+            };
+            let (x, y) = if swap { (vb, v) } else { (v, vb) };
+            v = self.binary(bop, x, y, if k == last { hint } else { None }, o);
+        }
+        Ok(v)
     }
 
     fn assign(&mut self, e: Node<'t>) -> R<Operand> {
