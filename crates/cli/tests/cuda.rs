@@ -895,3 +895,66 @@ fn model_src11_does_not_fall_back_to_the_ptx_view() {
     assert!(e.contains("template"), "{v}");
     assert!(v.get("result").is_none(), "{v}");
 }
+
+/// The `flag-on-shared-line` lint: a consumer polls `buf[0]` while the producer writes its
+/// payload. At `buf[1]` the payload shares the flag's 128-byte line (the allocation starts on a
+/// line, ints 4 bytes each: bytes 0 and 4); at `buf[32]` (byte 128) it is on the next line, and
+/// the lint must stay quiet. `struct-mailbox.cu` has the same shape with two struct fields.
+#[test]
+fn a_flag_polled_on_its_payloads_line_is_linted_and_a_padded_one_is_not() {
+    let dir = std::env::temp_dir().join(format!("scopecheck-pad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let source = |payload: u32| {
+        format!(
+            "__global__ void produce(int *buf) {{\n  buf[{payload}] = 42;\n  __threadfence();\n  \
+             atomicExch(&buf[0], 1);\n}}\n\
+             __global__ void consume(int *buf, int *out) {{\n  \
+             while (atomicAdd(&buf[0], 0) == 0) {{ }}\n  __threadfence();\n  \
+             *out = buf[{payload}];\n}}\n\
+             void scopecheck_main() {{\n  int *buf;\n  int *out;\n  \
+             cudaMalloc(&buf, 64 * sizeof(int));\n  cudaMalloc(&out, sizeof(int));\n  \
+             cudaStream_t a, b;\n  cudaStreamCreate(&a);\n  cudaStreamCreate(&b);\n  \
+             consume<<<1, 1, 0, a>>>(buf, out);\n  produce<<<1, 1, 0, b>>>(buf);\n  \
+             cudaDeviceSynchronize();\n  int r;\n  \
+             cudaMemcpy(&r, out, sizeof(int), cudaMemcpyDeviceToHost);\n  assert(r == 42);\n}}\n"
+        )
+    };
+    let lints = |file: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+            .args(["check", "--json"])
+            .arg(file)
+            .output()
+            .expect("run scopecheck");
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v: serde_json::Value = serde_json::from_str(line.trim()).expect("JSON");
+        assert_eq!(v["result"], "Ok", "{v}");
+        v["lints"]
+            .as_array()
+            .expect("lints")
+            .iter()
+            .filter(|l| l["rule"] == "flag-on-shared-line")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let shared = dir.join("shared.cu");
+    std::fs::write(&shared, source(1)).expect("write");
+    let found = lints(&shared);
+    assert_eq!(found.len(), 1, "{found:?}");
+    // At the poll (line 7), naming the flag and the payload's write (line 2).
+    assert_eq!(found[0]["line"], 7, "{found:?}");
+    let message = found[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`buf[0]` is polled")
+            && message.contains("`buf[1]`")
+            && message.contains("line 2")
+            && message.contains("padding-experiment"),
+        "{message}"
+    );
+    let padded = dir.join("padded.cu");
+    std::fs::write(&padded, source(32)).expect("write");
+    assert_eq!(lints(&padded), Vec::<serde_json::Value>::new());
+    let mailbox =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/struct-mailbox.cu");
+    assert_eq!(lints(&mailbox).len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

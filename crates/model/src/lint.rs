@@ -7,11 +7,18 @@
 //! - a fence whose scope leaves out a thread that shares a location with the fencing thread: it
 //!   cannot order anything for that thread.
 //!
-//! (A flag and its payload on one 128-byte line cannot be found in litmus tests, whose
-//! locations have no addresses; atomics on shared memory with a scope wider than the block are
-//! reported by the front-end, which narrows them.)
+//! - a flag polled (read in a loop) while another thread writes other data on its 128-byte
+//!   line: the elements of one allocation (struct fields, array neighbours, laid out one after
+//!   the other from a line-aligned start, as `cudaMalloc` aligns). Every such write meets the
+//!   polls at one L2 line. Litmus tests' locations have no addresses, and separate globals no
+//!   known order, so only allocations of several elements are looked at.
+//!
+//! (Atomics on shared memory with a scope wider than the block are reported by the front-end,
+//! which narrows them.)
 
-use scopecheck_ir::{FenceOrder, InstrKind, LocId, Order, Program, Scope, Span, Thread};
+use scopecheck_ir::{
+    FenceOrder, InstrKind, LocId, MemorySpace, Order, Program, Scope, Span, Thread,
+};
 
 /// One finding, at a source span.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,14 +38,17 @@ pub enum LintKind {
     AcquireWithoutRelease,
     /// A fence whose scope leaves out a thread sharing a location with the fencing thread.
     FenceScopeExcludesSharer,
+    /// A flag polled while another thread writes other data on its 128-byte line.
+    FlagOnSharedLine,
 }
 
 impl LintKind {
     /// Every kind, in the order the rule ids are documented (docs/json.md).
-    pub const ALL: [LintKind; 3] = [
+    pub const ALL: [LintKind; 4] = [
         LintKind::ReleaseWithoutAcquire,
         LintKind::AcquireWithoutRelease,
         LintKind::FenceScopeExcludesSharer,
+        LintKind::FlagOnSharedLine,
     ];
 
     /// The stable rule id: never renamed once released (tools key suppressions on it).
@@ -47,6 +57,7 @@ impl LintKind {
             LintKind::ReleaseWithoutAcquire => "release-without-acquire",
             LintKind::AcquireWithoutRelease => "acquire-without-release",
             LintKind::FenceScopeExcludesSharer => "fence-scope-excludes-sharer",
+            LintKind::FlagOnSharedLine => "flag-on-shared-line",
         }
     }
 }
@@ -264,6 +275,96 @@ pub fn lints(program: &Program) -> Vec<Lint> {
                     ),
                 });
             }
+        }
+    }
+    out.extend(shared_line_polls(program, &per_thread));
+    out
+}
+
+/// Bytes of a cache line of the GPU's L1 and L2.
+const LINE: u64 = 128;
+
+/// Where the lint's cost is measured, quoted in its message.
+const PADDING_MEASURED: &str =
+    "What it costs the writer on the GPU: scripts/padding-experiment.cu \
+     (docs/hardware/h200.md).";
+
+/// Whether the read at `at` is a poll: inside a loop, a backward branch at or after it jumping
+/// to it or before it.
+fn polled(t: &Thread, at: usize) -> bool {
+    t.code[at..]
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Branch { target, .. } if target <= at))
+}
+
+/// The byte offset of each element of the allocation `loc` belongs to, from its start, each
+/// element at its natural alignment; `None` for a location alone in its allocation.
+fn offsets(program: &Program, loc: LocId) -> Option<Vec<(LocId, u64)>> {
+    let a = program.array_of(loc)?;
+    let mut off = 0u64;
+    let mut out = Vec::with_capacity(a.len as usize);
+    for k in 0..a.len {
+        let id = LocId(a.first.0 + k);
+        let size = program.location(id).ty.bytes().max(1);
+        off = off.div_ceil(size) * size;
+        out.push((id, off));
+        off += size;
+    }
+    Some(out)
+}
+
+/// Flags polled on a line that another thread writes other data of the same allocation on.
+fn shared_line_polls(program: &Program, per_thread: &[Vec<Access>]) -> Vec<Lint> {
+    let mut out = Vec::new();
+    for (ti, t) in program.threads.iter().enumerate() {
+        let mut seen: Vec<LocId> = Vec::new();
+        for a in per_thread[ti].iter().filter(|a| a.read && polled(t, a.at)) {
+            let flag = program.location(a.loc);
+            if seen.contains(&a.loc) || flag.space == MemorySpace::Shared {
+                continue;
+            }
+            let Some(offs) = offsets(program, a.loc) else {
+                continue;
+            };
+            let line_of = |l: LocId| offs.iter().find(|(id, _)| *id == l).map(|(_, o)| o / LINE);
+            let mine = line_of(a.loc);
+            // Writes by other concurrent threads to other elements on the flag's line.
+            let writers: Vec<String> = program
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(o, _)| *o != ti && concurrent(program, ti, *o))
+                .flat_map(|(o, th)| {
+                    per_thread[o]
+                        .iter()
+                        .filter(|b| b.write && b.loc != a.loc && line_of(b.loc) == mine)
+                        .map(move |b| {
+                            format!(
+                                "`{}` ({} line {})",
+                                program.location(b.loc).name,
+                                th.name,
+                                line(th, b.at)
+                            )
+                        })
+                })
+                .collect();
+            if writers.is_empty() {
+                continue;
+            }
+            seen.push(a.loc);
+            out.push(Lint {
+                kind: LintKind::FlagOnSharedLine,
+                span: t.code[a.at].span,
+                message: format!(
+                    "`{}` is polled here while {} on its 128-byte line {} written by another \
+                     thread: the writes and the polls meet at one L2 line, which slows the \
+                     writer; give the flag a line of its own (alignas(128), or 128 bytes of \
+                     padding). {PADDING_MEASURED}",
+                    flag.name,
+                    writers.join(", "),
+                    if writers.len() == 1 { "is" } else { "are" },
+                ),
+            });
         }
     }
     out

@@ -119,6 +119,13 @@ pub mod rules {
         help: "Widen the fence's scope to include the other thread (e.g. fence.sc.gpu, __threadfence()).",
         level: Level::Warning,
     };
+    pub const FLAG_ON_SHARED_LINE: Rule = Rule {
+        id: "flag-on-shared-line",
+        short: "A flag polled on a line other data is written on",
+        full: "A flag read in a loop while another thread writes other elements of the same allocation (struct fields, array neighbours) on its 128-byte line: the writes and the polls meet at one L2 line, which slows the writer. The message quotes what it cost on the hardware. The result is at the poll.",
+        help: "Give the flag a 128-byte line of its own (alignas(128), or padding).",
+        level: Level::Note,
+    };
     pub const PLATFORM: Rule = Rule {
         id: "platform",
         short: "A final state the platform's missing capability allows",
@@ -157,7 +164,7 @@ pub mod rules {
     };
 
     /// Every rule of `check`, in documented order (the order of a log's `rules`).
-    pub const ALL: [Rule; 11] = [
+    pub const ALL: [Rule; 12] = [
         REQUIREMENT_FAILS,
         DATA_RACE,
         HETEROGENEOUS_RACE,
@@ -165,6 +172,7 @@ pub mod rules {
         RELEASE_WITHOUT_ACQUIRE,
         ACQUIRE_WITHOUT_RELEASE,
         FENCE_SCOPE_EXCLUDES_SHARER,
+        FLAG_ON_SHARED_LINE,
         PLATFORM,
         FRONTEND_WARNING,
         UNKNOWN,
@@ -177,6 +185,7 @@ pub mod rules {
             LintKind::ReleaseWithoutAcquire => RELEASE_WITHOUT_ACQUIRE,
             LintKind::AcquireWithoutRelease => ACQUIRE_WITHOUT_RELEASE,
             LintKind::FenceScopeExcludesSharer => FENCE_SCOPE_EXCLUDES_SHARER,
+            LintKind::FlagOnSharedLine => FLAG_ON_SHARED_LINE,
         }
     }
 }
