@@ -77,6 +77,8 @@ pub struct Checked {
     pub file_options: FileOptions,
     /// The options and models the file was checked with, its own options merged in.
     pub options: CheckOptions,
+    /// For a kernel-only file: the kernel checked and its launch.
+    pub kernel: Option<scopecheck_cuda::KernelChoice>,
     pub models: Vec<Option<ModelKind>>,
     pub time: Duration,
 }
@@ -110,9 +112,10 @@ pub const WORKER_STACK: usize = 256 << 20;
 pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
     args.input.apply();
     let harness = args.flags.cuda_options().harness;
-    let inputs = args
-        .ci
-        .shard(inputs::collect(&args.paths, harness.as_deref()));
+    let inputs = args.ci.shard(inputs::expand_kernels(
+        inputs::collect(&args.paths, harness.as_deref()),
+        &args.flags.cuda_options(),
+    ));
     if let Err(e) = args.flags.platform() {
         errln!("error: {e}");
         return ci::EXIT_USAGE;
@@ -245,8 +248,22 @@ pub fn check_file(
         .path
         .extension()
         .is_some_and(|e| e == inputs::CUDA_EXTENSION);
+    if let Some(problem) = &input.problem {
+        return Err(Failure::io(&input.file, problem.clone()));
+    }
     let mut option_words = Vec::new();
-    let (source, program, mut warnings, ptx_only) = match read_parse_full(input, cuda) {
+    let with_kernel;
+    let cuda = match &input.kernel {
+        Some(k) => {
+            with_kernel = CudaOptions {
+                kernel: Some(k.clone()),
+                ..cuda.clone()
+            };
+            &with_kernel
+        }
+        None => cuda,
+    };
+    let (source, mut program, mut warnings, ptx_only) = match read_parse_full(input, cuda) {
         Ok((s, p, w, o)) => {
             option_words = o;
             (s, p, w, false)
@@ -266,6 +283,10 @@ pub fn check_file(
         },
         Err(f) => return Err(f),
     };
+    if let Some(k) = &input.kernel {
+        // One report per kernel: the test is named after the file and the kernel.
+        program.name = format!("{}:{}", program.name, k.name);
+    }
     // The file's own options, over the defaults and under the command line.
     let (file_opts, file_models, file_options) = if option_words.is_empty() {
         (None, None, FileOptions::default())
@@ -329,6 +350,7 @@ pub fn check_file(
         suggestions,
         file_options,
         options: opts.clone(),
+        kernel: input.kernel.clone(),
         models: models.to_vec(),
         time: start.elapsed(),
     })

@@ -168,6 +168,10 @@ fn text(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> String {
     for w in &c.warnings {
         let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
     }
+    if let Some(k) = &c.kernel {
+        let opencl = input.file.ends_with(".cl");
+        let _ = writeln!(out, "Kernel {}: {}", c.program.name, k.describe(opencl));
+    }
     if let Some(line) = options_line(&c.program.name, &c.file_options) {
         let _ = writeln!(out, "{line}");
     }
@@ -265,6 +269,9 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
             "suggestions".into(),
             scopecheck_report::suggestions_json(&c.program, &c.suggestions),
         );
+        if let Some(k) = &c.kernel {
+            m.insert("kernel".into(), kernel_json(k));
+        }
         m.insert("file_options".into(), c.file_options.applied.clone().into());
         m.insert(
             "file_options_overridden".into(),
@@ -276,6 +283,32 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
         }
     }
     line
+}
+
+/// The `kernel` object of a kernel-only file's line (docs/json.md): the kernel, the launch
+/// checked, the one asked when that was larger, the buffers and the scalar arguments.
+fn kernel_json(k: &scopecheck_cuda::KernelChoice) -> serde_json::Value {
+    let args: serde_json::Map<String, serde_json::Value> = k
+        .scalars
+        .iter()
+        .map(|(n, v)| (n.clone(), v.clone().into()))
+        .collect();
+    serde_json::json!({
+        "name": k.name,
+        "grid": k.grid,
+        "block": k.block,
+        "launch_from": match k.source {
+            scopecheck_cuda::LaunchSource::CommandLine => "command-line",
+            scopecheck_cuda::LaunchSource::FileComment => "file-comment",
+            scopecheck_cuda::LaunchSource::Default => "default",
+        },
+        "reduced": k.asked.is_some(),
+        "asked_grid": k.asked.map(|(g, _)| g),
+        "asked_block": k.asked.map(|(_, b)| b),
+        "buffer_elements": k.buffer,
+        "init": k.init.to_string(),
+        "args": args,
+    })
 }
 
 /// The text report's line for a file's own options: `Options NAME --unroll 3 (from the

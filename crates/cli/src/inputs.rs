@@ -92,6 +92,8 @@ pub struct Input {
     pub path: PathBuf,
     /// Why this path cannot be checked, when that is known before reading it.
     pub problem: Option<String>,
+    /// For a kernel-only file (no `main()`): the kernel this input checks, and its launch.
+    pub kernel: Option<scopecheck_cuda::KernelChoice>,
 }
 
 /// A file's identity: the same file reached by two names (symlinks, hard links, `a/../a`)
@@ -197,6 +199,7 @@ impl Walk {
             file: path.display().to_string(),
             path,
             problem,
+            kernel: None,
         });
     }
 
@@ -276,6 +279,55 @@ impl Walk {
             }
         }
     }
+}
+
+/// Each `.cu` or `.cl` input without a harness (no `main()`), as one input per kernel to check
+/// (`scopecheck_cuda::plan_kernels`); a kernel that cannot be checked (a template without its
+/// arguments, a `--kernel` not in the file) is an input with that problem, reported under the
+/// file's name. Files with a harness, or that cannot be read or parsed, stay as they are:
+/// checking them reports what is wrong.
+pub fn expand_kernels(inputs: Vec<Input>, cuda: &scopecheck_cuda::CudaOptions) -> Vec<Input> {
+    let mut out = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let ext = input.path.extension().and_then(|e| e.to_str());
+        let opencl = ext == Some(OPENCL_EXTENSION);
+        if input.problem.is_some() || !(opencl || ext == Some(CUDA_EXTENSION)) {
+            out.push(input);
+            continue;
+        }
+        let Ok(source) = read_source(&input.file, &input.path) else {
+            out.push(input);
+            continue;
+        };
+        let planned = match scopecheck_cuda::plan_kernels(&source, opencl, cuda) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                out.push(input);
+                continue;
+            }
+            Err(e) => {
+                out.push(Input {
+                    problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
+                    ..input
+                });
+                continue;
+            }
+        };
+        for p in planned {
+            let (problem, kernel) = match p {
+                Ok(choice) => (None, Some(choice)),
+                Err((name, why)) if name.is_empty() => (Some(why), None),
+                Err((name, why)) => (Some(format!("kernel `{name}`: {why}")), None),
+            };
+            out.push(Input {
+                file: input.file.clone(),
+                path: input.path.clone(),
+                problem,
+                kernel,
+            });
+        }
+    }
+    out
 }
 
 /// Reads a test file (or a harness) whose reports name it `file`: its text, or the failure

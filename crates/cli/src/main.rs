@@ -19,6 +19,7 @@ mod cost;
 mod costs;
 mod file_report;
 mod inputs;
+mod kernel_flags;
 mod memory;
 mod mutants;
 mod options;

@@ -97,6 +97,8 @@ pub struct CheckFlags {
     /// condition) in one order only; `off` explores every order.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     symmetry: OnOff,
+    #[command(flatten)]
+    kernels: crate::kernel_flags::KernelFlags,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -212,6 +214,7 @@ impl CheckFlags {
         scopecheck_cuda::CudaOptions {
             max_threads: self.max_threads,
             harness: self.harness.clone(),
+            launch: self.kernels.launch_options(),
             ..Default::default()
         }
     }

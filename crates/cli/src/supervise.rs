@@ -376,6 +376,7 @@ mod tests {
                 file: format!("t{i}.litmus"),
                 path: PathBuf::from(format!("t{i}.litmus")),
                 problem: None,
+                kernel: None,
             })
             .collect()
     }

@@ -36,6 +36,7 @@
 mod device_source;
 #[cfg(test)]
 mod hostile_tests;
+mod kernels;
 mod lower;
 mod nesting;
 mod preprocess;
@@ -44,6 +45,10 @@ mod ptx_view;
 mod tests;
 
 pub use device_source::device_source;
+pub use kernels::{
+    parse_dims, BufferInit, KernelChoice, LaunchOptions, LaunchSource, Planned, DEFAULT_BLOCK,
+    DEFAULT_GRID,
+};
 pub use nesting::MAX_NESTING;
 pub use preprocess::{
     preprocess, PreprocessError, Preprocessed, MAX_ARGUMENT_TOKENS, MAX_MACRO_NESTING,
@@ -82,6 +87,11 @@ pub struct CudaOptions {
     pub kernels: KernelSource,
     /// For a `.ptx` input: the `.cu` file whose harness launches its kernels ([`ptx_file_view`]).
     pub harness: Option<std::path::PathBuf>,
+    /// How kernel-only files are launched (`--kernel`, `--grid`, `--arg`, ...).
+    pub launch: LaunchOptions,
+    /// The kernel of a kernel-only file being checked ([`plan_kernels`]): a harness launching
+    /// it is added to the file.
+    pub kernel: Option<KernelChoice>,
 }
 
 /// Where kernel threads get their code.
@@ -100,6 +110,8 @@ impl Default for CudaOptions {
             max_threads: DEFAULT_MAX_THREADS,
             kernels: KernelSource::Source,
             harness: None,
+            launch: LaunchOptions::default(),
+            kernel: None,
         }
     }
 }
@@ -141,6 +153,8 @@ const CUDA_PREDEFINED: &[(&str, &str)] = &[
     ("__NVCC__", "1"),
     ("__CUDA_ARCH__", "900"),
     ("__cplusplus", "201703L"),
+    // Alignment changes no value the models see (the PTX view takes NVRTC's own layout).
+    ("__align__(n)", ""),
 ];
 
 /// The integer limits of `<climits>` (C++), `<limits.h>` (C) and OpenCL C's built-in ones, as
@@ -206,8 +220,92 @@ pub fn parse_cuda_launches(
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
     preprocessed(source, CUDA_PREDEFINED, |text| {
-        parse_cuda_text(text, options)
+        with_kernel_harness(source, text, false, options, |t| {
+            parse_cuda_text(t, options)
+        })
     })
+}
+
+/// The kernels of a file without a harness to check, each with its launch, or why one cannot
+/// be checked; `None` when the file has a harness (or cannot be parsed: checking it says why).
+/// See `kernels.rs`.
+pub fn plan_kernels(
+    source: &str,
+    opencl: bool,
+    options: &CudaOptions,
+) -> Result<Option<Vec<Planned>>, CudaError> {
+    let predefined = if opencl {
+        OPENCL_PREDEFINED
+    } else {
+        CUDA_PREDEFINED
+    };
+    let all: Vec<(&str, &str)> = predefined.iter().chain(INTEGER_LIMITS).copied().collect();
+    let pre = match preprocess(source, &all) {
+        Ok(p) => p,
+        Err(_) => return Ok(None),
+    };
+    let masked = masked_text(&pre.text, opencl);
+    kernels::plan(&pre.text, &masked, source, opencl, options)
+}
+
+/// `text` with its OpenCL qualifiers blanked (unchanged for CUDA).
+fn masked_text(text: &str, opencl: bool) -> String {
+    if !opencl {
+        return text.to_string();
+    }
+    let mut masked = text.as_bytes().to_vec();
+    for q in opencl_qualifiers(text) {
+        masked[q.start..q.end].fill(b' ');
+    }
+    String::from_utf8(masked).unwrap_or_else(|_| text.to_string())
+}
+
+/// Runs `then` on the preprocessed `text`, with the harness of the kernel `options.kernel`
+/// names appended when there is one: the harness's positions answer for the kernel's name.
+fn with_kernel_harness<T>(
+    raw: &str,
+    text: &str,
+    opencl: bool,
+    options: &CudaOptions,
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
+) -> Result<(Program, Vec<Warning>, T), CudaError> {
+    let Some(choice) = &options.kernel else {
+        return then(text);
+    };
+    let masked = masked_text(text, opencl);
+    let (harness, at) = kernels::harness_text(text, &masked, raw, opencl, choice)?;
+    let lines = text.split('\n').count() as u32;
+    let fix = |s: Span| if s.line > lines { at } else { s };
+    let full = format!("{text}{harness}");
+    let (mut program, mut warnings, extra) = then(&full).map_err(|e| {
+        if e.span.line > lines {
+            CudaError::new(
+                at,
+                format!(
+                    "in the launch of kernel `{}` ({}): {}",
+                    choice.name,
+                    choice.launch_text(opencl),
+                    e.message
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
+    kernels::respan(&mut program, fix);
+    for w in &mut warnings {
+        w.span = fix(w.span);
+    }
+    if choice.asked.is_some() {
+        warnings.insert(
+            0,
+            Warning {
+                span: at,
+                message: format!("kernel `{}` {}", choice.name, choice.describe(opencl)),
+            },
+        );
+    }
+    Ok((program, warnings, extra))
 }
 
 /// Runs the preprocessor, then `then` on its output, and maps every span back to the file as
@@ -331,7 +429,9 @@ pub fn parse_opencl_with(
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>), CudaError> {
     preprocessed(source, OPENCL_PREDEFINED, |text| {
-        parse_opencl_text(text, options)
+        with_kernel_harness(source, text, true, options, |t| {
+            parse_opencl_text(t, options)
+        })
     })
     .map(|(p, w, _)| (p, w))
 }

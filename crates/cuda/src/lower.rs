@@ -401,7 +401,31 @@ pub(crate) fn lower<'s, 't>(
     // Reading only the harness (the PTX view gives the kernels their code), device code
     // beyond this front-end is passed over: a template kernel is known by its name.
     let harness_only = options.kernels == crate::KernelSource::Ptx;
+    // `extern "C" { ... }` and `extern "C" __global__ void k()`: C linkage changes only the
+    // kernel's name in the PTX (not mangled), which the PTX view looks up through NVRTC.
+    let mut items = Vec::new();
     for item in root.named_children(&mut c) {
+        match item.child_by_field_name("body") {
+            Some(b) if item.kind() == "linkage_specification" && b.kind() == "declaration_list" => {
+                let mut c = b.walk();
+                items.extend(b.named_children(&mut c));
+            }
+            Some(b) if item.kind() == "linkage_specification" => items.push(b),
+            _ => items.push(item),
+        }
+    }
+    for item in items {
+        // Checking one kernel of a kernel-only file, the other kernels' templates are not
+        // needed (the PTX view instantiates the one checked when it is a template).
+        if item.kind() == "template_declaration" && !harness_only {
+            if let Some(k) = &options.kernel {
+                if crate::kernels::templated_kernel_name(item, src)
+                    .is_some_and(|n| n != crate::kernels::base_name(&k.name))
+                {
+                    continue;
+                }
+            }
+        }
         let item = match item.kind() {
             "template_declaration" if harness_only => {
                 let mut c = item.walk();

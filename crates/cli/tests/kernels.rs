@@ -1,0 +1,224 @@
+//! Kernel-only files (no `main()`): every kernel checked on its own at a launch of its own
+//! (tests/kernels/*.cu, *.cl; docs/kernels.md). Each file's comment derives its verdict; these
+//! tests check it in both views (scoped C11 and the PTX view NVRTC's code gives), and the
+//! options that choose the kernel, the launch, the buffers and the scalars.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `check --json --model both ARGS FILE`: one JSON value per line of output.
+fn check(file: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/kernels")
+        .join(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--model", "both"])
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: not JSON: {l}: {e}")))
+        .collect()
+}
+
+/// Asserts that both views give a complete verdict with `racy` races and no hang.
+fn expect_both(v: &serde_json::Value, racy: bool) {
+    let verdicts = v["verdicts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no verdicts: {v}"));
+    assert_eq!(verdicts.len(), 2, "{v}");
+    for m in verdicts {
+        assert_eq!(m["complete"], true, "{}: {m}", m["model"]);
+        assert_eq!(m["racy"], racy, "{}: {}", m["model"], m["races"]);
+        assert_eq!(m["terminates"], true, "{}: {}", m["model"], m["hangs"]);
+    }
+    // The PTX verdict is about NVRTC's code, not scopecheck's own mapping.
+    assert!(
+        !v["warnings"].to_string().contains("own mapping"),
+        "{}",
+        v["warnings"]
+    );
+}
+
+fn one(file: &str, args: &[&str]) -> serde_json::Value {
+    let mut lines = check(file, args);
+    assert_eq!(lines.len(), 1, "{file}: {lines:?}");
+    lines.remove(0)
+}
+
+#[test]
+fn shared_tile_with_a_barrier_is_race_free_and_without_one_racy() {
+    let v = one("shared-tile.cu", &[]);
+    assert_eq!(v["name"], "shared-tile:rotate");
+    expect_both(&v, false);
+    // The default launch, said in the JSON: 2 blocks of 2, buffers of one element a thread.
+    assert_eq!(v["kernel"]["launch_from"], "default");
+    assert_eq!(v["kernel"]["grid"], serde_json::json!([2, 1, 1]));
+    assert_eq!(v["kernel"]["block"], serde_json::json!([2, 1, 1]));
+    assert_eq!(v["kernel"]["buffer_elements"], 4);
+    assert_eq!(v["kernel"]["init"], "zero");
+    expect_both(&one("shared-tile-nobarrier.cu", &[]), true);
+}
+
+#[test]
+fn atomic_counter_is_race_free_and_plain_one_racy_at_the_commented_launch() {
+    let v = one("counter-atomic.cu", &[]);
+    expect_both(&v, false);
+    assert_eq!(v["kernel"]["launch_from"], "file-comment");
+    assert_eq!(v["kernel"]["grid"], serde_json::json!([2, 1, 1]));
+    assert_eq!(v["kernel"]["block"], serde_json::json!([2, 1, 1]));
+    expect_both(&one("counter-plain.cu", &[]), true);
+}
+
+#[test]
+fn extern_c_grid_stride_loops() {
+    // 2 blocks of 2 threads, 8 elements: two rounds of the loop (four in the overlapping
+    // twin, whose stride is 2: --unroll 4 lets the PTX view's loop go round).
+    let args = ["--buffer", "8", "--arg", "n=8", "--unroll", "4"];
+    let v = one("extern-c-gridstride.cu", &args);
+    expect_both(&v, false);
+    assert_eq!(v["kernel"]["args"]["n"], "8");
+    assert_eq!(v["kernel"]["buffer_elements"], 8);
+    expect_both(&one("extern-c-gridstride-overlap.cu", &args), true);
+}
+
+#[test]
+fn opencl_local_memory_with_and_without_the_barrier() {
+    let v = one("local-reverse.cl", &[]);
+    assert_eq!(v["kernel"]["launch_from"], "file-comment");
+    assert_eq!(v["kernel"]["block"], serde_json::json!([4, 1, 1]));
+    for m in v["verdicts"].as_array().unwrap() {
+        assert_eq!(
+            (m["complete"].clone(), m["racy"].clone()),
+            (true.into(), false.into()),
+            "{m}"
+        );
+    }
+    let v = one("local-reverse-nobarrier.cl", &[]);
+    for m in v["verdicts"].as_array().unwrap() {
+        assert_eq!(
+            (m["complete"].clone(), m["racy"].clone()),
+            (true.into(), true.into()),
+            "{m}"
+        );
+    }
+    // --local-size / --num-groups override the comment.
+    let v = one(
+        "local-reverse.cl",
+        &["--local-size", "2", "--num-groups", "1"],
+    );
+    assert_eq!(v["kernel"]["launch_from"], "command-line");
+    assert_eq!(v["kernel"]["grid"], serde_json::json!([1, 1, 1]));
+    assert_eq!(v["kernel"]["block"], serde_json::json!([2, 1, 1]));
+}
+
+#[test]
+fn every_kernel_is_reported_and_a_template_without_arguments_is_refused_by_name() {
+    let lines = check("two-kernels.cu", &[]);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["name"], "two-kernels:fill");
+    expect_both(&lines[0], false);
+    assert_eq!(lines[1]["name"], "two-kernels:gather");
+    expect_both(&lines[1], false);
+    let e = lines[2]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("`pick`") && e.contains("--kernel 'pick<64>'"),
+        "{e}"
+    );
+    // --kernel picks one, and instantiates the template.
+    let lines = check("two-kernels.cu", &["--kernel", "pick<3>"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["name"], "two-kernels:pick<3>");
+    // pick<3>: thread t of every block writes a[t], so both blocks write a[0]: a race
+    // between blocks (PTX view only: a template).
+    assert_eq!(lines[0]["racy"], true, "{}", lines[0]);
+    assert_eq!(lines[0]["complete"], true);
+    let lines = check("two-kernels.cu", &["--kernel", "nope"]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("no kernel `nope`") && e.contains("fill, gather, pick"),
+        "{e}"
+    );
+}
+
+#[test]
+fn template_kernel_with_restrict_and_align_in_the_ptx_view() {
+    let v = one("template-scale.cu", &["--kernel", "scale<int,2>"]);
+    assert_eq!(v["name"], "template-scale:scale<int,2>");
+    assert_eq!(v["model"], "ptx", "templates: the PTX view alone: {v}");
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["racy"], false, "{}", v["races"]);
+}
+
+#[test]
+fn buffer_contents_follow_init() {
+    // Zero-filled (default) and `index`: at most one thread writes flag[0]; `1`: all do.
+    expect_both(&one("init-depends.cu", &[]), false);
+    let v = one("init-depends.cu", &["--init", "index"]);
+    assert_eq!(v["kernel"]["init"], "index");
+    expect_both(&v, false);
+    expect_both(&one("init-depends.cu", &["--init", "1"]), true);
+}
+
+#[test]
+fn an_access_past_the_buffer_is_out_of_bounds_at_its_line() {
+    let v = one("out-of-bounds.cu", &[]);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(e.contains("out of bounds of `a`"), "{v}");
+    assert_eq!(v["line"], 5);
+    // A buffer one element longer holds every write.
+    expect_both(&one("out-of-bounds.cu", &["--buffer", "5"]), false);
+}
+
+#[test]
+fn a_launch_beyond_max_threads_is_shrunk_and_said_so() {
+    let v = one(
+        "counter-plain.cu",
+        &["--grid", "4", "--block", "64", "--max-threads", "4"],
+    );
+    let k = &v["kernel"];
+    assert_eq!(k["reduced"], true, "{k}");
+    assert_eq!(k["asked_grid"], serde_json::json!([4, 1, 1]));
+    assert_eq!(k["asked_block"], serde_json::json!([64, 1, 1]));
+    // Blocks first down to two, then threads per block: 2 x 2 = 4 (--max-threads 4).
+    assert_eq!(k["grid"], serde_json::json!([2, 1, 1]));
+    assert_eq!(k["block"], serde_json::json!([2, 1, 1]));
+    assert!(
+        v["warnings"].to_string().contains("SMALLER launch"),
+        "{}",
+        v["warnings"]
+    );
+    expect_both(&v, true);
+    // dim3 forms.
+    let v = one("counter-atomic.cu", &["--grid", "1,2", "--block", "1,2"]);
+    assert_eq!(v["kernel"]["grid"], serde_json::json!([1, 2, 1]));
+    assert_eq!(v["kernel"]["block"], serde_json::json!([1, 2, 1]));
+    expect_both(&v, false);
+}
+
+#[test]
+fn bad_kernel_options_are_usage_errors() {
+    for bad in [
+        ["--grid", "0"],
+        ["--block", "a"],
+        ["--arg", "n"],
+        ["--init", "ones"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+            .args(["check"])
+            .args(bad)
+            .arg("x.cu")
+            .output()
+            .expect("run scopecheck");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+    // An --arg no kernel has.
+    let lines = check("counter-atomic.cu", &["--arg", "m=3"]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("no kernel of this file has a scalar parameter `m`"),
+        "{e}"
+    );
+}
