@@ -4,9 +4,9 @@
 //
 // expect (src11): Ok, racy: false -- shuffles exchange registers within the tile and every
 //   input is written by the host before the launch.
-// expect (ptx): Unknown -- the graph explorer's completeness gate does not cover this loop
-//   of shuffles in NVRTC's code, and the candidate enumerator it falls back to cannot follow
-//   warp collectives (issue 9's explorer work).
+// expect (ptx): Ok -- the same: shfl.sync.down moves registers within the tile. (The hole
+//   search's precise completeness gate vouches for the lanes that wait for their input before
+//   a shuffle others wait at: what those others may still write is only the tile's sum.)
 #include <cassert>
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;

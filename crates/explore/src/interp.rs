@@ -160,6 +160,12 @@ impl ThreadRun {
         a.reg().is_some_and(|r| self.unknown[r.0 as usize])
     }
 
+    /// The registers' values, and which of them come from a hole (their value is not known
+    /// yet), for the gate's analysis from where the thread stands (`gate::from_here`).
+    pub fn registers(&self) -> (&[Value], &[bool]) {
+        (&self.m.regs, &self.unknown)
+    }
+
     /// The registers whose value is not known yet.
     pub fn unknown_registers(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.unknown.len()).filter(|&r| self.unknown[r])

@@ -13,6 +13,7 @@
 pub mod budget;
 mod candidates;
 pub mod count;
+mod gate;
 pub mod graph;
 pub mod interp;
 mod leaf;

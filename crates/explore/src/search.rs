@@ -1191,8 +1191,22 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         self.gate_check(st, &holed);
     }
 
-    /// The gate's rules for the threads `waiting` that hold holes and cannot go on.
+    /// The gate's rules for the threads `waiting` that hold holes and cannot go on: first on
+    /// the static facts of each thread (`statics`); where those cannot rule out a cycle of
+    /// waiting that no axiom forbids, on what the threads may still do from where they stand
+    /// (`waiting_cycle`).
     fn gate_check(&mut self, st: &State, waiting: &[usize]) {
+        if self.static_gate(st, waiting) {
+            if let Some(why) = self.waiting_cycle(st, waiting) {
+                self.gate = Some(GateFailure(why));
+            }
+        }
+    }
+
+    /// The gate on static facts: whether some rule may hold for some thread of `waiting`
+    /// (docs/explore.md). Cheap, and cached per thread and instruction: most dead ends pass
+    /// here.
+    fn static_gate(&mut self, st: &State, waiting: &[usize]) -> bool {
         let waits_on = |loc: LocId, me: usize| {
             st.threads
                 .iter()
@@ -1215,37 +1229,153 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                     a
                 }
             };
-            let cta = cta_key(&self.program.threads[u].placement, u);
-            let barrier_waits_on_it = after.reaches_arrive
-                && (0..st.threads.len()).any(|w| {
-                    matches!(st.threads[w].status, Status::Waiting(_))
-                        && cta_key(&self.program.threads[w].placement, w) == cta
-                });
-            let name = &self.program.threads[u].name;
-            if barrier_waits_on_it {
-                self.gate = Some(GateFailure(format!(
-                    "{name} waits for a value before a barrier others wait at"
-                )));
-                return;
+            if after.reaches_arrive && self.barrier_waits(st, u) {
+                return true;
             }
             if self.successors[u]
                 .iter()
                 .any(|&s| self.statics[s].writes.iter().any(|&l| waits_on(l, u)))
             {
-                self.gate = Some(GateFailure(format!(
-                    "{name} waits for a value before threads launched after it write what others wait for"
-                )));
-                return;
+                return true;
             }
             if !self.model.porf_acyclic()
                 && after.independent_writes.iter().any(|&l| waits_on(l, u))
             {
-                self.gate = Some(GateFailure(format!(
-                    "{name} could write, without the value it waits for, what another thread waits for"
-                )));
-                return;
+                return true;
             }
         }
+        false
+    }
+
+    /// Whether some thread of `u`'s CTA waits at a barrier or collective.
+    fn barrier_waits(&self, st: &State, u: usize) -> bool {
+        let cta = cta_key(&self.program.threads[u].placement, u);
+        (0..st.threads.len()).any(|w| {
+            matches!(st.threads[w].status, Status::Waiting(_))
+                && cta_key(&self.program.threads[w].placement, w) == cta
+        })
+    }
+
+    /// The precise gate, where the static one failed: the threads of `waiting`
+    /// are linked `u -> v` when `u`, stuck, may hold up a write that a hole of `v` waits for:
+    /// a write `u` may still make from where it stands (which depends on `u`'s holes, unless
+    /// it is among its independent writes), a write of a thread held at a barrier or
+    /// collective `u` may still reach, or a write of a thread launched after `u`. Along a
+    /// consistent execution's path, a dead end needs a cycle of such links, each one real;
+    /// a cycle of dependent writes alone is an `rf ∪ dep` cycle, which No-Thin-Air forbids.
+    /// So the gate fails only for a cycle through a link of another kind (with its reason).
+    fn waiting_cycle(&self, st: &State, waiting: &[usize]) -> Option<String> {
+        let k = waiting.len();
+        let holes: Vec<Vec<LocId>> = waiting
+            .iter()
+            .map(|&v| st.threads[v].holes.iter().map(|h| h.1.loc).collect())
+            .collect();
+        // The threads of `waiting` (by index) other than `writer` with a hole `locs` may fill.
+        let fed = |locs: &[LocId], writer: usize| -> Vec<usize> {
+            (0..k)
+                .filter(|&j| waiting[j] != writer && holes[j].iter().any(|l| locs.contains(l)))
+                .collect()
+        };
+        // What each thread held at a barrier may write once released: from where it waits,
+        // and through the threads launched after it.
+        let held: Vec<(usize, Vec<LocId>)> = (0..st.threads.len())
+            .filter(|&w| matches!(st.threads[w].status, Status::Waiting(_)))
+            .map(|w| {
+                let mut writes = self.may_still_do(st, w).writes;
+                for &s in &self.successors[w] {
+                    writes.extend_from_slice(&self.statics[s].writes);
+                }
+                (w, writes)
+            })
+            .collect();
+        let mut edges: Vec<Vec<usize>> = vec![Vec::new(); k];
+        // (from, to, why) of the links no axiom rules out by themselves
+        let mut risky: Vec<(usize, usize, String)> = Vec::new();
+        for (i, &u) in waiting.iter().enumerate() {
+            let name = &self.program.threads[u].name;
+            let here = self.may_still_do(st, u);
+            edges[i].extend(fed(&here.writes, u));
+            if !self.model.porf_acyclic() {
+                for j in fed(&here.independent_writes, u) {
+                    risky.push((i, j, format!(
+                        "{name} could write, without the value it waits for, what another thread waits for"
+                    )));
+                }
+            }
+            for &s in &self.successors[u] {
+                for j in fed(&self.statics[s].writes, u) {
+                    risky.push((i, j, format!(
+                        "{name} waits for a value before threads launched after it write what others wait for"
+                    )));
+                }
+            }
+            if here.reaches_arrive && self.barrier_waits(st, u) {
+                for (w, writes) in &held {
+                    for j in fed(writes, *w) {
+                        risky.push((
+                            i,
+                            j,
+                            format!("{name} waits for a value before a barrier others wait at"),
+                        ));
+                    }
+                }
+            }
+        }
+        for &(i, j, _) in &risky {
+            edges[i].push(j);
+        }
+        // A risky link `i -> j` closes a cycle when `j` reaches `i`.
+        let reaches = |from: usize, to: usize| {
+            let mut seen = vec![false; k];
+            let mut stack = vec![from];
+            while let Some(x) = stack.pop() {
+                if x == to {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[x], true) {
+                    stack.extend(edges[x].iter().copied());
+                }
+            }
+            false
+        };
+        risky
+            .into_iter()
+            .find(|&(i, j, _)| reaches(j, i))
+            .map(|(_, _, why)| why)
+    }
+
+    /// What thread `t` may still do from where it stands (`gate::from_here`), with what a
+    /// barrier or collective it waits at will give as values to come.
+    fn may_still_do(&self, st: &State, t: usize) -> crate::gate::FromHere {
+        let th = &st.threads[t];
+        // Stores it made with a value still to come from a hole: writes it may still make
+        // readable, each depending on the hole.
+        let made: Vec<LocId> = th
+            .value_holes
+            .iter()
+            .filter_map(|&w| th.trace.events[w].kind.loc())
+            .collect();
+        let (regs, unknown) = th.registers();
+        let mut fresh = Vec::new();
+        if let Status::Waiting(w) = &th.status {
+            fresh.extend(w.red.map(|r| r.1));
+            if let Some(ww) = w.warp {
+                fresh.extend(ww.dst);
+                fresh.extend(ww.pred_dst);
+            }
+        }
+        let mut here = crate::gate::from_here(
+            self.program,
+            &self.program.threads[t],
+            th.pc(),
+            regs,
+            unknown,
+            &fresh,
+        );
+        here.writes.extend(made);
+        here.writes.sort_unstable();
+        here.writes.dedup();
+        here
     }
 }
 
