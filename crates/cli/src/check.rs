@@ -73,6 +73,8 @@ pub struct Checked {
     pub disagreements: Vec<String>,
     /// With `--suggest`: the cheapest ways found to make the test right (first model).
     pub suggestions: Vec<Suggestion>,
+    /// Why the search for suggestions stopped before trying every candidate, if it did.
+    pub suggestions_incomplete: Option<String>,
     /// What the file's `(* options: ... *)` comments set (empty when it has none).
     pub file_options: FileOptions,
     /// The options and models the file was checked with, its own options merged in.
@@ -330,7 +332,7 @@ pub fn check_file(
         [language, hardware] => scopecheck_model::compare::compare(&program, language, hardware),
         _ => vec![],
     };
-    let suggestions = match costs {
+    let suggested = match costs {
         Some(table) if !verdicts.iter().all(suggest::is_right) => {
             let opts = CheckOptions {
                 model: models[0],
@@ -338,7 +340,7 @@ pub fn check_file(
             };
             suggest::suggest(&program, &opts, table)
         }
-        _ => vec![],
+        _ => suggest::Suggested::default(),
     };
     Ok(Checked {
         program,
@@ -347,7 +349,8 @@ pub fn check_file(
         warnings,
         verdicts,
         disagreements,
-        suggestions,
+        suggestions: suggested.suggestions,
+        suggestions_incomplete: suggested.incomplete,
         file_options,
         options: opts.clone(),
         kernel: input.kernel.clone(),

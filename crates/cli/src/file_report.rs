@@ -211,6 +211,10 @@ fn text(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> String {
             scopecheck_report::suggestions_text(&c.program, &c.suggestions)
         );
     }
+    // A list the deadline cut says so, empty or not: cheaper fixes may exist.
+    if let Some(why) = &c.suggestions_incomplete {
+        let _ = writeln!(out, "Suggestions incomplete: {why}");
+    }
     match drawn {
         // The failure is on stderr; the pictures written before it are not listed.
         Some((_, Some(_))) | None => {}
@@ -271,6 +275,10 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
         );
         if let Some(k) = &c.kernel {
             m.insert("kernel".into(), kernel_json(k));
+        }
+        // Only where the deadline cut the search for suggestions.
+        if let Some(why) = &c.suggestions_incomplete {
+            m.insert("suggestions_incomplete".into(), why.clone().into());
         }
         m.insert("file_options".into(), c.file_options.applied.clone().into());
         m.insert(

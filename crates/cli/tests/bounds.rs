@@ -267,6 +267,17 @@ fn suggest_stops_at_the_timeout() {
     let v = verdict(&out);
     assert_eq!(v["result"], "No", "{v}");
     assert!(took < 2.0, "took {took} s for --timeout 1s");
+    // The list holds what was found before the deadline, and says it was cut (hundreds of
+    // candidates at about 0.2 s each cannot all be tried in a second).
+    let why = v["suggestions_incomplete"].as_str().unwrap_or_default();
+    assert!(why.contains("--timeout"), "{v}");
+    // The text report says so too.
+    let (out, _) = timed(&["check", "--suggest", "--timeout", "1s"], &path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Suggestions incomplete: the --timeout was reached"),
+        "{text}"
+    );
 }
 
 /// The same program made right (release/acquire at system scope): `tune` re-checks weakened
@@ -284,6 +295,22 @@ fn tune_stops_at_the_timeout() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the --timeout was reached"), "{text}");
     assert!(took < 2.0, "took {took} s for --timeout 1s");
+    // A cut search never says "nothing can be weakened" (it once did, above its Incomplete
+    // line): it did not try everything.
+    assert!(!text.contains("nothing can be weakened"), "{text}");
+    let (out, _) = timed(&["tune", "--json", "--timeout", "1s"], &path);
+    let v = verdict(&out);
+    assert_ne!(v["status"], "nothing", "{v}");
+    assert!(
+        v["incomplete"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--timeout"),
+        "{v}"
+    );
+    if v["sets"].as_array().is_some_and(|s| s.is_empty()) {
+        assert_eq!(v["status"], "incomplete", "{v}");
+    }
 }
 
 /// Thread 0 writes data (weak) then a flag (`flag_store`), then adds to three counters;

@@ -325,9 +325,18 @@ fn total(changes: &[Change]) -> Option<f64> {
     changes.iter().map(|c| c.cost_cycles).sum()
 }
 
+/// What [`suggest`] found, and whether its deadline cut the search for it short.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Suggested {
+    pub suggestions: Vec<Suggestion>,
+    /// Why not every candidate was judged, when the file's deadline (`--timeout`) cut the
+    /// search: cheaper fixes than those listed, or any fix when none is, may exist.
+    pub incomplete: Option<String>,
+}
+
 /// The cheapest ways to make `program` right under `opts`, or nothing when it already is or no
 /// single change or pair of changes within [`MAX_TRIALS`] does it.
-pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec<Suggestion> {
+pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Suggested {
     // Each candidate is judged right or not; none is drawn.
     let opts = &CheckOptions {
         graphs: false,
@@ -340,14 +349,25 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
         opts.deadline
             .is_some_and(|d| std::time::Instant::now() >= d)
     };
+    // Set once the deadline cut a candidate's check or the search: what was judged so far.
+    let cut = std::cell::Cell::new(false);
     let right = |p: &Program| {
-        check(p, opts)
-            .map(|v| v.is_complete() && is_right(&v))
-            .unwrap_or(false)
+        let r = check(p, opts);
+        if past() && !r.as_ref().is_ok_and(|v| v.is_complete()) {
+            cut.set(true);
+        }
+        r.map(|v| v.is_complete() && is_right(&v)).unwrap_or(false)
     };
     match check(program, opts) {
+        // Not settled because the deadline passed: nothing tried, and it says so.
+        Ok(v) if !v.is_complete() && past() => {
+            return Suggested {
+                suggestions: vec![],
+                incomplete: Some("the --timeout was reached before any change was tried".into()),
+            }
+        }
         // Right already, or not settled: nothing to vouch for.
-        Ok(v) if is_right(&v) || !v.is_complete() => return vec![],
+        Ok(v) if is_right(&v) || !v.is_complete() => return Suggested::default(),
         // A fault or a wrong verdict: a change may fix it.
         Ok(_) | Err(_) => {}
     }
@@ -356,6 +376,7 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
     let mut found: Vec<Suggestion> = Vec::new();
     for c in &cands {
         if past() {
+            cut.set(true);
             break;
         }
         trials += 1;
@@ -376,7 +397,11 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
                     continue;
                 }
                 trials += 1;
-                if trials > MAX_TRIALS || past() {
+                if past() {
+                    cut.set(true);
+                    break 'pairs;
+                }
+                if trials > MAX_TRIALS {
                     break 'pairs;
                 }
                 // Apply the later position first so the earlier index stays valid.
@@ -404,7 +429,15 @@ pub fn suggest(program: &Program, opts: &CheckOptions, table: &CostTable) -> Vec
         cost(x).total_cmp(&cost(y))
     });
     found.truncate(MAX_SUGGESTIONS);
-    found
+    Suggested {
+        suggestions: found,
+        incomplete: cut.get().then(|| {
+            format!(
+                "the --timeout was reached before every candidate change was tried ({} tried)",
+                trials.min(MAX_TRIALS)
+            )
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -435,7 +468,7 @@ mod tests {
             "PTX t\n{ d=0; f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak d, 7 | ld.acquire.gpu r0, f ;\n st.release.cta f, 1 | ld.weak r1, d ;\n~exists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
         )
         .expect("parses");
-        let s = suggest(&p, &CheckOptions::default(), &table());
+        let s = suggest(&p, &CheckOptions::default(), &table()).suggestions;
         assert!(!s.is_empty());
         let best = &s[0];
         assert_eq!(best.changes.len(), 1, "{s:?}");
@@ -452,6 +485,8 @@ mod tests {
             "PTX t\n{ d=0; f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak d, 7 | ld.acquire.gpu r0, f ;\n st.release.gpu f, 1 | ld.weak r1, d ;\n~exists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
         )
         .expect("parses");
-        assert!(suggest(&p, &CheckOptions::default(), &table()).is_empty());
+        assert!(suggest(&p, &CheckOptions::default(), &table())
+            .suggestions
+            .is_empty());
     }
 }

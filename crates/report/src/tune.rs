@@ -841,7 +841,13 @@ pub fn tune_text(
             let _ = writeln!(out, "Tune {name}: cannot tune: {why}");
         }
         Tuning::Tuned(t) => {
-            if t.sets.is_empty() {
+            if t.sets.is_empty() && t.incomplete.is_some() {
+                // A cut search vouches for no "nothing": it may stop before any weakening.
+                let _ = writeln!(
+                    out,
+                    "Tune {name}: no weakening found under {models} before the search stopped (see Incomplete: some may be possible)"
+                );
+            } else if t.sets.is_empty() {
                 let _ = writeln!(out, "Tune {name}: nothing can be weakened under {models}");
             } else {
                 let _ = writeln!(
@@ -935,10 +941,10 @@ pub fn tune_json(
             m.insert("reason".into(), why.clone().into());
         }
         Tuning::Tuned(t) => {
-            let status = if t.sets.is_empty() {
-                "nothing"
-            } else {
-                "tuned"
+            let status = match (t.sets.is_empty(), &t.incomplete) {
+                (false, _) => "tuned",
+                (true, Some(_)) => "incomplete",
+                (true, None) => "nothing",
             };
             m.insert("status".into(), status.into());
             let sets: Vec<Value> = t
