@@ -92,6 +92,10 @@ pub struct RunArgs {
     /// state) and the mutation score, killed / killable.
     #[arg(long)]
     mutants: bool,
+    /// With --mutants: share each mutant's --time between rounds over several stress and
+    /// line-sharing configurations (short rounds first), stopping at the first kill.
+    #[arg(long, requires = "mutants")]
+    portfolio: bool,
     /// Seed of the thread randomisation.
     #[arg(long, value_name = "N", default_value_t = RunOptions::default().seed)]
     seed: u64,
@@ -395,8 +399,7 @@ fn run_file(
             &program,
             &verdict,
             opts,
-            gen,
-            run_opts,
+            &crate::mutants::configs(gen, run_opts, args.portfolio),
             stop,
             args.json,
         );

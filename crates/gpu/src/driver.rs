@@ -161,6 +161,67 @@ impl Device {
     }
 }
 
+/// The machine code the driver's JIT compiler makes of `ptx` for this GPU (a cubin image, by
+/// `cuLinkCreate`/`cuLinkAddData`/`cuLinkComplete` with default options, as a module load
+/// compiles it). Two programs whose images are equal execute the same instructions here: a
+/// mutant whose image equals its original's cannot behave differently on this GPU.
+pub fn machine_code(dev: &Device, ptx: &str) -> Result<Vec<u8>, RunError> {
+    guarded("compiling PTX to machine code", || {
+        machine_code_unguarded(dev, ptx)
+    })
+}
+
+fn machine_code_unguarded(dev: &Device, ptx: &str) -> Result<Vec<u8>, RunError> {
+    use std::ptr::null_mut;
+    let err = |what: &str, r: sys::CUresult| RunError::Driver {
+        what: format!("compiling PTX to machine code ({what})"),
+        message: format!("{r:?}"),
+    };
+    dev.ctx
+        .bind_to_thread()
+        .map_err(driver_err("making the GPU's context current"))?;
+    let mut src = ptx.as_bytes().to_vec();
+    src.push(0);
+    let mut state: sys::CUlinkState = null_mut();
+    // SAFETY: no options are passed; `state` is written by the call and destroyed below on
+    // every path after it was created.
+    let r = unsafe { sys::cuLinkCreate_v2(0, null_mut(), null_mut(), &mut state) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(err("cuLinkCreate", r));
+    }
+    let name = c"scopecheck.ptx";
+    // SAFETY: `src` is a NUL-terminated PTX text alive for the call; the name is a C string.
+    let r = unsafe {
+        sys::cuLinkAddData_v2(
+            state,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            src.as_mut_ptr().cast(),
+            src.len(),
+            name.as_ptr(),
+            0,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    let out = if r != sys::CUresult::CUDA_SUCCESS {
+        Err(err("cuLinkAddData", r))
+    } else {
+        let mut cubin: *mut std::ffi::c_void = null_mut();
+        let mut size = 0usize;
+        // SAFETY: the image the call returns belongs to `state` and is copied before the
+        // state is destroyed.
+        let r = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
+        if r != sys::CUresult::CUDA_SUCCESS || cubin.is_null() {
+            Err(err("cuLinkComplete", r))
+        } else {
+            Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec())
+        }
+    };
+    // SAFETY: `state` was created above and is not used after this.
+    unsafe { sys::cuLinkDestroy(state) };
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,14 +40,35 @@ impl Weakening {
     pub fn describe(&self, program: &Program) -> String {
         let t = program.thread(self.thread);
         let i = &t.code[self.instr];
-        let what = match &self.change {
+        format!(
+            "{} line {} ({}): {}",
+            t.name,
+            i.span.line,
+            i.text,
+            self.class()
+        )
+    }
+
+    /// The kind of weakening, without where: `release -> relaxed`, `scope gpu -> cluster`.
+    pub fn class(&self) -> String {
+        match &self.change {
             Change::DropFence => "fence removed".to_string(),
             Change::Order { from, to } => format!("{from} -> {to}"),
             Change::FenceOrder { from, to } => format!("fence {from} -> {to}"),
             Change::Scope { from, to } => format!("scope {from} -> {to}"),
             Change::SplitRmw => "RMW split into a load and a store".to_string(),
-        };
-        format!("{} line {} ({}): {what}", t.name, i.span.line, i.text)
+        }
+    }
+
+    /// The scope of the instruction weakened (the one before a narrowing), if it has one.
+    pub fn scope(&self, program: &Program) -> Option<Scope> {
+        match &program.thread(self.thread).code[self.instr].kind {
+            InstrKind::Fence { scope, .. }
+            | InstrKind::Load { scope, .. }
+            | InstrKind::Store { scope, .. }
+            | InstrKind::Rmw { scope, .. } => Some(*scope),
+            _ => None,
+        }
     }
 
     /// The program with this weakening applied.
