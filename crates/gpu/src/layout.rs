@@ -260,7 +260,11 @@ impl Layout {
             };
             if *gpu.get_or_insert(d.gpu) != d.gpu {
                 return Err(GenError::Unsupported(format!(
-                    "{} is on GPU {}, another GPU than the first thread's; the runner uses one GPU",
+                    "{} is on GPU {}, another GPU than the first thread's: the test is about \
+                     two GPUs, where a .gpu scope does not reach the other GPU; on one GPU every \
+                     .gpu access between them would be morally strong, so a run there could \
+                     not show what the test asks, and the runner drives one GPU (running it \
+                     needs a launch on each of two GPUs with peer access)",
                     t.name, d.gpu
                 )));
             }

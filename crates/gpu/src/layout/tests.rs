@@ -259,3 +259,20 @@ fn refuses_what_it_cannot_place() {
         Err(GenError::Options(_))
     ));
 }
+
+#[test]
+fn a_test_on_two_gpus_is_refused_with_why_one_gpu_cannot_stand_in() {
+    let mut p = program(&[(0, 0), (0, 1)], false);
+    if let Placement::Device(d) = &mut p.threads[1].placement {
+        d.gpu = 1;
+    }
+    // One GPU would make .gpu accesses between the two threads morally strong, which is what
+    // such a test is about: the reason must say so, not only that one GPU is used.
+    match Layout::new(&p, &GenOptions::default()) {
+        Err(GenError::Unsupported(m)) => assert!(
+            m.contains("P1 is on GPU 1") && m.contains("morally strong") && m.contains("two GPUs"),
+            "{m}"
+        ),
+        other => panic!("not refused: {:?}", other.map(|l| l.block_threads)),
+    }
+}
