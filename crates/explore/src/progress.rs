@@ -116,8 +116,10 @@ impl Scheduler {
 
     /// Whether `t` could be starved at all, given the others starved with it.
     fn may_starve_some_way(&self, program: &Program, t: ThreadId, set: &[ThreadId]) -> bool {
-        // A thread that starts only after others finish never starts if one of them never does.
-        if !program.thread(t).after.is_empty() {
+        // A thread that starts only after others finish never starts if one of them is
+        // starved. (One that never finishes because it hangs leaves it unlaunched at the
+        // hang's leaf, which says so: no starved set is needed for that.)
+        if program.thread(t).after.iter().any(|a| set.contains(a)) {
             return true;
         }
         let p = Self::placement(program, t);
