@@ -195,9 +195,16 @@ fn cuda_and_opencl_nesting_is_an_error_at_the_first_level_too_deep() {
         let f = dir.file(&format!("if{n}.cu"), &cuda(&body));
         expect_error(&f, &[], (129, 6), "nested too deeply");
     }
-    // A 10,000-term sum is 10,000 levels in the grammar's tree: an error on its line.
+    // A 10,000-term sum is 10,000 levels in the grammar's tree, but lowering follows such a
+    // chain by a loop and it takes no level: checked, a verdict (exit 0).
     let sum = vec!["1"; 10_000].join(" + ");
     let f = dir.file("sum.cu", &cuda(&format!("  *c = {sum};")));
+    let r = run_within(Duration::from_secs(60), &["check", "--json", &f]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert!(line(&r).get("name").is_some());
+    // The same sum with each left operand in parentheses nests for real: an error on its line.
+    let nested = format!("{}1{}", "(".repeat(10_000), " + 1)".repeat(10_000));
+    let f = dir.file("nested-sum.cu", &cuda(&format!("  *c = {nested};")));
     let r = run_within(Duration::from_secs(60), &["check", "--json", &f]);
     assert_eq!(r.code, Some(1));
     let v = line(&r);
