@@ -71,6 +71,7 @@ fn main() -> ExitCode {
     // yield to those).
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    output::watch_reader();
     // Every thread that reads or checks a file gets the large stack `check::WORKER_STACK`: the
     // global pool's (which the search hands subtrees to) and the one the subcommand runs on.
     let _ = rayon::ThreadPoolBuilder::new()

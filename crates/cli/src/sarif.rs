@@ -150,6 +150,7 @@ impl LogFile {
             std::process::id()
         ));
         let file = File::create(&temp).map_err(|e| cannot(&e))?;
+        crate::output::remove_on_early_end(&temp);
         // The old log would outlive a run that dies before the rename.
         match std::fs::remove_file(path) {
             Ok(()) => {}
