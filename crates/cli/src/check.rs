@@ -254,17 +254,8 @@ pub fn check_file(
         return Err(Failure::io(&input.file, problem.clone()));
     }
     let mut option_words = Vec::new();
-    let with_kernel;
-    let cuda = match &input.kernel {
-        Some(k) => {
-            with_kernel = CudaOptions {
-                kernel: Some(k.clone()),
-                ..cuda.clone()
-            };
-            &with_kernel
-        }
-        None => cuda,
-    };
+    // This file's kernel (a kernel-only file) and folder (`#include "..."`).
+    let cuda = &inputs::file_options(cuda, input);
     let (source, mut program, mut warnings, ptx_only) = match read_parse_full(input, cuda) {
         Ok((s, p, w, o)) => {
             option_words = o;
@@ -380,7 +371,7 @@ fn ptx_only(
         .ok_or(None)?
         .to_string_lossy()
         .into_owned();
-    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, "compute_90")
+    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch())
         .map_err(|e| Some(e.to_string()))?;
     let mut warnings = vec![Warning {
         span: why.span,
@@ -482,7 +473,7 @@ fn nvrtc_view(
         .path
         .file_name()
         .map_or_else(|| input.file.clone(), |n| n.to_string_lossy().into_owned());
-    match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, "compute_90") {
+    match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch()) {
         Ok(view) => {
             for w in view.warnings {
                 let w = Warning {

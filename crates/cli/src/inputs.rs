@@ -281,6 +281,21 @@ impl Walk {
     }
 }
 
+/// The front-end's options for `input`: its kernel (of a kernel-only file) and its folder,
+/// where `#include "..."` looks first.
+pub fn file_options(
+    cuda: &scopecheck_cuda::CudaOptions,
+    input: &Input,
+) -> scopecheck_cuda::CudaOptions {
+    let mut o = cuda.clone();
+    o.kernel = input.kernel.clone();
+    o.compile.include.file_dir = Some(match input.path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    o
+}
+
 /// Each `.cu` or `.cl` input without a harness (no `main()`), as one input per kernel to check
 /// (`scopecheck_cuda::plan_kernels`); a kernel that cannot be checked (a template without its
 /// arguments, a `--kernel` not in the file) is an input with that problem, reported under the
@@ -299,20 +314,21 @@ pub fn expand_kernels(inputs: Vec<Input>, cuda: &scopecheck_cuda::CudaOptions) -
             out.push(input);
             continue;
         };
-        let planned = match scopecheck_cuda::plan_kernels(&source, opencl, cuda) {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                out.push(input);
-                continue;
-            }
-            Err(e) => {
-                out.push(Input {
-                    problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
-                    ..input
-                });
-                continue;
-            }
-        };
+        let planned =
+            match scopecheck_cuda::plan_kernels(&source, opencl, &file_options(cuda, &input)) {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    out.push(input);
+                    continue;
+                }
+                Err(e) => {
+                    out.push(Input {
+                        problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
+                        ..input
+                    });
+                    continue;
+                }
+            };
         for p in planned {
             let (problem, kernel) = match p {
                 Ok(choice) => (None, Some(choice)),

@@ -109,3 +109,121 @@ mod tests {
         assert!(parse_init("ones").is_err());
     }
 }
+
+/// What a user's nvcc command line gives that changes what the compiler reads, applied to both
+/// views (the language-level front-end's preprocessor and NVRTC).
+#[derive(Args, Clone, Debug, Default)]
+pub struct CompileFlags {
+    /// Add DIR to the folders `#include` searches (after the file's own folder for
+    /// `#include "..."`); repeatable.
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    include_dirs: Vec<std::path::PathBuf>,
+    /// Define a macro, as `#define NAME VALUE` (VALUE 1 when not given); repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    defines: Vec<(String, String)>,
+    /// Undefine a macro (also one scopecheck predefines); repeatable.
+    #[arg(short = 'U', long = "undefine", value_name = "NAME")]
+    undefines: Vec<String>,
+    /// Read FILE before the file's first line, as nvcc's `-include FILE` does; repeatable.
+    #[arg(long = "include", value_name = "FILE")]
+    pre_includes: Vec<std::path::PathBuf>,
+    /// The C++ dialect (nvcc's `-std=`): c++11, c++14, c++17 (default), c++20.
+    #[arg(long = "std", value_name = "DIALECT", value_parser = parse_std)]
+    std: Option<String>,
+    /// The GPU architecture compiled for (nvcc's `-arch`): sm_70 and later; default sm_90.
+    #[arg(long = "arch", value_name = "sm_NN", value_parser = scopecheck_cuda::parse_arch)]
+    arch: Option<u32>,
+}
+
+impl CompileFlags {
+    pub fn compile_options(&self) -> scopecheck_cuda::CompileOptions {
+        scopecheck_cuda::CompileOptions {
+            include: scopecheck_cuda::IncludePath {
+                file_dir: None,
+                dirs: self.include_dirs.clone(),
+            },
+            defines: self.defines.clone(),
+            undefines: self.undefines.clone(),
+            pre_includes: self.pre_includes.clone(),
+            std: self.std.clone(),
+            arch: self.arch,
+        }
+    }
+}
+
+/// `NAME`, `NAME=VALUE` or `NAME(a,b)=VALUE`, as `-D` reads it.
+fn parse_define(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s.split_once('=').unwrap_or((s, "1"));
+    let base = name.split('(').next().unwrap_or(name);
+    let ident = !base.is_empty()
+        && !base.starts_with(|c: char| c.is_ascii_digit())
+        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(format!("`{name}` is not a macro name"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+fn parse_std(s: &str) -> Result<String, String> {
+    scopecheck_cuda::cplusplus(s).map(|_| s.to_string())
+}
+
+/// nvcc's single-dash long options as this command line reads them: `-include FILE` ->
+/// `--include FILE`, `-std=c++17` -> `--std=c++17`, `-arch=sm_90` / `-arch sm_90` ->
+/// `--arch ...`; other arguments as they are.
+pub fn nvcc_spellings(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.map(|a| {
+        let Some(s) = a.to_str() else { return a };
+        for long in ["include", "std", "arch"] {
+            if s == format!("-{long}") || s.starts_with(&format!("-{long}=")) {
+                return format!("-{s}").into();
+            }
+        }
+        a
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod compile_tests {
+    use super::*;
+
+    #[test]
+    fn defines_and_nvcc_spellings() {
+        assert_eq!(
+            parse_define("BLOCK=128"),
+            Ok(("BLOCK".into(), "128".into()))
+        );
+        assert_eq!(parse_define("DEBUG"), Ok(("DEBUG".into(), "1".into())));
+        assert_eq!(
+            parse_define("SQ(x)=((x)*(x))"),
+            Ok(("SQ(x)".into(), "((x)*(x))".into()))
+        );
+        assert!(parse_define("1X=2").is_err());
+        let args = [
+            "scopecheck",
+            "check",
+            "-include",
+            "a.h",
+            "-std=c++14",
+            "-arch=sm_80",
+            "-Iinc",
+            "-DX",
+        ];
+        let out = nvcc_spellings(args.iter().map(|a| a.into()));
+        let out: Vec<&str> = out.iter().map(|a| a.to_str().unwrap_or("")).collect();
+        assert_eq!(
+            out,
+            [
+                "scopecheck",
+                "check",
+                "--include",
+                "a.h",
+                "--std=c++14",
+                "--arch=sm_80",
+                "-Iinc",
+                "-DX"
+            ]
+        );
+    }
+}

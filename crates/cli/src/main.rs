@@ -69,7 +69,8 @@ enum Command {
 fn main() -> ExitCode {
     // The matches say which options the command line gave (a litmus file's own options
     // yield to those).
-    let matches = Cli::command().get_matches();
+    let matches =
+        Cli::command().get_matches_from(kernel_flags::nvcc_spellings(std::env::args_os()));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     output::watch_reader();
     // Every thread that reads or checks a file gets the large stack `check::WORKER_STACK`: the

@@ -99,6 +99,8 @@ pub struct CheckFlags {
     symmetry: OnOff,
     #[command(flatten)]
     kernels: crate::kernel_flags::KernelFlags,
+    #[command(flatten)]
+    compile: crate::kernel_flags::CompileFlags,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -215,6 +217,7 @@ impl CheckFlags {
             max_threads: self.max_threads,
             harness: self.harness.clone(),
             launch: self.kernels.launch_options(),
+            compile: self.compile.compile_options(),
             ..Default::default()
         }
     }

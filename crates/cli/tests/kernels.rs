@@ -222,3 +222,76 @@ fn bad_kernel_options_are_usage_errors() {
         "{e}"
     );
 }
+
+/// tests/kernels/include, as an argument.
+fn include_dir() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/kernels/include")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn headers_on_the_include_path_and_macros_reach_both_views() {
+    let inc = include_dir();
+    // Without -I the user's header is an error at its #include, naming the flag.
+    let v = one("with-header.cu", &[]);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("`#include \"counting.cuh\"`: header not found") && e.contains("-I DIR"),
+        "{v}"
+    );
+    assert_eq!(v["line"], 2);
+    // With it, the file's own #error asks for ITEMS.
+    let v = one("with-header.cu", &["-I", &inc]);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("give ITEMS"),
+        "{v}"
+    );
+    assert_eq!(v["line"], 13);
+    // With -DITEMS=4: the header's atomic helper, no race; -DPLAIN_COUNT: its plain +=, racy.
+    expect_both(&one("with-header.cu", &["-I", &inc, "-DITEMS=4"]), false);
+    expect_both(
+        &one(
+            "with-header.cu",
+            &[&format!("-I{inc}"), "-D", "ITEMS=4", "-DPLAIN_COUNT"],
+        ),
+        true,
+    );
+    // nvcc's Linux macros are predefined alike in both views; -U removes one.
+    let v = one("with-header.cu", &["-I", &inc, "-DITEMS=4", "-U__linux__"]);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nvcc on Linux"),
+        "{v}"
+    );
+}
+
+#[test]
+fn arch_std_and_pre_include_choose_the_same_branch_in_both_views() {
+    expect_both(&one("arch-branch.cu", &[]), false);
+    expect_both(&one("arch-branch.cu", &["--arch", "sm_80"]), true);
+    expect_both(&one("arch-branch.cu", &["-arch=sm_80"]), true);
+    expect_both(&one("arch-branch.cu", &["-std=c++14"]), true);
+    let pre = format!("{}/pre.h", include_dir());
+    expect_both(&one("arch-branch.cu", &["-include", &pre]), false);
+    expect_both(
+        &one("arch-branch.cu", &["--include", &pre, "--std", "c++20"]),
+        false,
+    );
+    // Bad values are usage errors.
+    for bad in [["--arch", "sm_60"], ["--std", "c++98"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+            .args(["check"])
+            .args(bad)
+            .arg("x.cu")
+            .output()
+            .expect("run scopecheck");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -88,7 +88,11 @@ fn visit_scope(
                 } else if matches!(inner, "climits" | "limits.h") {
                     let r = child.start_byte()..line_end(source, child.start_byte());
                     replace.push((r, "#include <cuda/std/climits>"));
-                } else if !DEVICE_HEADERS.iter().any(|h| inner.starts_with(h)) {
+                } else if !path.starts_with('"')
+                    && !DEVICE_HEADERS.iter().any(|h| inner.starts_with(h))
+                {
+                    // A user's own header (`"x.h"`) stays: NVRTC is given it with its host
+                    // code blanked (`ptx_view`).
                     blank(child, out);
                 }
             }

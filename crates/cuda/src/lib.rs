@@ -33,9 +33,11 @@
 //! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 
+mod compile_options;
 mod device_source;
 #[cfg(test)]
 mod hostile_tests;
+mod include;
 mod kernels;
 mod lower;
 mod nesting;
@@ -44,14 +46,17 @@ mod ptx_view;
 #[cfg(test)]
 mod tests;
 
+pub use compile_options::{cplusplus, parse_arch, CompileOptions, CUDA_VERSION};
 pub use device_source::device_source;
+pub use include::{Header, IncludePath};
 pub use kernels::{
     parse_dims, BufferInit, KernelChoice, LaunchOptions, LaunchSource, Planned, DEFAULT_BLOCK,
     DEFAULT_GRID,
 };
 pub use nesting::MAX_NESTING;
 pub use preprocess::{
-    preprocess, PreprocessError, Preprocessed, MAX_ARGUMENT_TOKENS, MAX_MACRO_NESTING,
+    preprocess, preprocess_with, PreprocessError, Preprocessed, MAX_ARGUMENT_TOKENS,
+    MAX_MACRO_NESTING,
 };
 pub use ptx_view::{ptx_file_view, ptx_view, PtxView, PtxViewError};
 use scopecheck_ir::{Program, Span};
@@ -92,6 +97,8 @@ pub struct CudaOptions {
     /// The kernel of a kernel-only file being checked ([`plan_kernels`]): a harness launching
     /// it is added to the file.
     pub kernel: Option<KernelChoice>,
+    /// `-I`, `-D`, `-U`, `-include`, `-std`, `--arch`, for both views.
+    pub compile: CompileOptions,
 }
 
 /// Where kernel threads get their code.
@@ -112,6 +119,7 @@ impl Default for CudaOptions {
             harness: None,
             launch: LaunchOptions::default(),
             kernel: None,
+            compile: CompileOptions::default(),
         }
     }
 }
@@ -219,7 +227,7 @@ pub fn parse_cuda_launches(
     source: &str,
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
-    preprocessed(source, CUDA_PREDEFINED, |text| {
+    preprocessed(source, false, options, |text| {
         with_kernel_harness(source, text, false, options, |t| {
             parse_cuda_text(t, options)
         })
@@ -234,14 +242,8 @@ pub fn plan_kernels(
     opencl: bool,
     options: &CudaOptions,
 ) -> Result<Option<Vec<Planned>>, CudaError> {
-    let predefined = if opencl {
-        OPENCL_PREDEFINED
-    } else {
-        CUDA_PREDEFINED
-    };
-    let all: Vec<(&str, &str)> = predefined.iter().chain(INTEGER_LIMITS).copied().collect();
-    let pre = match preprocess(source, &all) {
-        Ok(p) => p,
+    let pre = match run_preprocessor(source, opencl, options) {
+        Ok((p, _)) => p,
         Err(_) => return Ok(None),
     };
     let masked = masked_text(&pre.text, opencl);
@@ -312,11 +314,12 @@ fn with_kernel_harness<T>(
 /// written.
 fn preprocessed<T>(
     source: &str,
-    predefined: &[(&str, &str)],
+    opencl: bool,
+    options: &CudaOptions,
     then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
 ) -> Result<(Program, Vec<Warning>, T), CudaError> {
-    let all: Vec<(&str, &str)> = predefined.iter().chain(INTEGER_LIMITS).copied().collect();
-    let pre = preprocess(source, &all).map_err(|e| CudaError::new(e.span, e.message))?;
+    let (pre, _) =
+        run_preprocessor(source, opencl, options).map_err(|e| CudaError::new(e.span, e.message))?;
     let map = LineMap::new(source, &pre.text);
     let (mut program, mut warnings, extra) = then(&pre.text).map_err(|e| CudaError {
         span: map.span(e.span),
@@ -333,6 +336,65 @@ fn preprocessed<T>(
         .collect();
     all.append(&mut warnings);
     Ok((program, all, extra))
+}
+
+/// Preprocesses `source` as the front-end reads it: the language's macros, nvcc's on Linux,
+/// the command line's `-D` / `-U`, headers from the include path (`-include` ones first, on
+/// the first line); also returns the headers read.
+pub fn run_preprocessor(
+    source: &str,
+    opencl: bool,
+    options: &CudaOptions,
+) -> Result<(Preprocessed, Vec<Header>), PreprocessError> {
+    let base = if opencl {
+        OPENCL_PREDEFINED
+    } else {
+        CUDA_PREDEFINED
+    };
+    let macros = options.compile.macros(opencl, base);
+    let all: Vec<(&str, &str)> = macros
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .chain(INTEGER_LIMITS.iter().copied())
+        .collect();
+    // `-include FILE`: as if the file began with `#include "FILE"`, on its first line.
+    let n = options.compile.pre_includes.len();
+    let mut source = std::borrow::Cow::Borrowed(source);
+    if n > 0 {
+        let pre: String = options
+            .compile
+            .pre_includes
+            .iter()
+            .map(|p| format!("#include \"{}\"\n", p.display()))
+            .collect();
+        source = std::borrow::Cow::Owned(format!("{pre}{source}"));
+    }
+    let prefix = source.len() - source.lines().skip(n).collect::<Vec<_>>().join("\n").len();
+    let shift = |span: &mut Span| {
+        span.line = span.line.saturating_sub(n as u32).max(1);
+        span.offset = span.offset.saturating_sub(prefix);
+    };
+    let (mut pre, headers) =
+        preprocess_with(&source, &all, &options.compile.include).map_err(|mut e| {
+            if n > 0 {
+                shift(&mut e.span);
+            }
+            e
+        })?;
+    if n > 0 {
+        // The pre-included headers' lines go to the file's first line.
+        let mut lines: Vec<&str> = pre.text.split('\n').collect();
+        let rest = lines.split_off((n + 1).min(lines.len()));
+        let first = lines.join(" ");
+        pre.text = std::iter::once(first.as_str())
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (span, _) in &mut pre.warnings {
+            shift(span);
+        }
+    }
+    Ok((pre, headers))
 }
 
 /// Spans in the preprocessor's output, mapped back to the file as written. The preprocessor
@@ -428,7 +490,7 @@ pub fn parse_opencl_with(
     source: &str,
     options: &CudaOptions,
 ) -> Result<(Program, Vec<Warning>), CudaError> {
-    preprocessed(source, OPENCL_PREDEFINED, |text| {
+    preprocessed(source, true, options, |text| {
         with_kernel_harness(source, text, true, options, |t| {
             parse_opencl_text(t, options)
         })

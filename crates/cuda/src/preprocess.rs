@@ -34,6 +34,9 @@ use std::rc::Rc;
 
 use scopecheck_ir::Span;
 
+use crate::include::{Header, IncludePath, IncludeState};
+use std::path::{Path, PathBuf};
+
 /// The preprocessed text (as many lines as the source) and the warnings met on the way
 /// (`#warning`, a macro redefined differently, extra tokens after a directive).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +80,33 @@ pub fn preprocess(
     source: &str,
     predefined: &[(&str, &str)],
 ) -> Result<Preprocessed, PreprocessError> {
+    run_source(source, predefined, None)
+}
+
+/// As [`preprocess`], reading the headers `#include` names from `path` (`include.rs`): a
+/// header found is preprocessed with the file's macros and put on its `#include` line; a
+/// quoted one not found is an error, an angled one not found is known to the front-end when
+/// it is the system's or CUDA's, and otherwise a warning. Also returns the headers read.
+pub fn preprocess_with(
+    source: &str,
+    predefined: &[(&str, &str)],
+    path: &IncludePath,
+) -> Result<(Preprocessed, Vec<Header>), PreprocessError> {
+    let state = Rc::new(IncludeState {
+        path: path.clone(),
+        ..IncludeState::default()
+    });
+    let pre = run_source(source, predefined, Some(state.clone()))?;
+    let headers = state.headers.take();
+    Ok((pre, headers))
+}
+
+fn run_source(
+    source: &str,
+    predefined: &[(&str, &str)],
+    inc: Option<Rc<IncludeState>>,
+) -> Result<Preprocessed, PreprocessError> {
+    let dir = inc.as_ref().and_then(|i| i.path.file_dir.clone());
     let (lines, crs) = splice(source);
     let mut pp = Pp {
         lines: &lines,
@@ -85,12 +115,20 @@ pub fn preprocess(
         produced: 0,
         arg_tokens: 0,
         group_end: None,
+        inc,
+        dir,
+        file: None,
+        depth: 0,
+        included: Vec::new(),
     };
     for (name, body) in predefined {
         pp.predefine(name, body)?;
     }
     let mut out = Out::new(lines.len());
     pp.run(&mut out)?;
+    for (k, text) in std::mem::take(&mut pp.included) {
+        out.lines[k] = text;
+    }
     let mut physical: Vec<String> = Vec::with_capacity(crs.len());
     for (k, l) in lines.iter().enumerate() {
         physical.push(std::mem::take(&mut out.lines[k]));
@@ -621,6 +659,17 @@ struct Pp<'a> {
     /// The logical line of the directive that ends the text being expanded (`None`: the end
     /// of the file).
     group_end: Option<usize>,
+    /// Where headers are read from (`None`: `#include` is dropped, as before `-I`).
+    inc: Option<Rc<IncludeState>>,
+    /// The folder of the file being read (quoted includes are looked for there first).
+    dir: Option<PathBuf>,
+    /// The header being read (`None`: the checked file).
+    file: Option<PathBuf>,
+    /// How deeply headers include headers here.
+    depth: usize,
+    /// The text of each header read, joined into one line, by the logical line of its
+    /// `#include`.
+    included: Vec<(usize, String)>,
 }
 
 impl Pp<'_> {
@@ -648,6 +697,108 @@ impl Pp<'_> {
             message: message.into(),
             span: self.span(loc),
         }
+    }
+
+    /// `#include "name"` / `<name>` with an include path: the header read, preprocessed with
+    /// this file's macros and put on the directive's line (`include.rs`).
+    fn include(&mut self, rest: &[Tok], loc: Loc) -> Result<(), PreprocessError> {
+        let Some(inc) = self.inc.clone() else {
+            return Ok(());
+        };
+        let (name, angled) = match rest.first() {
+            Some(t) if t.text.starts_with('"') => (t.text.trim_matches('"').to_string(), false),
+            Some(t) if t.is_punct("<") => {
+                let inner: String = rest[1..]
+                    .iter()
+                    .take_while(|t| !t.is_punct(">"))
+                    .map(|t| t.text.as_ref())
+                    .collect();
+                (inner, true)
+            }
+            _ => {
+                self.warn(
+                    loc,
+                    "a computed `#include` (a macro naming the header) is not read",
+                );
+                return Ok(());
+            }
+        };
+        let Some(path) = inc.resolve(&name, angled, self.dir.as_deref()) else {
+            if angled {
+                if !crate::include::is_system_header(&name) {
+                    self.warn(loc, format!("`#include <{name}>` is not read: it is neither a system or CUDA header the front-end knows nor found in the -I folders"));
+                }
+                return Ok(());
+            }
+            let mut looked: Vec<String> = self
+                .dir
+                .iter()
+                .chain(&inc.path.dirs)
+                .map(|d| d.display().to_string())
+                .collect();
+            if looked.is_empty() {
+                looked.push("no folder: give one with -I".into());
+            }
+            return Err(self.err(
+                loc,
+                format!(
+                    "`#include \"{name}\"`: header not found (looked in: {}; -I DIR adds a folder)",
+                    looked.join(", ")
+                ),
+            ));
+        };
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if inc.once.borrow().contains(&key) {
+            return Ok(());
+        }
+        if self.depth >= crate::include::MAX_INCLUDE_DEPTH {
+            return Err(self.err(
+                loc,
+                format!(
+                    "headers nested more than {} deep (a header that includes itself?)",
+                    crate::include::MAX_INCLUDE_DEPTH
+                ),
+            ));
+        }
+        let shown = path.display().to_string();
+        let text = crate::include::read_header(&path)
+            .map_err(|why| self.err(loc, format!("`{name}` ({shown}) cannot be read: {why}")))?;
+        inc.headers.borrow_mut().push(Header {
+            name: name.clone(),
+            path: path.clone(),
+            text: text.clone(),
+        });
+        let (lines, _) = splice(&text);
+        let mut sub = Pp {
+            lines: &lines,
+            macros: std::mem::take(&mut self.macros),
+            warnings: Vec::new(),
+            produced: self.produced,
+            arg_tokens: 0,
+            group_end: None,
+            inc: Some(inc.clone()),
+            dir: path.parent().map(Path::to_path_buf),
+            file: Some(key),
+            depth: self.depth + 1,
+            included: Vec::new(),
+        };
+        let mut out = Out::new(lines.len());
+        let ran = sub.run(&mut out);
+        self.macros = std::mem::take(&mut sub.macros);
+        self.produced = sub.produced;
+        let at = |s: Span| format!("{shown}:{}:{}", s.line, s.column);
+        for (span, w) in std::mem::take(&mut sub.warnings) {
+            self.warn(loc, format!("{}: {w}", at(span)));
+        }
+        if let Err(e) = ran {
+            return Err(self.err(loc, format!("in the header {}: {}", at(e.span), e.message)));
+        }
+        for (k, t) in std::mem::take(&mut sub.included) {
+            out.lines[k] = t;
+        }
+        self.included
+            .push((loc.line, crate::include::join_lines(&out.lines)));
+        Ok(())
     }
 
     fn warn(&mut self, loc: Loc, message: impl Into<String>) {
@@ -833,6 +984,9 @@ impl Pp<'_> {
                 self.extra_tokens("undef", &rest[1..]);
                 self.macros.remove(&t.text);
             }
+            "include" | "include_next" | "import" if self.inc.is_some() => {
+                self.include(rest, loc)?;
+            }
             // System headers (`<...>`) are known to the front-end; a file of the user's own is
             // not read, which the user must know.
             "include" | "include_next" | "import" => {
@@ -846,7 +1000,13 @@ impl Pp<'_> {
                     );
                 }
             }
-            "pragma" => {}
+            "pragma" => {
+                if let (Some(file), Some(inc)) = (&self.file, &self.inc) {
+                    if rest.first().is_some_and(|t| t.text.as_ref() == "once") {
+                        inc.once.borrow_mut().insert(file.clone());
+                    }
+                }
+            }
             "error" => {
                 let text = spell(rest);
                 let message = if text.is_empty() {

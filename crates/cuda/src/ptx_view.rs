@@ -50,7 +50,7 @@ pub fn ptx_view(
     // that uses `cuda::` without including it gets the header pre-included (lines unchanged),
     // and is told.
     let mut warnings = warnings;
-    let mut extra = Vec::new();
+    let mut extra = options.compile.nvrtc_options();
     if source.contains("cuda::")
         && !source.contains("<cuda/atomic>")
         && !source.contains("<cuda/std/atomic>")
@@ -64,7 +64,17 @@ pub fn ptx_view(
     let mut names: Vec<String> = launches.iter().map(|l| l.expression.clone()).collect();
     names.sort();
     names.dedup();
-    let compiled = nvrtc.compile_names(&device, name, arch, &extra, &names)?;
+    // The headers the file reads, each with its host code blanked as the file's is.
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if let Ok((_, read)) = crate::run_preprocessor(source, false, options) {
+        for h in read {
+            if !headers.iter().any(|(n, _)| *n == h.name) {
+                let text = crate::device_source(&h.text).unwrap_or(h.text);
+                headers.push((h.name, text));
+            }
+        }
+    }
+    let compiled = nvrtc.compile_with_headers(&device, name, arch, &extra, &names, &headers)?;
     let ptx = compiled.ptx;
     let lowered = compiled.lowered;
     let module = scopecheck_ptx::parse(&ptx).map_err(|e| PtxViewError::Ptx {

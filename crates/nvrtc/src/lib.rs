@@ -249,6 +249,21 @@ impl Nvrtc {
         extra: &[String],
         names: &[String],
     ) -> Result<Compiled, NvrtcError> {
+        self.compile_with_headers(source, name, arch, extra, names, &[])
+    }
+
+    /// As [`Nvrtc::compile_names`], with `headers`: (include name, text) pairs NVRTC reads for
+    /// `#include "name"` instead of looking on disk (a user's header with its host code
+    /// blanked).
+    pub fn compile_with_headers(
+        &self,
+        source: &str,
+        name: &str,
+        arch: &str,
+        extra: &[String],
+        names: &[String],
+        headers: &[(String, String)],
+    ) -> Result<Compiled, NvrtcError> {
         let nul = |s: &str| {
             CString::new(s).map_err(|_| NvrtcError::Call {
                 call: "nvrtcCreateProgram",
@@ -256,11 +271,22 @@ impl Nvrtc {
             })
         };
         let (src, file) = (nul(source)?, nul(name)?);
-        let mut options: Vec<String> = vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".into(),
-            "-lineinfo".into(),
-        ];
+        let header_texts: Vec<CString> = headers
+            .iter()
+            .map(|(_, t)| nul(t))
+            .collect::<Result<_, _>>()?;
+        let header_names: Vec<CString> = headers
+            .iter()
+            .map(|(n, _)| nul(n))
+            .collect::<Result<_, _>>()?;
+        let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|t| t.as_ptr()).collect();
+        let name_ptrs: Vec<*const c_char> = header_names.iter().map(|t| t.as_ptr()).collect();
+        let mut options: Vec<String> =
+            vec![format!("--gpu-architecture={arch}"), "-lineinfo".into()];
+        // C++17 unless the caller's options name a dialect (`-std=c++14`).
+        if !extra.iter().any(|o| o.starts_with("-std=")) {
+            options.push("-std=c++17".into());
+        }
         options.extend(
             self.include_dirs
                 .iter()
@@ -291,9 +317,17 @@ impl Nvrtc {
                     &mut prog,
                     src.as_ptr(),
                     file.as_ptr(),
-                    0,
-                    std::ptr::null(),
-                    std::ptr::null(),
+                    headers.len() as c_int,
+                    if headers.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        text_ptrs.as_ptr()
+                    },
+                    if headers.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        name_ptrs.as_ptr()
+                    },
                 ),
             )?;
             for n in &names {
