@@ -295,3 +295,70 @@ fn arch_std_and_pre_include_choose_the_same_branch_in_both_views() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// The error line of a file that faults (out of bounds, an undefined shuffle): its message and
+/// line.
+fn fault(file: &str, args: &[&str]) -> (String, u64) {
+    let v = one(file, args);
+    let e = v["error"].as_str().unwrap_or_default().to_string();
+    assert!(!e.is_empty(), "{file}: no error: {v}");
+    (e, v["line"].as_u64().unwrap_or(0))
+}
+
+#[test]
+fn warp_shuffles_inside_the_mask_and_outside_it() {
+    expect_both(&one("warp-shfl-sum.cu", &[]), false);
+    let (e, line) = fault("warp-shfl-oob.cu", &[]);
+    assert!(e.contains("shuffles from lane 4") && e.contains("undefined"), "{e}");
+    assert_eq!(line, 8);
+}
+
+#[test]
+fn inline_ptx_fences_order_a_handoff_and_their_absence_races() {
+    // The language-level front-end does not read `asm`: the PTX view alone, NVRTC's PTX with
+    // the asm fences in it.
+    let v = one("inline-ptx-fence.cu", &[]);
+    assert_eq!(v["model"], "ptx", "{v}");
+    assert_eq!((v["complete"].clone(), v["racy"].clone()), (true.into(), false.into()), "{v}");
+    expect_both(&one("inline-ptx-nofence.cu", &[]), true);
+}
+
+#[test]
+fn last_block_reduction_with_and_without_fences() {
+    expect_both(&one("last-block.cu", &[]), false);
+    expect_both(&one("last-block-nofence.cu", &[]), true);
+}
+
+#[test]
+fn cooperative_groups_block_sync_with_and_without() {
+    expect_both(&one("cg-block-sync.cu", &[]), false);
+    expect_both(&one("cg-block-nosync.cu", &[]), true);
+}
+
+#[test]
+fn a_barrier_only_one_thread_reaches_is_barrier_divergence_in_both_views() {
+    let v = one("divergent-barrier.cu", &[]);
+    for m in v["verdicts"].as_array().unwrap() {
+        assert_eq!(m["complete"], true, "{m}");
+        assert_eq!(m["terminates"], false, "{m}");
+        let reason = m["hangs"][0]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("barrier divergence"), "{reason}");
+        assert_eq!(m["hangs"][0]["line"], 7);
+    }
+}
+
+#[test]
+fn scalar_arguments_steer_the_bound_check() {
+    // Default: shift is 4 like n, thread 0 writes a[4].
+    let (e, line) = fault("scalar-bound.cu", &[]);
+    assert!(e.contains("out of bounds of `a`"), "{e}");
+    assert_eq!(line, 11);
+    expect_both(&one("scalar-bound.cu", &["--arg", "shift=0"]), false);
+    let v = one("scalar-bound.cu", &["--arg", "n=2", "--arg", "shift=1"]);
+    assert_eq!(v["kernel"]["args"]["n"], "2");
+    assert_eq!(v["kernel"]["args"]["shift"], "1");
+    expect_both(&v, false);
+    let (e, line) = fault("scalar-bound.cu", &["--arg", "n=3", "--arg", "shift=-1"]);
+    assert!(e.contains("no location"), "{e}");
+    assert_eq!(line, 11);
+}
