@@ -309,7 +309,10 @@ fn fault(file: &str, args: &[&str]) -> (String, u64) {
 fn warp_shuffles_inside_the_mask_and_outside_it() {
     expect_both(&one("warp-shfl-sum.cu", &[]), false);
     let (e, line) = fault("warp-shfl-oob.cu", &[]);
-    assert!(e.contains("shuffles from lane 4") && e.contains("undefined"), "{e}");
+    assert!(
+        e.contains("shuffles from lane 4") && e.contains("undefined"),
+        "{e}"
+    );
     assert_eq!(line, 8);
 }
 
@@ -319,7 +322,11 @@ fn inline_ptx_fences_order_a_handoff_and_their_absence_races() {
     // the asm fences in it.
     let v = one("inline-ptx-fence.cu", &[]);
     assert_eq!(v["model"], "ptx", "{v}");
-    assert_eq!((v["complete"].clone(), v["racy"].clone()), (true.into(), false.into()), "{v}");
+    assert_eq!(
+        (v["complete"].clone(), v["racy"].clone()),
+        (true.into(), false.into()),
+        "{v}"
+    );
     expect_both(&one("inline-ptx-nofence.cu", &[]), true);
 }
 
