@@ -101,6 +101,11 @@ pub struct CheckFlags {
     kernels: crate::kernel_flags::KernelFlags,
     #[command(flatten)]
     compile: crate::kernel_flags::CompileFlags,
+    /// Explore relaxed RMWs of one commutative operation (add, and, or, xor, min, max) whose
+    /// results nobody reads in one coherence order, counting the executions it stands for;
+    /// `off` explores every order (docs/explore.md, "Commuting atomics").
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    commute: OnOff,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -259,6 +264,7 @@ impl CheckFlags {
                 }),
             progress: None,
             symmetry: self.symmetry == OnOff::On,
+            commute: self.commute == OnOff::On,
             graphs: false,
         }
     }

@@ -260,14 +260,31 @@ fn fail_on_maps_findings_to_status_3() {
         Some(1)
     );
     // Unknown is inconclusive: 4, unless a finding was made too (the cut leaves the racy
-    // example Unknown as well, but its lints are found all the same).
+    // example Unknown as well, but its lints are found all the same). The two adds are
+    // explored in both orders (`--commute off`: in one, the search would finish at the
+    // first leaf, which stands for both).
     let unknown = repo("tests/litmus/ptx/Atom+add.gpus.litmus");
     let cut = |fail_on: &str, files: &[&str]| {
-        let mut args = vec!["--max-executions", "1", "--fail-on", fail_on];
+        let mut args = vec![
+            "--max-executions",
+            "1",
+            "--commute",
+            "off",
+            "--fail-on",
+            fail_on,
+        ];
         args.extend_from_slice(files);
         code(&args)
     };
-    let r = run(&["check", "--json", "--max-executions", "1", &unknown]);
+    let r = run(&[
+        "check",
+        "--json",
+        "--max-executions",
+        "1",
+        "--commute",
+        "off",
+        &unknown,
+    ]);
     assert!(r.stdout.contains("\"result\":\"Unknown\""), "{}", r.stdout);
     assert_eq!(cut("unknown", &[&unknown]), Some(4));
     assert_eq!(cut("failures", &[&unknown]), Some(0));

@@ -57,6 +57,10 @@ pub struct Graph<'p> {
     pub rf: Vec<Option<usize>>,
     /// The events of each location.
     at_loc: Vec<EventSet>,
+    /// Coherence edges the explorer fixed at a leaf of the hole search: the chain it chose
+    /// among the blind updates of each commuting location (`commute`). Models add it to the
+    /// coherence they force.
+    pub fixed_co: Option<Relation>,
     /// Relations a model derives from the events alone (not from reads-from or values),
     /// extended as events are added. See [`Graph::memo_pairwise`].
     memo: RefCell<Vec<(&'static str, Arc<Relation>)>>,
@@ -178,6 +182,7 @@ impl<'p> Graph<'p> {
             writes: EventSet::new(0),
             rf: Vec::with_capacity(64),
             at_loc: vec![EventSet::new(n); n],
+            fixed_co: None,
             memo: Default::default(),
         };
         for (i, l) in program.locations.iter().enumerate() {

@@ -307,6 +307,37 @@ impl ThreadRun {
                 InstrKind::Rmw {
                     dst,
                     addr,
+                    kind: RmwKind::Op(_, operand),
+                    ty,
+                    order,
+                    scope,
+                } if statics.commutes(pc) => {
+                    // A blind update of a commuting location (`commute`): a write holding its
+                    // operand until the leaf chains the updates and computes their values. Its
+                    // result register is dead; it holds 0.
+                    let (loc, addr_deps) = match self.m.address(program, addr, ty) {
+                        Ok(x) => x,
+                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+                    };
+                    let deps = union(&addr_deps, self.operand_deps(operand));
+                    let e = self.push(
+                        pc,
+                        EventKind::Write {
+                            loc,
+                            value: ty.wrap(self.operand(operand)),
+                            order,
+                            scope,
+                        },
+                        &deps,
+                    );
+                    if let Some(d) = dst {
+                        self.set(d, 0, vec![]);
+                    }
+                    return Step::Wrote(e as usize);
+                }
+                InstrKind::Rmw {
+                    dst,
+                    addr,
                     kind,
                     ty,
                     order,

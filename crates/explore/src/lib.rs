@@ -12,6 +12,7 @@
 
 pub mod budget;
 mod candidates;
+pub mod commute;
 pub mod count;
 mod gate;
 pub mod graph;
@@ -283,6 +284,10 @@ pub struct Exploration {
     /// The symmetry reduction met a leaf with more automorphisms than it counts
     /// (`orbits::MAX_TIE_ORDERS`) and stopped: the search must run again without it.
     pub symmetry_abandoned: bool,
+    /// The commuting-atomics reduction met a leaf whose update orders of two locations
+    /// constrain each other (`commute::Chains::entangled`) and stopped: the search must run
+    /// again without it.
+    pub commute_abandoned: bool,
 }
 
 impl Exploration {
@@ -308,6 +313,7 @@ impl Exploration {
         self.dead_ends += later.dead_ends;
         self.cut_short = self.cut_short.take().or(later.cut_short);
         self.symmetry_abandoned |= later.symmetry_abandoned;
+        self.commute_abandoned |= later.commute_abandoned;
     }
 }
 
@@ -342,6 +348,9 @@ pub struct ExploreOptions {
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether the graph explorer may explore interchangeable threads in one order only.
     pub symmetry: bool,
+    /// Whether relaxed RMWs of one commutative operation whose results nobody reads are
+    /// explored in one coherence order, counted for all (`commute`; docs/explore.md).
+    pub commute: bool,
     /// Whether the hole search may explore independent subtrees on rayon's threads. It
     /// reports what the sequential search does, but where its completeness gate fails a
     /// parallel search may have met a state the sequential one skipped: the caller must then
@@ -411,9 +420,10 @@ fn graphs<'p>(
     on_execution: &OnExecution<'_, 'p>,
 ) -> Exploration {
     let accessors = statics::accessors(program);
-    let statics: Vec<statics::ThreadStatics> = (0..program.threads.len())
+    let mut statics: Vec<statics::ThreadStatics> = (0..program.threads.len())
         .map(|t| statics::ThreadStatics::new(program, ThreadId(t as u32), opts.unroll, &accessors))
         .collect();
+    commute::mark(program, &mut statics, opts.commute);
     let successors = search::launch_successors(program);
     let candidates = opts.scheduler.starvation_candidates(program);
     let classes = if opts.symmetry {

@@ -109,7 +109,13 @@ impl<'p> Search<'_, '_, 'p> {
             .map(|w| order.iter().position(|&y| y == w).expect("a placed write"))
             .max()
             .unwrap_or(0);
-        // Owned: the state they are read from moves into the choice point.
+        // Owned: the state they are read from moves into the choice point. A load of a
+        // commuting location starts after every update of it: it reads the last (`commute`).
+        let from = if self.statics[t].reads_final(req.instr, req.loc) {
+            order.len() - 1
+        } else {
+            from
+        };
         let sources: Vec<usize> = order[from..].to_vec();
         self.next_revisit(Branches::Reads {
             st: Some(st),
@@ -253,6 +259,9 @@ impl<'p> Search<'_, '_, 'p> {
             .map(|(r, _)| at(g.rf[r].expect("the RMW's read has its write")));
         let positions = match rmw_source {
             Some(s) if self.model.rmw_write_adjacent(g, a) => s + 1..=s + 1,
+            // A blind update goes last: the order among updates is not explored
+            // (`commute`), and nothing else writes its location.
+            _ if crate::commute::is_update(g, self.statics, a) => order.len()..=order.len(),
             _ => first..=order.len(),
         };
         self.next_position(Some(st), a, pending, forward, positions);
@@ -360,6 +369,11 @@ impl<'p> Search<'_, '_, 'p> {
     fn added_maximally(&self, st: &State, e: usize, prefix: &EventSet) -> bool {
         let g = &st.graph;
         let kind = g.events[e].kind;
+        // A blind update has no place of its own among the updates of its location: it is
+        // placed in the one way there is (`commute`).
+        if crate::commute::is_update(g, self.statics, e) {
+            return true;
+        }
         let before = |x: usize| x <= e || prefix.contains(x);
         let w = if kind.is_read() {
             let w = g.rf[e].expect("every read has its write");

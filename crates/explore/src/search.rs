@@ -373,7 +373,11 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
 
     /// Whether the search must stop now (a failed gate or a spent budget).
     pub(crate) fn stopped(&mut self) -> bool {
-        if self.gate.is_some() || self.out.cut_short.is_some() || self.out.symmetry_abandoned {
+        if self.gate.is_some()
+            || self.out.cut_short.is_some()
+            || self.out.symmetry_abandoned
+            || self.out.commute_abandoned
+        {
             self.halt.store(true, std::sync::atomic::Ordering::Relaxed);
             return true;
         }
@@ -676,10 +680,22 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     pub(crate) fn value(&self, st: &State, s: Source) -> Value {
         match s {
             Source::Init(l) => self.program.location(l).init,
-            Source::Event(t, i) => st.threads[t].trace.events[i]
-                .kind
-                .value()
-                .expect("a write has a value"),
+            Source::Event(t, i) => {
+                let e = &st.threads[t].trace.events[i];
+                // A blind update holds its operand; what a load of it reads is the final
+                // value (every update is made before such a load: `commute`).
+                match e.kind {
+                    EventKind::Write { loc, .. } if self.statics[t].commutes(e.instr) => {
+                        crate::commute::final_value(
+                            self.program,
+                            self.statics,
+                            st.threads.iter().map(|r| &r.trace),
+                            loc,
+                        )
+                    }
+                    _ => e.kind.value().expect("a write has a value"),
+                }
+            }
         }
     }
 
@@ -1018,6 +1034,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             }
             size
         };
+        let weight = weight.saturating_mul(self.chain_updates(&mut st));
+        if self.out.commute_abandoned {
+            return;
+        }
         let key = self.next_key();
         let paths: Vec<&Trace> = st.threads.iter().map(|t| &t.trace).collect();
         let g = &st.graph;
@@ -1047,6 +1067,50 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .revisits
             .then(|| crate::revisit::co_relation(g, &st.co));
         leaf.judge(g, &paths, weight, co.as_ref());
+    }
+
+    /// Chains the blind updates of a leaf (`commute`): gives them their values along the
+    /// chain of each location and, in the hole search, fixes that chain in coherence. Returns
+    /// how many coherence orders of the updates the leaf stands for (1 without updates).
+    fn chain_updates(&mut self, st: &mut State<'p>) -> crate::count::Count {
+        let placed = self.revisits.then_some(&st.co[..]);
+        let Some(chains) = crate::commute::chains(&st.graph, self.model, self.statics, placed)
+        else {
+            return 1;
+        };
+        if chains.entangled {
+            self.out.commute_abandoned = true;
+            return 1;
+        }
+        let mut fixed = crate::Relation::new(st.graph.len());
+        for chain in &chains.chains {
+            let values = crate::commute::values(&st.graph, self.statics, chain);
+            for (k, (&e, v)) in chain.iter().zip(values).enumerate() {
+                let EventKind::Write {
+                    loc, order, scope, ..
+                } = st.graph.events[e].kind
+                else {
+                    unreachable!("an update is a write");
+                };
+                let kind = EventKind::Write {
+                    loc,
+                    value: v,
+                    order,
+                    scope,
+                };
+                st.graph.set_kind(e, kind);
+                let t = st.graph.events[e].thread.expect("a thread's update").0 as usize;
+                let i = st.graph.path_index(t, e);
+                st.threads[t].trace.events[i].kind = kind;
+                for &later in &chain[k + 1..] {
+                    fixed.insert(e, later);
+                }
+            }
+        }
+        if !self.revisits {
+            st.graph.fixed_co = Some(fixed);
+        }
+        chains.orders
     }
 
     /// Whether a leaf where some thread spins can be neither a hang nor anything else worth

@@ -103,6 +103,15 @@ pub struct ThreadStatics {
     /// Per instruction: a read inside a loop (between a backward branch and its target), which
     /// the hole search runs after other threads' work (`Search::next_thread`).
     loop_read: Vec<bool>,
+    /// Per instruction: an RMW whose result register (if any) is dead after it.
+    rmw_result_dead: Vec<bool>,
+    /// Per instruction: an RMW that is a blind update of a commuting location (`commute`).
+    commutes: Vec<bool>,
+    /// Per instruction: a load that starts after every update of the commuting locations it
+    /// may read (`commute`).
+    final_loads: Vec<bool>,
+    /// Per location: commuting (`commute`), the same for every thread.
+    commuting: std::sync::Arc<[bool]>,
 }
 
 fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
@@ -216,8 +225,22 @@ impl ThreadStatics {
                 }
             }
         }
+        let rmw_result_dead = (0..n)
+            .map(|pc| match code[pc].kind {
+                InstrKind::Rmw { dst, .. } => dst.is_none_or(|d| {
+                    successors(code, pc)
+                        .iter()
+                        .all(|&s| !live[s.min(n)].contains(d.0 as usize))
+                }),
+                _ => false,
+            })
+            .collect();
         ThreadStatics {
             unroll,
+            rmw_result_dead,
+            commutes: vec![false; n],
+            final_loads: vec![false; n],
+            commuting: std::sync::Arc::from(vec![]),
             loop_head,
             live,
             write_back_ok,
@@ -234,6 +257,34 @@ impl ThreadStatics {
                 })
                 .collect(),
         }
+    }
+
+    /// Whether instruction `pc` is an RMW whose result nobody reads.
+    pub fn rmw_result_dead(&self, pc: usize) -> bool {
+        self.rmw_result_dead.get(pc).copied().unwrap_or(false)
+    }
+
+    /// Whether instruction `pc` is a blind update of a commuting location (`commute`).
+    pub fn commutes(&self, pc: usize) -> bool {
+        self.commutes.get(pc).copied().unwrap_or(false)
+    }
+
+    pub(crate) fn set_commutes(
+        &mut self,
+        updates: Vec<bool>,
+        final_loads: Vec<bool>,
+        locations: std::sync::Arc<[bool]>,
+    ) {
+        self.commutes = updates;
+        self.final_loads = final_loads;
+        self.commuting = locations;
+    }
+
+    /// Whether the load at `pc`, reading `loc`, reads the final value of a commuting location
+    /// (`commute`): it starts after every update of it, so it reads the last.
+    pub fn reads_final(&self, pc: usize, loc: LocId) -> bool {
+        self.final_loads.get(pc).copied().unwrap_or(false)
+            && self.commuting.get(loc.0 as usize).copied().unwrap_or(false)
     }
 
     /// Whether no other thread's code may access `loc`.

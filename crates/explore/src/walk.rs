@@ -154,6 +154,24 @@ impl<'p> Search<'_, '_, 'p> {
                 }
             }
         }
+        // A load of a commuting location starts after every update of it: it reads the last
+        // of the chain the leaf will choose, the same as here (`commute`).
+        if self.statics[t].reads_final(req.instr, req.loc) {
+            let last = crate::commute::chains(&st.graph, self.model, self.statics, None)
+                .and_then(|c| {
+                    c.chains
+                        .into_iter()
+                        .find(|ch| st.graph.events[ch[0]].kind.loc() == Some(req.loc))
+                })
+                .and_then(|ch| ch.last().copied());
+            sources = match last {
+                Some(w) => {
+                    let u = st.graph.events[w].thread.expect("an update").0 as usize;
+                    vec![Source::Event(u, st.graph.path_index(u, w))]
+                }
+                None => vec![Source::Init(req.loc)],
+            };
+        }
         // Or it reads a write not yet made, by a thread that can still make it.
         let hole = self.may_still_be_written(&st, t, req.loc);
         let branches = sources.len() + usize::from(hole) > 1;

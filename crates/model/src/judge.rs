@@ -128,6 +128,7 @@ pub fn judge(
     };
     let mut engine = opts.engine;
     let mut symmetry = opts.symmetry;
+    let mut commute = opts.commute;
     let mut parallel = true;
     let (result, tally) = loop {
         let tally = std::sync::Mutex::new(Tally::default());
@@ -145,6 +146,7 @@ pub fn judge(
                 },
                 progress: opts.progress.clone(),
                 symmetry,
+                commute,
                 parallel,
             },
             &|g, paths, co, races, found| {
@@ -227,6 +229,11 @@ pub fn judge(
         }
         if engine == Engine::Auto && fell_back {
             engine = Engine::Candidates;
+            continue;
+        }
+        // The orders of two counters constrain each other here: count every order.
+        if commute && matches!(&result, Ok(e) if e.commute_abandoned) {
+            commute = false;
             continue;
         }
         // Races, hangs, faults and cut loops name threads: explored in one order only, their

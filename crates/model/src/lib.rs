@@ -71,6 +71,9 @@ pub struct CheckOptions {
     pub progress: Option<std::sync::Arc<Counters>>,
     /// Whether interchangeable threads may be explored in one order only.
     pub symmetry: bool,
+    /// Whether relaxed RMWs of one commutative operation whose results nobody reads are
+    /// explored in one coherence order and counted for all (`--commute`).
+    pub commute: bool,
     /// Whether the verdict keeps pictures of its witness and race executions
     /// (`Verdict::witness_graph`, `Verdict::race_graph`).
     pub graphs: bool,
@@ -90,6 +93,7 @@ impl Default for CheckOptions {
             memory: None,
             progress: None,
             symmetry: true,
+            commute: true,
             graphs: false,
         }
     }

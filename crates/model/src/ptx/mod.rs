@@ -163,7 +163,11 @@ impl Model for Ptx {
             if halt_now() {
                 return;
             }
-            let forced = coherence_forced(g, &cause);
+            let mut forced = coherence_forced(g, &cause);
+            // The chain the explorer chose among blind updates (`commute`).
+            if let Some(fixed) = &g.fixed_co {
+                forced.union_with(fixed);
+            }
             let mut any = false;
             // Data races depend on causality alone: found once per Fence-SC order.
             let mut sc_races: Option<Vec<Race>> = None;

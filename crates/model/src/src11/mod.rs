@@ -197,7 +197,11 @@ impl Model for ScopedC11 {
         // first. The other pairs of writes to one location are ordered by the enumeration:
         // `(a, b)`, `a < b`, as a relation (a list of the pairs of one thread's 10,000 stores
         // took 800 MB).
-        let forced = mo_along_happens_before(g, &hb);
+        let mut forced = mo_along_happens_before(g, &hb);
+        // The chain the explorer chose among blind updates (`commute`).
+        if let Some(fixed) = &g.fixed_co {
+            forced.union_with(fixed);
+        }
         if stop.now(0) {
             return;
         }
