@@ -40,6 +40,55 @@ struct Sample {
     executions_per_check: u128,
 }
 
+/// The family of a benchmark file: its directory's name and the part of its name before the
+/// first `+` (`ptx/CasLock+N5.litmus`: `ptx/CasLock`), so that a run over tests/bench reports
+/// each family (locks, counters, message passing, SC rings, histograms) in one line.
+fn family(file: &str) -> String {
+    let path = std::path::Path::new(file);
+    let stem = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(file)
+        .split(['+', '.'])
+        .next()
+        .unwrap_or(file);
+    match path
+        .parent()
+        .and_then(|d| d.file_name())
+        .and_then(|d| d.to_str())
+    {
+        Some(dir) => format!("{dir}/{stem}"),
+        None => stem.to_string(),
+    }
+}
+
+/// Prints, per family in order of first appearance, its tests, the sum of their median times
+/// and of their executions.
+fn print_families(samples: &[Sample]) {
+    let mut families: Vec<(String, usize, Duration, u128)> = Vec::new();
+    for s in samples {
+        let f = family(&s.file);
+        match families.iter_mut().find(|x| x.0 == f) {
+            Some(x) => {
+                x.1 += 1;
+                x.2 += s.median;
+                x.3 = x.3.saturating_add(s.executions_per_check);
+            }
+            None => families.push((f, 1, s.median, s.executions_per_check)),
+        }
+    }
+    outln!();
+    outln!(
+        "{:>6} {:>14} {:>22}  family",
+        "tests",
+        "sum median ms",
+        "executions"
+    );
+    for (f, n, t, e) in families {
+        outln!("{n:>6} {:>14.3} {e:>22}  {f}", ms(t));
+    }
+}
+
 /// Runs `bench`; returns whether every file was parsed and checked.
 pub fn run(args: &BenchArgs) -> bool {
     if let Err(e) = args.flags.platform() {
@@ -134,6 +183,7 @@ pub fn run(args: &BenchArgs) -> bool {
         Err(_) => measure(),
     }
 
+    print_families(&samples);
     let mut medians: Vec<Duration> = samples.iter().map(|s| s.median).collect();
     medians.sort();
     let secs = total_time.as_secs_f64().max(f64::MIN_POSITIVE);
@@ -172,6 +222,13 @@ fn percentile(sorted: &[Duration], p: usize) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn families_are_directory_and_name_before_the_plus() {
+        assert_eq!(family("tests/bench/ptx/CasLock+N5.litmus"), "ptx/CasLock");
+        assert_eq!(family("c/Counters+4x10.litmus"), "c/Counters");
+        assert_eq!(family("Plain.litmus"), "Plain");
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

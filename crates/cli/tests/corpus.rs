@@ -639,6 +639,16 @@ fn bench_corpus_small_instances_match_their_derived_counts() {
         "GridBarrier+4x1",
         "LookBack+4blocks",
         "RingQueue+4prod",
+        "Counters+4x3",
+        "Counters+4x10",
+        "Counters+8x1",
+        "MessagePassing+N2",
+        "MessagePassing+N4",
+        "MessagePassing+N8",
+        "ScRing+N3",
+        "ScRing+N4",
+        "ScRing+N6",
+        "Histogram+4x2",
     ];
     let mut failures = Vec::new();
     for dialect in ["ptx", "c"] {
