@@ -117,6 +117,7 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
     let inputs = args.ci.shard(inputs::expand_kernels(
         inputs::collect(&args.paths, harness.as_deref()),
         &args.flags.cuda_options(),
+        args.flags.check_options().timeout,
     ));
     if let Err(e) = args.flags.platform() {
         errln!("error: {e}");
@@ -253,29 +254,18 @@ pub fn check_file(
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
-    let mut option_words = Vec::new();
     // This file's kernel (a kernel-only file) and folder (`#include "..."`).
     let cuda = &inputs::file_options(cuda, input);
-    let (source, mut program, mut warnings, ptx_only) = match read_parse_full(input, cuda) {
-        Ok((s, p, w, o)) => {
-            option_words = o;
-            (s, p, w, false)
-        }
-        // Kernels beyond the language-level front-end (templates, classes, ...): the file is
-        // checked as NVRTC compiles it, when its harness can be read.
-        // Asked for scoped C11 alone, a PTX verdict would answer another question.
-        Err(mut f) if is_cu && models != [Some(ModelKind::Src11)] => match ptx_only(input, cuda) {
-            Ok((s, p, w)) => (s, p, w, true),
-            Err(why) => {
-                // The PTX view's reason, unless it is the same failure (a preprocessor error).
-                if let Some(why) = why.filter(|w| !w.contains(&f.message)) {
-                    f.message = format!("{}; and no PTX view could be made: {why}", f.message);
-                }
-                return Err(f);
-            }
-        },
-        Err(f) => return Err(f),
-    };
+    // What reading the file for its kernels took counts against its --timeout.
+    let load_by = opts
+        .deadline
+        .or(opts.timeout.map(|t| begun + t.saturating_sub(input.spent)));
+    let (source, mut program, mut warnings, ptx_only, option_words) = load_within(
+        input,
+        cuda,
+        is_cu && models != [Some(ModelKind::Src11)],
+        load_by,
+    )?;
     if let Some(k) = &input.kernel {
         // One report per kernel: the test is named after the file and the kernel.
         program.name = format!("{}:{}", program.name, k.name);
@@ -295,7 +285,9 @@ pub fn check_file(
     };
     let opts = file_opts.as_ref().unwrap_or(opts);
     let opts = &CheckOptions {
-        deadline: opts.deadline.or(opts.timeout.map(|t| begun + t)),
+        deadline: opts
+            .deadline
+            .or(opts.timeout.map(|t| begun + t.saturating_sub(input.spent))),
         ..opts.clone()
     };
     let models = file_models.as_deref().unwrap_or(models);
@@ -520,6 +512,104 @@ type Parsed = (String, Program, Vec<Warning>, Vec<OptionWord>);
 
 /// Reads and parses one file, with the front-end's warnings and, for a litmus test, the words
 /// of its `(* options: ... *)` comments.
+/// What loading a file gives: its text, the program, the front-end's warnings, whether the
+/// program is the file's PTX view (NVRTC's code: the front-end refused the file), and the
+/// file's own options.
+type Loaded = (String, Program, Vec<Warning>, bool, Vec<OptionWord>);
+
+/// Reads, preprocesses, parses and lowers `input`: through the language-level front-end, or,
+/// for a `.cu` file it refuses (templates, classes, ...) when `ptx_fallback`, as NVRTC
+/// compiles it, when its harness can be read. With a `deadline` this runs on a thread of its
+/// own that the file's check stops waiting for at the deadline: the file then ends in an
+/// error line that says so. No front-end step asks the clock (NVRTC's compile cannot be
+/// interrupted at all), so the thread is left to finish on its own and its result dropped;
+/// the front-ends' size limits (docs/limits.md) bound what it can still take.
+fn load_within(
+    input: &Input,
+    cuda: &CudaOptions,
+    ptx_fallback: bool,
+    deadline: Option<Instant>,
+) -> Result<Loaded, Box<Failure>> {
+    let Some(deadline) = deadline else {
+        return load(input, cuda, ptx_fallback);
+    };
+    let owned = Input {
+        file: input.file.clone(),
+        path: input.path.clone(),
+        problem: input.problem.clone(),
+        kernel: input.kernel.clone(),
+        spent: input.spent,
+    };
+    let cuda_owned = cuda.clone();
+    let file = input.file.clone();
+    let loaded = within(Some(deadline), move || {
+        catch_unwind(AssertUnwindSafe(|| load(&owned, &cuda_owned, ptx_fallback))).unwrap_or_else(
+            |payload| {
+                Err(Failure::internal(
+                    &owned.file,
+                    None,
+                    &crate::render::panic_message(&*payload),
+                ))
+            },
+        )
+    });
+    loaded.unwrap_or_else(|| Err(Failure::io(&file, inputs::LOADING_TIMED_OUT.into())))
+}
+
+/// Runs `work` on a thread of its own (the workers' stack) and waits for it until `deadline`:
+/// `None` when the deadline passed first (the thread is left to finish on its own and its
+/// result dropped: the front-ends ask no clock). Without a deadline, or when no thread can be
+/// made, `work` runs here. A panic in `work` is the caller's to catch.
+pub fn within<T: Send + 'static>(
+    deadline: Option<Instant>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let Some(deadline) = deadline else {
+        return Some(work());
+    };
+    let (tx, rx) = mpsc::channel();
+    // The work moves into the thread only if the thread is made.
+    let work = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+    let mine = std::sync::Arc::clone(&work);
+    let spawned = std::thread::Builder::new()
+        .name("load".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            let w = mine.lock().ok().and_then(|mut w| w.take());
+            if let Some(w) = w {
+                // The caller may have stopped waiting: nobody to tell.
+                let _ = tx.send(w());
+            }
+        });
+    if spawned.is_err() {
+        let w = work.lock().ok().and_then(|mut w| w.take());
+        return w.map(|w| w());
+    }
+    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .ok()
+}
+
+/// [`load_within`]'s work, on the thread it runs on.
+fn load(input: &Input, cuda: &CudaOptions, ptx_fallback: bool) -> Result<Loaded, Box<Failure>> {
+    match read_parse_full(input, cuda) {
+        Ok((s, p, w, o)) => Ok((s, p, w, false, o)),
+        // Kernels beyond the language-level front-end (templates, classes, ...): the file is
+        // checked as NVRTC compiles it, when its harness can be read.
+        // Asked for scoped C11 alone, a PTX verdict would answer another question.
+        Err(mut f) if ptx_fallback => match ptx_only(input, cuda) {
+            Ok((s, p, w)) => Ok((s, p, w, true, Vec::new())),
+            Err(why) => {
+                // The PTX view's reason, unless it is the same failure (a preprocessor error).
+                if let Some(why) = why.filter(|w| !w.contains(&f.message)) {
+                    f.message = format!("{}; and no PTX view could be made: {why}", f.message);
+                }
+                Err(f)
+            }
+        },
+        Err(f) => Err(f),
+    }
+}
+
 fn read_parse_full(input: &Input, cuda: &CudaOptions) -> Result<Parsed, Box<Failure>> {
     let none = |(s, p, w): (String, Program, Vec<Warning>)| (s, p, w, Vec::new());
     if let Some(problem) = &input.problem {

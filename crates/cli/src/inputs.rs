@@ -94,6 +94,9 @@ pub struct Input {
     pub problem: Option<String>,
     /// For a kernel-only file (no `main()`): the kernel this input checks, and its launch.
     pub kernel: Option<scopecheck_cuda::KernelChoice>,
+    /// The time already spent reading the file for its kernels (`expand_kernels`): its
+    /// `--timeout` covers that too.
+    pub spent: std::time::Duration,
 }
 
 /// A file's identity: the same file reached by two names (symlinks, hard links, `a/../a`)
@@ -200,6 +203,7 @@ impl Walk {
             path,
             problem,
             kernel: None,
+            spent: Default::default(),
         });
     }
 
@@ -296,12 +300,21 @@ pub fn file_options(
     o
 }
 
+/// The message of a file whose loading its `--timeout` cut.
+pub const LOADING_TIMED_OUT: &str = "the --timeout was reached while loading the file \
+    (reading, preprocessing, parsing, lowering, or NVRTC's compile for the PTX view): \
+    nothing was checked";
+
 /// Each `.cu` or `.cl` input without a harness (no `main()`), as one input per kernel to check
 /// (`scopecheck_cuda::plan_kernels`); a kernel that cannot be checked (a template without its
 /// arguments, a `--kernel` not in the file) is an input with that problem, reported under the
 /// file's name. Files with a harness, or that cannot be read or parsed, stay as they are:
 /// checking them reports what is wrong.
-pub fn expand_kernels(inputs: Vec<Input>, cuda: &scopecheck_cuda::CudaOptions) -> Vec<Input> {
+pub fn expand_kernels(
+    inputs: Vec<Input>,
+    cuda: &scopecheck_cuda::CudaOptions,
+    timeout: Option<std::time::Duration>,
+) -> Vec<Input> {
     let mut out = Vec::with_capacity(inputs.len());
     for input in inputs {
         let ext = input.path.extension().and_then(|e| e.to_str());
@@ -314,21 +327,39 @@ pub fn expand_kernels(inputs: Vec<Input>, cuda: &scopecheck_cuda::CudaOptions) -
             out.push(input);
             continue;
         };
-        let planned =
-            match scopecheck_cuda::plan_kernels(&source, opencl, &file_options(cuda, &input)) {
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    out.push(input);
-                    continue;
-                }
-                Err(e) => {
-                    out.push(Input {
-                        problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
-                        ..input
-                    });
-                    continue;
-                }
-            };
+        // Preprocessing and parsing the file may take longer than its --timeout allows.
+        let began = std::time::Instant::now();
+        let cuda_owned = file_options(cuda, &input);
+        let planned = crate::check::within(timeout.map(|t| began + t), move || {
+            scopecheck_cuda::plan_kernels(&source, opencl, &cuda_owned)
+        });
+        let spent = began.elapsed();
+        let planned = match planned {
+            None => {
+                out.push(Input {
+                    problem: Some(LOADING_TIMED_OUT.into()),
+                    spent,
+                    ..input
+                });
+                continue;
+            }
+            Some(p) => p,
+        };
+        let planned = match planned {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                out.push(Input { spent, ..input });
+                continue;
+            }
+            Err(e) => {
+                out.push(Input {
+                    problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
+                    spent,
+                    ..input
+                });
+                continue;
+            }
+        };
         for p in planned {
             let (problem, kernel) = match p {
                 Ok(choice) => (None, Some(choice)),
@@ -340,6 +371,7 @@ pub fn expand_kernels(inputs: Vec<Input>, cuda: &scopecheck_cuda::CudaOptions) -
                 path: input.path.clone(),
                 problem,
                 kernel,
+                spent,
             });
         }
     }

@@ -377,6 +377,7 @@ mod tests {
                 path: PathBuf::from(format!("t{i}.litmus")),
                 problem: None,
                 kernel: None,
+                spent: Default::default(),
             })
             .collect()
     }

@@ -414,3 +414,34 @@ fn path_listing_stops_at_the_timeout() {
     assert!(reason.contains("--timeout"), "{v}");
     assert!(took < 2.0, "took {took} s for --timeout 1s");
 }
+
+/// Loading obeys the deadline too: a 100,000-line `.cu` file whose every line expands a macro
+/// into 15 additions took 12.8 s to preprocess, parse and lower (ending in the front-end's
+/// expansion limit) whatever the --timeout, and a 200,000-line C litmus test seconds to
+/// parse. With `--timeout 1s` each now ends within 1 s of the deadline in an error line
+/// that says the timeout was reached while loading (nothing was checked: no verdict).
+#[test]
+fn loading_keeps_the_timeout() {
+    let mut cu = String::from(
+        "#define F(x) (x + x + 1)\n#define G(x) F(F(F(x)))\n__global__ void k(int *c) {\n",
+    );
+    for i in 0..100_000 {
+        cu += &format!("  c[0] = G({i});\n");
+    }
+    cu += "}\nint main() {\n  int *c;\n  cudaMallocManaged(&c, sizeof(int));\n  \
+           k<<<1, 1>>>(c);\n  cudaDeviceSynchronize();\n  return 0;\n}\n";
+    let body: String = (0..200_000).map(|i| format!("  *x = {i};\n")).collect();
+    let c = format!(
+        "CUDA B\n{{ int x = 0; }}\n\nP0@block 0, gpu 0 (int* x) {{\n{body}}}\n\nexists (x=1)\n"
+    );
+    for (name, source) in [("big-load.cu", cu), ("big-load.litmus", c)] {
+        let path = write(name, &source);
+        let (out, took) = timed(&["check", "--json", "--timeout", "1s"], &path);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON line");
+        let why = v["error"].as_str().unwrap_or_default();
+        assert!(why.contains("--timeout was reached while loading"), "{v}");
+        assert_eq!(out.status.code(), Some(1));
+        assert!(took < 2.0, "took {took} s for --timeout 1s ({name})");
+    }
+}
