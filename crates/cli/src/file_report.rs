@@ -239,6 +239,7 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
         scopecheck_report::json_both(
             &input.file,
             &c.program,
+            &|v| c.program_of(v),
             &c.verdicts,
             &c.disagreements,
             c.time,

@@ -25,9 +25,11 @@
 //! gives (LP64: `int` and `unsigned` 32-bit, `long`, `long long` and `size_t` 64-bit, `short`
 //! 16, `char` 8 and signed, `bool` taken as `int`; OpenCL `uint`, `ulong`, `atomic_uint`, ...):
 //! each location, access and register has its type, arithmetic follows C's usual arithmetic
-//! conversions and assignments convert, as in the C litmus dialect; float constants that are
-//! whole numbers become those integers (others are truncated with a warning), `float` and
-//! `double` values being integers of their width. An array index that folds to a constant names
+//! conversions and assignments convert, as in the C litmus dialect. `float` and `double` are
+//! IEEE-754 values held as their bits (`scopecheck_ir::float`): constants are the nearest
+//! float or double, arithmetic rounds to nearest even as the GPU does, conversions follow C
+//! (a float to an integer truncates; out of range is undefined behaviour, a fault), and
+//! `atomicAdd`/`atomicExch` on them are float atomics. An array index that folds to a constant names
 //! its element (out of range, an error); one computed at run time indexes the array, and the
 //! explorer checks its bounds (out of bounds is a fault at the line). Shared memory
 //! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
@@ -142,8 +144,8 @@ impl CudaError {
     }
 }
 
-/// Something the user should know that does not stop the check (a float constant truncated,
-/// a device scope narrowed on shared memory, ...).
+/// Something the user should know that does not stop the check (a device scope narrowed on
+/// shared memory, `printf` ignored, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
     pub span: Span,

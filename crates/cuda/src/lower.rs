@@ -19,6 +19,7 @@ use scopecheck_ir::{
     Order, Placement, Program, Prop, Quantifier, RegId, RmwKind, RmwOp, Scope, Span, Term, Thread,
     ThreadId, Value,
 };
+use scopecheck_ir::{FloatMode, FloatOp};
 use tree_sitter::Node;
 
 use crate::{span_of, CudaError, CudaOptions, Warning, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
@@ -106,8 +107,7 @@ struct Ty {
     pointer: bool,
     /// The size in bytes of the value (the pointee, for a pointer).
     size: i64,
-    /// The integer type of the value (the pointee, for a pointer). Floating types are taken as
-    /// integers of their width (values are integers).
+    /// The type of the value (the pointee, for a pointer): an integer, `float` or `double`.
     int: IntType,
     dim3: bool,
     stream: bool,
@@ -146,8 +146,8 @@ impl Ty {
 
 /// The integer type and size in bytes a scalar type names, written without spaces
 /// (`unsignedlonglong`), as CUDA's and OpenCL's data model (LP64) has them: `long` is 64-bit,
-/// `char` is signed, `bool` is taken as `int` (one byte in memory), `float` and `double` as
-/// integers of their width.
+/// `char` is signed, `bool` is taken as `int` (one byte in memory); `float` and `double` are
+/// IEEE-754 binary32 and binary64 (held as their bits: `scopecheck_ir::float`).
 fn scalar_type(w: &str) -> Option<(IntType, i64)> {
     Some(match w {
         "char" | "signedchar" | "int8_t" | "cl_char" => (IntType::S8, 1),
@@ -159,14 +159,15 @@ fn scalar_type(w: &str) -> Option<(IntType, i64)> {
         "unsignedshort" | "unsignedshortint" | "ushort" | "uint16_t" | "cl_ushort" => {
             (IntType::U16, 2)
         }
-        "int" | "signed" | "signedint" | "int32_t" | "float" | "cl_int" | "cl_float"
-        | "cudaError_t" => (IntType::S32, 4),
+        "int" | "signed" | "signedint" | "int32_t" | "cl_int" | "cudaError_t" => (IntType::S32, 4),
+        "float" | "cl_float" => (IntType::F32, 4),
+        "double" | "cl_double" => (IntType::F64, 8),
         "unsigned" | "unsignedint" | "uint" | "uint32_t" | "cl_uint" | "cl_bool" => {
             (IntType::U32, 4)
         }
         "long" | "longint" | "signedlong" | "signedlongint" | "longlong" | "longlongint"
         | "signedlonglong" | "signedlonglongint" | "int64_t" | "intptr_t" | "ptrdiff_t"
-        | "double" | "cl_long" | "cl_double" => (IntType::S64, 8),
+        | "cl_long" => (IntType::S64, 8),
         "unsignedlong"
         | "unsignedlongint"
         | "unsignedlonglong"
@@ -604,25 +605,35 @@ fn qualifiers<'a>(n: Node<'a>) -> Vec<&'static str> {
 
 /// Reads a number literal: integers in any C base with suffixes, typed as C types them (the
 /// first of `int`, `long`, ... that holds the value; hexadecimal and octal constants may be
-/// unsigned); floats that are whole numbers exactly (others truncated, with `inexact` set),
-/// a `float` (`f` suffix) typed `int` and a `double` `long long`, as values are integers.
+/// unsigned); floating constants as the `float` (`f` suffix) or `double` nearest to the
+/// decimal text (Rust's parsing rounds correctly, as C compilers do), held as their bits.
+/// `None` for what it cannot read (a `long double` `l` suffix, hexadecimal floats).
 fn number(text: &str) -> Option<(Value, IntType, bool)> {
     let t = text.replace('\'', "");
     let lower = t.to_ascii_lowercase();
     let is_hex = lower.starts_with("0x");
     let is_float = !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f'));
+    if let (true, Some(rest)) = (is_float, lower.strip_prefix('-')) {
+        let (v, ty, _) = number(rest)?;
+        return Some((v ^ (1 << (ty.bits - 1)), ty, false));
+    }
     if is_float {
-        let body = lower.trim_end_matches(['f', 'l']);
-        let v: f64 = body.parse().ok()?;
-        if !v.is_finite() || v.abs() > 9.0e15 {
+        let body = lower.strip_prefix('+').unwrap_or(&lower);
+        if body.ends_with('l') {
             return None;
         }
-        let ty = if lower.ends_with('f') {
-            IntType::S32
-        } else {
-            IntType::S64
-        };
-        return Some((ty.wrap(v.trunc() as Value), ty, v.fract() != 0.0));
+        return Some(match body.strip_suffix('f') {
+            Some(b) => (
+                i64::from(b.parse::<f32>().ok()?.to_bits()),
+                IntType::F32,
+                false,
+            ),
+            None => (
+                body.parse::<f64>().ok()?.to_bits() as Value,
+                IntType::F64,
+                false,
+            ),
+        });
     }
     // The grammar may take a sign into the literal (`-1`): that is `-` applied to `1`.
     if let Some(rest) = lower.strip_prefix('-') {
@@ -692,6 +703,19 @@ type Folded = Result<(Value, IntType), &'static str>;
 /// `op a` on a constant of type `ta`, in C's types; `None` for an operator it is not.
 fn fold_unary(op: &str, a: Value, ta: IntType) -> Option<Folded> {
     let t = promote(ta);
+    if t.float {
+        let mode = scopecheck_ir::FloatMode::default();
+        let f = |o| BinOp::Float(o, mode).eval(t, Arithmetic::C, a, 0);
+        return Some(match op {
+            "-" => f(FloatOp::Neg).map(|v| (v, t)),
+            "+" => Ok((a, t)),
+            // `!a` is `a == 0`: true for -0.0 too, false for NaN.
+            "!" => BinOp::Eq
+                .eval(t, Arithmetic::C, a, 0)
+                .map(|v| (v, IntType::S32)),
+            _ => Err("an integer operation on a floating value"),
+        });
+    }
     Some(match op {
         "-" => BinOp::Sub.eval(t, Arithmetic::C, 0, a).map(|v| (v, t)),
         "+" => Ok((t.wrap(a), t)),
@@ -718,7 +742,34 @@ fn fold_binary(op: &str, a: Value, ta: IntType, b: Value, tb: IntType) -> Option
         ((a, ta), (b, tb))
     };
     let (compute, result) = op_types(bop, tx, ty);
+    if compute.float {
+        // The usual arithmetic conversions first: an integer operand becomes a float.
+        let conv = |v, from| cvt_c(from, compute).eval(compute, Arithmetic::C, v, 0);
+        let (x, y) = match (conv(x, tx), conv(y, ty)) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(why), _) | (_, Err(why)) => return Some(Err(why)),
+        };
+        return Some(bop.eval(compute, Arithmetic::C, x, y).map(|v| (v, result)));
+    }
     Some(bop.eval(compute, Arithmetic::C, x, y).map(|v| (v, result)))
+}
+
+/// C's conversion from `from` to `to` as a [`BinOp::Cvt`]: to nearest, but a float to an
+/// integer truncates (C11 6.3.1.4).
+fn cvt_c(from: IntType, to: IntType) -> BinOp {
+    let round = if from.float && !to.float {
+        scopecheck_ir::Rounding::Zero
+    } else {
+        scopecheck_ir::Rounding::Nearest
+    };
+    BinOp::Cvt {
+        from,
+        mode: scopecheck_ir::FloatMode {
+            round,
+            ..Default::default()
+        },
+        integral: false,
+    }
 }
 
 impl<'s, 't> Ctx<'s, 't> {
@@ -861,7 +912,11 @@ impl<'s, 't> Ctx<'s, 't> {
         let text: String = self.text(t).split_whitespace().collect();
         match t.kind() {
             "primitive_type" | "sized_type_specifier" => {
-                // `long double` and the like: taken as `int`, as before types had widths.
+                if text == "longdouble" {
+                    return err(t, "not supported: `long double` (float and double are)");
+                }
+                // Other spellings (`signed short int` and the like): taken as `int`, as before
+                // types had widths.
                 let (int, size) = scalar_type(&text).unwrap_or((IntType::S32, 4));
                 ty.int = int;
                 ty.size = size;
@@ -896,9 +951,11 @@ impl<'s, 't> Ctx<'s, 't> {
                 }
                 // OpenCL C atomics: device scope by default.
                 let atomic = match text.as_str() {
-                    "atomic_int" | "atomic_float" => Some((IntType::S32, 4)),
+                    "atomic_int" => Some((IntType::S32, 4)),
+                    "atomic_float" => Some((IntType::F32, 4)),
+                    "atomic_double" => Some((IntType::F64, 8)),
                     "atomic_uint" => Some((IntType::U32, 4)),
-                    "atomic_long" | "atomic_double" | "atomic_intptr_t" | "atomic_ptrdiff_t" => {
+                    "atomic_long" | "atomic_intptr_t" | "atomic_ptrdiff_t" => {
                         Some((IntType::S64, 8))
                     }
                     "atomic_ulong" | "atomic_size_t" | "atomic_uintptr_t" => {
@@ -1136,10 +1193,9 @@ impl<'s, 't> Ctx<'s, 't> {
                         "not supported: a constant that is not one initialised integer",
                     );
                 };
-                let v = self.const_value(init)?;
+                let v = self.const_value(init, ty.int)?;
                 let name = self.text(name_node).to_string();
-                self.constants
-                    .push((name, Binding::Const(ty.int.wrap(v), ty.int)));
+                self.constants.push((name, Binding::Const(v, ty.int)));
             }
             return Ok(());
         } else {
@@ -1180,7 +1236,13 @@ impl<'s, 't> Ctx<'s, 't> {
             }
             let per = ty.strukt.map_or(1, |sid| self.structs[sid].fields.len());
             let values = match init {
-                Some(v) => self.const_init(v, len * per)?,
+                Some(v) => {
+                    let tys: Vec<IntType> = match ty.strukt {
+                        Some(sid) => self.structs[sid].fields.iter().map(|f| f.1.int).collect(),
+                        None => vec![ty.int],
+                    };
+                    self.const_init(v, len * per, &tys)?
+                }
                 None => Vec::new(),
             };
             let arr = self.new_array(
@@ -1234,7 +1296,14 @@ impl<'s, 't> Ctx<'s, 't> {
         }
     }
 
-    fn const_init(&mut self, v: Node<'t>, len: usize) -> R<Vec<Value>> {
+    /// The initial values of `len` elements, element `k` of type `tys[k % tys.len()]` (the
+    /// fields of a struct, in order).
+    fn const_init(&mut self, v: Node<'t>, len: usize, tys: &[IntType]) -> R<Vec<Value>> {
+        let ty = |k: usize| {
+            tys.get(k % tys.len().max(1))
+                .copied()
+                .unwrap_or(IntType::S32)
+        };
         if v.kind() == "initializer_list" {
             // Nested lists (arrays of structs) are read flat, in order.
             let mut flat = Vec::new();
@@ -1245,7 +1314,8 @@ impl<'s, 't> Ctx<'s, 't> {
                     let kids: Vec<Node> = n.named_children(&mut c).collect();
                     stack.extend(kids.into_iter().rev());
                 } else if n.kind() != "comment" {
-                    flat.push(self.const_value(n)?);
+                    let v = self.const_value(n, ty(flat.len()))?;
+                    flat.push(v);
                 }
             }
             if flat.len() > len {
@@ -1253,25 +1323,22 @@ impl<'s, 't> Ctx<'s, 't> {
             }
             return Ok(flat);
         }
-        Ok(vec![self.const_value(v)?])
+        Ok(vec![self.const_value(v, ty(0))?])
     }
 
-    /// A compile-time constant with a warning when a float constant is not a whole number.
-    fn const_value(&mut self, n: Node<'t>) -> R<Value> {
-        if n.kind() == "number_literal" {
-            let (v, _, inexact) = self.literal(n)?;
-            if inexact {
-                self.warn(
-                    n,
-                    format!(
-                        "`{}` is not a whole number: values are integers, read as {v}",
-                        self.text(n)
-                    ),
-                );
-            }
-            return Ok(v);
+    /// A compile-time constant converted to `to`, as C initialises a variable of that type
+    /// (an integer to a float, a float to an integer truncated; one that type cannot hold is
+    /// an error).
+    fn const_value(&mut self, n: Node<'t>, to: IntType) -> R<Value> {
+        let (v, from) = self.const_typed(n)?;
+        if !(from.float || to.float) {
+            return Ok(to.wrap(v));
         }
-        self.const_expr(n)
+        cvt_c(from, to)
+            .eval(to, Arithmetic::C, v, 0)
+            .map_err(|why| {
+                CudaError::new(span_of(n), format!("`{}` as a {to}: {why}", self.text(n)))
+            })
     }
 
     /// A number literal: its value, its C type, and whether it was a float constant that is
@@ -1695,19 +1762,69 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// assignment: wrapping to the width (conversion to a signed type is two's complement in
     /// CUDA and OpenCL C), emitted as `v | 0` computed in `ty`.
     fn conversion(&self, dst: RegId, v: Operand, ty: IntType) -> InstrKind {
-        match v {
+        self.conversion_of(dst, self.typed(v), ty)
+    }
+
+    /// [`Self::conversion`] of a value of known type: between integers and floats, and
+    /// between float widths, a [`BinOp::Cvt`] (a constant folded when defined).
+    fn conversion_of(&self, dst: RegId, v: Val, ty: IntType) -> InstrKind {
+        let float = v.ty.float || ty.float;
+        if float && v.ty != ty {
+            let op = cvt_c(v.ty, ty);
+            if let Operand::Imm(x) = v.op {
+                if let Ok(c) = op.eval(ty, Arithmetic::C, x, 0) {
+                    return InstrKind::Mov {
+                        dst,
+                        src: Operand::Imm(c),
+                    };
+                }
+            }
+            return InstrKind::Binary {
+                dst,
+                op,
+                ty,
+                a: v.op,
+                b: Operand::Imm(0),
+            };
+        }
+        match v.op {
             Operand::Imm(x) => InstrKind::Mov {
                 dst,
                 src: Operand::Imm(ty.wrap(x)),
             },
-            Operand::Reg(r) if self.reg_ty(r) == ty => InstrKind::Mov { dst, src: v },
+            Operand::Reg(r) if self.reg_ty(r) == ty => InstrKind::Mov { dst, src: v.op },
             Operand::Reg(_) => InstrKind::Binary {
                 dst,
                 op: BinOp::Or,
                 ty,
-                a: v,
+                a: v.op,
                 b: Operand::Imm(0),
             },
+        }
+    }
+
+    /// `dst = v`, converted to `dst`'s type from `v`'s.
+    fn mov_val(&mut self, dst: RegId, v: Val, n: Node<'t>) {
+        if v.op != Operand::Reg(dst) {
+            let kind = self.conversion_of(dst, v, self.reg_ty(dst));
+            self.emit(kind, n);
+        }
+    }
+
+    /// The value of `e` as an operand of type `ty`: converted where a float is involved (an
+    /// integer constant to a float's bits, ...); other values as [`Self::value`] gives them,
+    /// their consumer wrapping them to `ty`.
+    fn value_as(&mut self, e: Node<'t>, ty: IntType, hint: Option<RegId>) -> R<Operand> {
+        let v = self.val(e, hint)?;
+        Ok(self.float_conv(v, ty, hint, e).op)
+    }
+
+    /// `v` converted to `ty` where a float is involved; unchanged otherwise.
+    fn float_conv(&mut self, v: Val, ty: IntType, hint: Option<RegId>, n: Node<'t>) -> Val {
+        if v.ty.float || ty.float {
+            self.convert(v, ty, hint, n)
+        } else {
+            v
         }
     }
 
@@ -1721,12 +1838,27 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// `v` converted to `ty` (a cast, a parameter, a value stored).
     fn convert(&mut self, v: Val, ty: IntType, hint: Option<RegId>, n: Node<'t>) -> Val {
+        let float = (v.ty.float || ty.float) && v.ty != ty;
         match v.op {
+            Operand::Imm(x) if float => match cvt_c(v.ty, ty).eval(ty, Arithmetic::C, x, 0) {
+                Ok(c) => Val::imm(c, ty),
+                // No defined value (a NaN to an integer): converted when it runs, which
+                // faults at its line.
+                Err(_) => {
+                    let dst = self.dst_for(hint, ty);
+                    let kind = self.conversion_of(dst, v, ty);
+                    self.emit(kind, n);
+                    Val {
+                        op: Operand::Reg(dst),
+                        ty,
+                    }
+                }
+            },
             Operand::Imm(x) => Val::imm(x, ty),
             _ if v.ty == ty => v,
             Operand::Reg(_) => {
                 let dst = self.dst_for(hint, ty);
-                let kind = self.conversion(dst, v.op, ty);
+                let kind = self.conversion_of(dst, v, ty);
                 self.emit(kind, n);
                 Val {
                     op: Operand::Reg(dst),
@@ -1743,6 +1875,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// runs, with a warning.
     fn binary(&mut self, op: BinOp, a: Val, b: Val, hint: Option<RegId>, n: Node<'t>) -> Val {
         let (ty, result) = op_types(op, a.ty, b.ty);
+        // Floats compute on values of the common type: an integer operand is converted
+        // (integers wrap to it in the operation itself).
+        let (a, b) = if ty.float {
+            (self.convert(a, ty, None, n), self.convert(b, ty, None, n))
+        } else {
+            (a, b)
+        };
         if let (Operand::Imm(x), Operand::Imm(y)) = (a.op, b.op) {
             match op.eval(ty, Arithmetic::C, x, y) {
                 Ok(v) => return Val::imm(v, result),
@@ -2414,7 +2553,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                             let Some(r) = ret else {
                                 return err(v, "a `void` function returns no value");
                             };
-                            let v = self.value(v, Some(r))?;
+                            let ty = self.reg_ty(r);
+                            let v = self.value_as(v, ty, Some(r))?;
                             self.mov(r, v, s);
                         }
                         self.branch(BranchCond::Always, end, s);
@@ -2547,7 +2687,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
                 // A host array: locations of ordinary host memory, which only the host touches.
                 let values = match init {
-                    Some(i) if i.kind() == "initializer_list" => self.cx.const_init(i, len)?,
+                    Some(i) if i.kind() == "initializer_list" => {
+                        self.cx.const_init(i, len, &[ty.int])?
+                    }
                     Some(i) => return err(i, "expected `{ constants }` to initialise an array"),
                     None => Vec::new(),
                 };
@@ -2700,7 +2842,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let fold = (self.host() && ty.constant)
                     || (self.foldable(i) && !assigned_after(d, &name, self.cx.src, by_address));
                 if fold && !matches!(i.kind(), "argument_list" | "initializer_list") {
-                    let v = self.value(i, None)?;
+                    let v = self.value_as(i, ty.int, None)?;
                     if let Operand::Imm(v) = v {
                         self.bind(&name, Binding::Const(ty.int.wrap(v), ty.int));
                         continue;
@@ -2716,7 +2858,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         .is_some_and(|f| f.kind() != "field_expression")
             };
             if let Some(i) = init.filter(|i| self.host() && computed.is_none() && runtime_call(i)) {
-                computed = Some(self.value(i, None)?);
+                computed = Some(self.value_as(i, ty.int, None)?);
             }
             let r = self.new_reg(&name, ty.int);
             match init {
@@ -2726,7 +2868,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Some(i) => {
                     let v = match computed {
                         Some(v) => v,
-                        None => self.value(i, Some(r))?,
+                        None => self.value_as(i, ty.int, Some(r))?,
                     };
                     self.mov(r, v, decl);
                 }
@@ -3182,6 +3324,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// constants.
     fn cond_branch(&mut self, eq: bool, a: Val, b: Val, label: usize, n: Node<'t>) {
         let ty = common_type(a.ty, b.ty);
+        let (a, b) = if ty.float {
+            (self.convert(a, ty, None, n), self.convert(b, ty, None, n))
+        } else {
+            (a, b)
+        };
         if let (Operand::Imm(x), Operand::Imm(y)) = (a.op, b.op) {
             // Equality of constants never has undefined behaviour.
             let same = BinOp::Eq.eval(ty, Arithmetic::C, x, y) == Ok(1);
@@ -3362,10 +3509,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let typed = |me: &Self, o: R<Operand>| o.map(|o| me.typed(o));
         match e.kind() {
             "number_literal" => {
-                let (v, ty, inexact) = self.cx.literal(e)?;
-                if inexact {
-                    self.cx.warn(e, format!("`{}` is not a whole number: values are integers, read as {v}", self.text(e)));
-                }
+                let (v, ty, _) = self.cx.literal(e)?;
                 Ok(Val::imm(v, ty))
             }
             // `bool` promotes to `int`.
@@ -3445,6 +3589,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 match self.op(e) {
                     // `+a` promotes.
                     "+" => Ok(self.convert(a, promote(a.ty), hint, e)),
+                    // `-x` of a float flips the sign (`-0.0` from `0.0`, unlike `0 - x`).
+                    "-" if a.ty.float => {
+                        let neg = BinOp::Float(FloatOp::Neg, FloatMode::default());
+                        Ok(self.binary(neg, a, a, hint, e))
+                    }
                     "-" => Ok(self.binary(BinOp::Sub, int(0), a, hint, e)),
                     "!" => Ok(self.binary(BinOp::Eq, a, int(0), hint, e)),
                     "~" => Ok(self.binary(BinOp::Xor, a, int(-1), hint, e)),
@@ -3471,8 +3620,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.set_label(end);
                 let ty = common_type(va.ty, vb.ty);
                 self.reg_types[t.0 as usize] = ty;
-                self.code[at_a].kind = self.conversion(t, va.op, ty);
-                self.code[at_b].kind = self.conversion(t, vb.op, ty);
+                self.code[at_a].kind = self.conversion_of(t, va, ty);
+                self.code[at_b].kind = self.conversion_of(t, vb, ty);
                 Ok(Val { op: Operand::Reg(t), ty })
             }
             "assignment_expression" => {
@@ -3585,6 +3734,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             {
                 if self.nesting == 0 || !self.host() {
                     let v = self.val(value, None)?;
+                    let v = self.float_conv(v, ty, None, value);
                     if let (Operand::Imm(k), true) = (v.op, self.nesting == 0) {
                         self.rebind(name, Binding::Const(ty.wrap(k), ty));
                         return Ok(Operand::Imm(ty.wrap(k)));
@@ -3598,6 +3748,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             if let (None, true, Some(Binding::Reg(_, _, ty))) = (bin, top, self.lookup(name)) {
                 let v = self.val(value, None)?;
+                let v = self.float_conv(v, ty, None, value);
                 let r = match self.lookup(name) {
                     Some(Binding::Reg(r, seg, _)) if seg == self.seg => r,
                     _ => {
@@ -3613,7 +3764,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             if let Some(r) = self.reg_of(name, target)? {
                 match bin {
                     None => {
-                        let v = self.value(value, Some(r))?;
+                        let ty = self.reg_ty(r);
+                        let v = self.value_as(value, ty, Some(r))?;
                         self.mov(r, v, e);
                     }
                     Some((b, _)) => {
@@ -3621,7 +3773,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         let v = self.val(value, None)?;
                         let old = self.typed(Operand::Reg(r));
                         let res = self.binary(b, old, v, Some(r), e);
-                        self.mov(r, res.op, e);
+                        self.mov_val(r, res, e);
                     }
                 }
                 return Ok(Operand::Reg(r));
@@ -3652,12 +3804,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         match (bin, p.access) {
             (None, _) => {
-                let v = self.value(value, None)?;
+                let v = self.value_as(value, p.ty, None)?;
                 self.store(p, v, e)?;
                 Ok(v)
             }
             (Some((_, Some(rop))), Access::Atomic(scope)) => {
-                let v = self.value(value, None)?;
+                let v = self.value_as(value, p.ty, None)?;
                 let at = self.address(p, target)?;
                 let scope = self.scope(scope, None);
                 Ok(self.rmw(at, RmwKind::Op(rop, v), Order::SeqCst, scope, None, e))
@@ -3671,6 +3823,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let old = self.typed(old);
                 let v = self.val(value, None)?;
                 let t = self.binary(b, old, v, None, e);
+                let t = self.float_conv(t, p.ty, None, e);
                 self.store(p, t.op, e)?;
                 Ok(t.op)
             }
@@ -3690,7 +3843,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 // `r++` is `r = r + 1` in C's types, converted back to `r`'s type.
                 let old = self.typed(Operand::Reg(r));
                 let res = self.binary(op, old, one, Some(r), e);
-                self.mov(r, res.op, e);
+                self.mov_val(r, res, e);
                 return Ok(Operand::Reg(r));
             }
         }
@@ -3705,18 +3858,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             } else {
                 RmwOp::Sub
             };
-            return Ok(self.rmw(
-                at,
-                RmwKind::Op(rop, Operand::Imm(1)),
-                Order::SeqCst,
-                scope,
-                None,
-                e,
-            ));
+            let one = self.float_conv(one, at.1, None, e).op;
+            return Ok(self.rmw(at, RmwKind::Op(rop, one), Order::SeqCst, scope, None, e));
         }
         let old = self.load(p, None, target)?;
         let old = self.typed(old);
         let t = self.binary(op, old, one, None, e);
+        let t = self.float_conv(t, p.ty, None, e);
         self.store(p, t.op, e)?;
         Ok(t.op)
     }
@@ -3792,6 +3940,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// A call, with the type of its value: an atomic's is the object's, an inlined function's
     /// its return type, OpenCL's work-item functions' `size_t` (`uint` for `get_work_dim`).
     fn call(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Val> {
+        let f = field(e, "function")?;
+        if f.kind() == "identifier" {
+            let name = self.word(f);
+            let args = self.args(e)?;
+            if let Some(v) = self.float_call(&name, &args, hint, e)? {
+                return Ok(v);
+            }
+        }
         let v = self.call_op(e, hint)?;
         let name = self.word(field(e, "function")?);
         if let Operand::Imm(x) = v {
@@ -3830,8 +3986,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(&name, &args, (3, 3), "pointer, compare, value", e)?;
                 let p = self.pointer(args[0])?;
                 let addr = self.address(p, args[0])?;
-                let expected = self.value(args[1], None)?;
-                let new = self.value(args[2], None)?;
+                let expected = self.value_as(args[1], addr.1, None)?;
+                let new = self.value_as(args[2], addr.1, None)?;
                 return Ok(self.rmw(
                     addr,
                     RmwKind::Cas { expected, new },
@@ -3848,7 +4004,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             self.arity(&name, &args, (2, 2), "pointer, value", e)?;
             let p = self.pointer(args[0])?;
             let addr = self.address(p, args[0])?;
-            let v = self.value(args[1], None)?;
+            if addr.1.float && !matches!(op, RmwOp::Add | RmwOp::Exch) {
+                return err(
+                    e,
+                    format!("`{name}` takes an integer pointer (CUDA has no `{base}` on floats)"),
+                );
+            }
+            let v = self.value_as(args[1], addr.1, None)?;
             return Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, e));
         }
         if let Some(v) = self.cl_device_call(&name, &args, hint, e)? {
@@ -3946,7 +4108,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 self.arity(&name, &args, (2, 2), "pointer, value", e)?;
                 let p = self.pointer(args[0])?;
                 let addr = self.address(p, args[0])?;
-                let v = self.value(args[1], None)?;
+                let v = self.value_as(args[1], addr.1, None)?;
                 self.store_ord(addr, v, Order::Weak, Scope::Sys, e);
                 Ok(Operand::Imm(0))
             }
@@ -4080,7 +4242,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let ptr = self.retype(ptr, ty.ptr_ty(), *a)?;
                 Binding::Ptr(self.keep_pointer(ptr, *a)?)
             } else {
-                match self.value(*a, None)? {
+                match self.value_as(*a, ty.int, None)? {
                     Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     v => {
                         let r = self.new_reg(&pname, ty.int);
@@ -4454,7 +4616,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         if let Some((_, op)) = RMW_MEMBERS.iter().find(|(n, _)| *n == method) {
             self.arity(method, &args, (1, 2), "value[, order]", e)?;
-            let v = self.value(args[0], None)?;
+            if addr.1.float && !matches!(op, RmwOp::Add | RmwOp::Sub | RmwOp::Exch) {
+                return err(e, format!("`{method}` on a floating-point atomic (only fetch_add, fetch_sub and exchange are)"));
+            }
+            let v = self.value_as(args[0], addr.1, None)?;
             let order = order_at(self, 1)?;
             return Ok(self.rmw(addr, RmwKind::Op(*op, v), order, scope, hint, e));
         }
@@ -4467,7 +4632,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "store" => {
                 self.arity(method, &args, (1, 2), "value[, order]", e)?;
-                let v = self.value(args[0], None)?;
+                let v = self.value_as(args[0], addr.1, None)?;
                 let order = order_at(self, 1)?;
                 self.check_order(order, false, true, e)?;
                 self.store_ord(addr, v, order, scope, e);
@@ -4585,6 +4750,7 @@ fn is_empty_stmt(s: Node) -> bool {
 
 mod by_value;
 mod depth;
+mod float;
 mod harness;
 mod host_thread;
 mod opencl;

@@ -125,12 +125,51 @@ pub fn ptx_view(
             }
         }
     }
+    require_no_failed_asserts(&mut program, &launches);
     program.arch = Arch::Ptx;
     Ok(PtxView {
         program,
         warnings,
         ptx,
     })
+}
+
+/// A kernel's device `assert`s: NVRTC compiles `assert(c)` to a call of `__assertfail` where
+/// `c` is false, which sets the thread's `ASSERT_REGISTER`; the condition requires it 0 in
+/// every thread, as the language-level view requires each `assert`'s condition to hold. The
+/// condition's span is the first failing call's line (in the `.cu` file) when the harness
+/// asserts nothing.
+fn require_no_failed_asserts(program: &mut Program, launches: &[KernelLaunch]) {
+    use scopecheck_ir::{CmpOp, InstrKind, Operand, Prop, Term};
+    use scopecheck_ptx::lower::ASSERT_REGISTER;
+    let mut atoms = Vec::new();
+    for t in launches.iter().flat_map(|l| l.threads.iter()) {
+        let thread = &program.threads[t.0 as usize];
+        let Some(r) = thread.reg(ASSERT_REGISTER) else {
+            continue;
+        };
+        if program.condition.span.is_none() {
+            program.condition.span = thread
+                .code
+                .iter()
+                .find(
+                    |i| matches!(i.kind, InstrKind::Mov { dst, src: Operand::Imm(1) } if dst == r),
+                )
+                .map(|i| i.span);
+        }
+        atoms.push(Prop::Cmp(
+            Term::Observable(Observable::Reg(*t, r)),
+            CmpOp::Eq,
+            Term::Const(0),
+        ));
+    }
+    let Some(asserts) = Prop::chain(atoms, true) else {
+        return;
+    };
+    program.condition.prop = match std::mem::replace(&mut program.condition.prop, Prop::True) {
+        Prop::True => asserts,
+        prop => Prop::And(Box::new(prop), Box::new(asserts)),
+    };
 }
 
 /// Lowers `launch`'s kernel from the PTX module and gives each of the launch's threads the code
@@ -301,6 +340,7 @@ pub fn ptx_file_view(
     for launch in &launches {
         replace_code(&mut program, &module, launch, &launch.kernel, ptx)?;
     }
+    require_no_failed_asserts(&mut program, &launches);
     program.arch = Arch::Ptx;
     Ok(PtxView {
         program,

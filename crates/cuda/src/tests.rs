@@ -43,14 +43,15 @@ fn seed_kernels_lower_as_the_c_dialect_does() {
         p.location(p.loc("out").unwrap()).space,
         MemorySpace::Managed
     );
-    // produce: payload = 42 (the float argument folded); fence.sc.gpu; atomicExch relaxed gpu.
+    // produce: payload = 42.0f (the float argument folded, as its bits 0x42280000); fence.sc.gpu;
+    // atomicExch relaxed gpu.
     let produce = kinds(&p, 1);
     assert_eq!(
         produce[0],
         InstrKind::Store {
             addr: at(&p, "payload"),
-            value: Operand::Imm(42),
-            ty: IntType::S32,
+            value: Operand::Imm(0x4228_0000),
+            ty: IntType::F32,
             order: Order::Weak,
             scope: Scope::Sys
         }
@@ -247,16 +248,62 @@ fn host_code_between_launch_and_sync_is_a_concurrent_host_thread() {
 }
 
 #[test]
-fn float_constants_are_integers_with_a_warning_when_inexact() {
+fn float_constants_are_their_ieee_bits_without_warnings() {
+    // 2.0f is 0x40000000, 0.5f 0x3f000000; an integer initialiser of a double is converted
+    // (3 is 0x4008000000000000), and a float constant initialising an int truncates (7).
     let (p, w) = parse_cuda(
         "__device__ float x = 2.0f;
+         __device__ double y = 3;
+         __device__ int z = 7.9f;
          __global__ void k() { x = 0.5f; }
          void scopecheck_main() { k<<<1, 1>>>(); }",
     )
     .unwrap();
-    assert_eq!(p.location(p.loc("x").unwrap()).init, 2);
-    assert_eq!(w.len(), 1);
-    assert!(w[0].message.contains("0.5f"), "{}", w[0].message);
+    let loc = |n: &str| p.location(p.loc(n).unwrap());
+    assert_eq!((loc("x").init, loc("x").ty), (0x4000_0000, IntType::F32));
+    assert_eq!(
+        (loc("y").init, loc("y").ty),
+        (0x4008_0000_0000_0000, IntType::F64)
+    );
+    assert_eq!(loc("z").init, 7);
+    assert!(w.is_empty(), "{w:?}");
+    assert!(matches!(
+        kinds(&p, 0)[0],
+        InstrKind::Store {
+            value: Operand::Imm(0x3f00_0000),
+            ty: IntType::F32,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_float_store_of_an_int_is_converted_and_long_double_is_refused() {
+    // `*f = n` with an int register converts it (a Cvt to F32), never stores its bits.
+    let p = lower(
+        "__global__ void k(float *f, int *i) { int n = *i; *f = n; }
+         void scopecheck_main() { float *f; int *i; cudaMalloc(&f, 4); cudaMalloc(&i, 4); k<<<1, 1>>>(f, i); }",
+    );
+    assert!(
+        kinds(&p, 0).iter().any(|k| matches!(
+            k,
+            InstrKind::Binary {
+                op: BinOp::Cvt {
+                    from: IntType::S32,
+                    ..
+                },
+                ty: IntType::F32,
+                ..
+            }
+        )),
+        "{:?}",
+        kinds(&p, 0)
+    );
+    let e = error(
+        "__device__ long double x;
+void scopecheck_main() {}",
+    );
+    assert!(e.message.contains("long double"), "{}", e.message);
 }
 
 #[test]

@@ -1111,6 +1111,7 @@ impl Gen<'_> {
                     BinOp::Float(..) | BinOp::Cvt { .. } => {
                         return unsupported("floating-point arithmetic");
                     }
+                    BinOp::Trap => return unsupported("a trap"),
                 };
                 e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));
             }

@@ -1065,6 +1065,14 @@ fn word_hazard(program: &Program) -> Result<(), GenError> {
                 // Device code computes in integer instructions only: a float's arithmetic,
                 // conversion or atomic add would be integer arithmetic on its bits there.
                 // Host threads run `host::run_role`, which computes them as the IR does.
+                InstrKind::Binary {
+                    op: BinOp::Trap, ..
+                } => {
+                    return refuse(format!(
+                        "{}: `{text}` traps; the runner does not run tests that abort a kernel",
+                        t.name
+                    ));
+                }
                 InstrKind::Binary { op, ty, .. }
                     if t.placement != Placement::Host
                         && (ty.float || matches!(op, BinOp::Float(..) | BinOp::Cvt { .. })) =>

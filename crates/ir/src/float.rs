@@ -365,8 +365,9 @@ fn integral(x: f64, round: Rounding) -> f64 {
 /// of type `to`. To a float: rounded by `round` (an integral value first when `integral`,
 /// PTX `cvt.rzi.f32.f32`); to an integer: rounded to an integral value by `round` (C's
 /// conversions truncate: [`Rounding::Zero`]), then, PTX, clamped to the type's range with NaN
-/// giving 0; in C a NaN or a value out of range is undefined behaviour. Between integers the
-/// value wraps to `to`.
+/// giving 0; in C a NaN or a value out of range is undefined behaviour, unless `mode.sat`
+/// asks for PTX's clamping (CUDA's `__float2int_rz` and the like). Between integers the value
+/// wraps to `to`.
 pub fn convert(
     from: IntType,
     to: IntType,
@@ -402,22 +403,17 @@ pub fn convert(
             let (lo, hi) = to.range();
             if x.is_nan() {
                 return match rules {
-                    Arithmetic::C => {
+                    Arithmetic::C if !mode.sat => {
                         Err("conversion of a NaN to an integer (undefined behaviour in C)")
                     }
-                    Arithmetic::Ptx => Ok(0),
+                    _ => Ok(0),
                 };
             }
-            // Every integer bound of at most 64 bits is exact in f64.
-            let (flo, fhi) = (lo as f64, hi as f64);
-            let clamped = if r < flo {
-                lo
-            } else if r > fhi {
-                hi
-            } else {
-                r as i128
-            };
-            if rules == Arithmetic::C && (r < flo || r > fhi) {
+            // An integral value: exact in i128 up to 2^127, past which it saturates (and is
+            // out of every integer type's range anyway).
+            let exact = r as i128;
+            let clamped = exact.clamp(lo, hi);
+            if rules == Arithmetic::C && !mode.sat && clamped != exact {
                 return Err("conversion of a floating value out of the integer type's range (undefined behaviour in C)");
             }
             Ok(to.wrap(clamped as i64))
@@ -635,6 +631,13 @@ mod tests {
             Ok(i64::from(i32::MAX))
         );
         assert_eq!(cvt(F, IntType::U32, Zero, Ptx, f(-1.0)), Ok(0));
+        // 2^63 is one past the largest `long long`: clamped, not wrapped.
+        assert_eq!(
+            cvt(D, IntType::S64, Zero, Ptx, d(9.223_372_036_854_775_808e18)),
+            Ok(i64::MAX)
+        );
+        assert_eq!(cvt(D, IntType::U64, Zero, Ptx, d(1.9e19)), Ok(-1));
+        assert!(cvt(D, IntType::S64, Zero, C, d(9.223_372_036_854_775_808e18)).is_err());
         assert_eq!(cvt(F, IntType::S32, Zero, Ptx, f(f32::NAN)), Ok(0));
         assert!(cvt(F, IntType::S32, Zero, C, f(3e9)).is_err());
         assert!(cvt(F, IntType::S32, Zero, C, f(f32::NAN)).is_err());

@@ -588,6 +588,9 @@ pub enum BinOp {
         mode: FloatMode,
         integral: bool,
     },
+    /// No value: the thread faults here (CUDA `__trap()`, PTX `trap`, which abort the kernel
+    /// with an error). `a` and `b` are unused.
+    Trap,
 }
 
 /// Whose rules decide the undefined cases of [`BinOp`].
@@ -623,7 +626,9 @@ impl BinOp {
         };
         match self {
             // Taken by `eval_float` above.
-            BinOp::Float(..) | BinOp::Cvt { .. } => Err("a floating-point operation on integers"),
+            BinOp::Float(..) | BinOp::Cvt { .. } | BinOp::Trap => {
+                Err("a floating-point operation on integers")
+            }
             BinOp::Add => checked(xa + xb),
             BinOp::Sub => checked(xa - xb),
             BinOp::Mul => checked(xa.wrapping_mul(xb)),
@@ -714,6 +719,7 @@ impl BinOp {
     ) -> Option<Result<Value, &'static str>> {
         let plain = FloatMode::default();
         let op = match self {
+            BinOp::Trap => return Some(Err("a trap (`__trap()`, `trap`): the kernel aborts here")),
             BinOp::Float(op, mode) => return Some(float::eval(op, mode, ty, a, b)),
             BinOp::Cvt {
                 from,
@@ -737,9 +743,13 @@ impl BinOp {
     /// Whether the operation can have no defined value for some operands (so an operand not
     /// known yet must be waited for before it is applied).
     pub fn can_be_undefined(self, ty: IntType, rules: Arithmetic) -> bool {
-        if let BinOp::Cvt { from, .. } = self {
-            // C: a float converted to an integer type that cannot hold it.
-            return rules == Arithmetic::C && from.float && !ty.float;
+        if let BinOp::Cvt { from, mode, .. } = self {
+            // C: a float converted to an integer type that cannot hold it (unless it
+            // saturates, as CUDA's `__float2int_rn` and PTX's `cvt` do).
+            return rules == Arithmetic::C && from.float && !ty.float && !mode.sat;
+        }
+        if self == BinOp::Trap {
+            return true;
         }
         if ty.float || matches!(self, BinOp::Float(..)) {
             return false;

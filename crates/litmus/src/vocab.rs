@@ -128,8 +128,13 @@ pub fn promote(t: IntType) -> IntType {
     }
 }
 
-/// The usual arithmetic conversions of C for two integer operands.
+/// The usual arithmetic conversions of C for two operands: with a floating operand, the wider
+/// floating type (`double` over `float`, either over any integer); else C's integer rules.
 pub fn common_type(a: IntType, b: IntType) -> IntType {
+    if a.float || b.float {
+        let wide = |t: IntType| if t.float { t.bits } else { 0 };
+        return IntType::float(wide(a).max(wide(b)));
+    }
     let (a, b) = (promote(a), promote(b));
     if a.signed == b.signed {
         return if a.bits >= b.bits { a } else { b };
@@ -162,6 +167,10 @@ pub fn op_types(op: BinOp, ta: IntType, tb: IntType) -> (IntType, IntType) {
 /// they hold: both of one type, or a constant that the register's type holds unchanged.
 /// Otherwise they must first be compared in their common type.
 pub fn compares_raw(a: Operand, ta: IntType, b: Operand, tb: IntType) -> bool {
+    // Floats compare as values: -0.0 equals +0.0 and a NaN nothing, whatever the bits.
+    if ta.float || tb.float {
+        return false;
+    }
     match (a, b) {
         (Operand::Reg(_), Operand::Imm(y)) => ta.holds(tb.exact(y)),
         (Operand::Imm(x), Operand::Reg(_)) => tb.holds(ta.exact(x)),

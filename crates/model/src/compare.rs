@@ -3,12 +3,32 @@
 
 use std::collections::BTreeSet;
 
-use scopecheck_ir::{Observable, Program, Value};
+use scopecheck_ir::{Observable, Placement, Program, Value};
 
 use crate::{Outcome, Verdict};
 
-fn state_set(v: &Verdict) -> BTreeSet<Vec<(Observable, Value)>> {
-    v.states.iter().map(|s| s.values.clone()).collect()
+/// The final states of `v` on what both views share: locations and host registers. A kernel
+/// thread's registers differ between the views (the PTX view's are NVRTC's, its device
+/// `assert`s one register per thread where the language view has one per `assert`); the
+/// verdicts compare those through the outcome.
+fn state_set(program: &Program, v: &Verdict) -> BTreeSet<Vec<(Observable, Value)>> {
+    let shared = |o: &Observable| match *o {
+        Observable::Loc(_) => true,
+        Observable::Reg(t, _) => program
+            .threads
+            .get(t.0 as usize)
+            .is_some_and(|t| t.placement == Placement::Host),
+    };
+    v.states
+        .iter()
+        .map(|s| {
+            s.values
+                .iter()
+                .filter(|(o, _)| shared(o))
+                .copied()
+                .collect()
+        })
+        .collect()
 }
 
 fn show(program: &Program, s: &[(Observable, Value)]) -> String {
@@ -35,7 +55,7 @@ pub fn compare(program: &Program, language: &Verdict, hardware: &Verdict) -> Vec
         )),
         _ => {}
     }
-    let (l, h) = (state_set(language), state_set(hardware));
+    let (l, h) = (state_set(program, language), state_set(program, hardware));
     for s in l.difference(&h) {
         out.push(format!(
             "allowed by {} but never by {}: {} (a compiler or a future chip may produce it)",

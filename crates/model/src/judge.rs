@@ -32,7 +32,14 @@ fn final_values(
                     .writes
                     .iter()
                     .filter(|&w| g.events[w].kind.loc() == Some(l) && co.row_is_empty(w))
-                    .filter_map(|w| g.events[w].kind.value())
+                    // A write of another type of the same width (PTX's `st.u32` of an `int`)
+                    // holds the location's value in the location's type.
+                    .filter_map(|w| {
+                        g.events[w]
+                            .kind
+                            .value()
+                            .map(|v| program.location(l).ty.wrap(v))
+                    })
                     .collect();
                 vals.sort_unstable();
                 vals.dedup();

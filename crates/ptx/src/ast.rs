@@ -178,8 +178,9 @@ pub enum Operand {
     /// An integer literal (decimal, `0x` hex, octal, `0b` binary; an `U` suffix is dropped).
     Int(i64),
     /// A floating literal, its bits: `0f3F800000` the 32 bits of an `f32`; `0d...` and a
-    /// decimal literal (`1.5`, which PTX reads as a double) the 64 bits of an `f64`.
-    Float(u64),
+    /// decimal literal (`1.5`, which PTX reads as a double) the 64 bits of an `f64`
+    /// (`double`).
+    Float { bits: u64, double: bool },
     /// A symbol: a label (`$L__BB0_2`), a variable or parameter name, a function name.
     Symbol(String),
     /// `[base+offset]`: the base is a register or a symbol (variable or parameter), or an

@@ -28,6 +28,8 @@ use scopecheck_ir::{
     VoteOp, WarpOp,
 };
 
+mod float;
+
 use crate::ast::{
     Body, Function, Instruction, Module, Operand as Op, ScalarType, StateSpace, Statement, Variable,
 };
@@ -615,7 +617,7 @@ fn float_error(ins: &Instruction) -> LowerError {
     LowerError::at(
         ins,
         format!(
-            "floating-point `{}` is not supported: scopecheck models integer values only",
+            "floating-point `{}` is not supported (floats are computed by `add`, `sub`, `mul`, `div.rn`, `fma.rn`, `min`, `max`, `neg`, `abs`, `sqrt.rn`, `setp`, `cvt`, `atom.add` on `.f32`/`.f64`)",
             mnemonic(ins)
         ),
     )
@@ -687,8 +689,11 @@ fn render_operand(o: &Op) -> String {
     match o {
         Op::Reg(r) | Op::Symbol(r) => r.clone(),
         Op::Int(v) => v.to_string(),
-        Op::Float(b) if *b <= u64::from(u32::MAX) => format!("0f{b:08X}"),
-        Op::Float(b) => format!("0d{b:016X}"),
+        Op::Float {
+            bits,
+            double: false,
+        } => format!("0f{bits:08X}"),
+        Op::Float { bits, .. } => format!("0d{bits:016X}"),
         Op::Address { base, offset } => match offset {
             0 => format!("[{}]", render_operand(base)),
             o => format!("[{}+{o}]", render_operand(base)),
@@ -761,7 +766,7 @@ fn symbols<'m>(o: &'m Op, out: &mut Vec<&'m str>) {
         Op::Symbol(s) => out.push(s),
         Op::Address { base, .. } | Op::Not(base) => symbols(base, out),
         Op::Vector(v) | Op::List(v) | Op::Texture(v) => v.iter().for_each(|o| symbols(o, out)),
-        Op::Reg(_) | Op::Int(_) | Op::Float(_) | Op::Sink => {}
+        Op::Reg(_) | Op::Int(_) | Op::Float { .. } | Op::Sink => {}
     }
 }
 
@@ -1318,6 +1323,10 @@ struct Lower<'a, 'm> {
     text: String,
 }
 
+/// The register of a thread that a failed device `assert` (`call __assertfail`) sets to 1;
+/// it starts at 0. The PTX view requires it to be 0 at the end.
+pub const ASSERT_REGISTER: &str = "$assertfail";
+
 /// The deepest inlining of calls.
 const MAX_CALL_DEPTH: usize = 16;
 
@@ -1694,13 +1703,9 @@ impl<'a, 'm> Lower<'a, 'm> {
                 Err(self.bad_register(ins, name))
             }
             Op::Int(v) => Ok(Operand::Imm(ty.wrap(*v))),
-            // The harness and the language-level view hold a float as the integer it is (a
-            // whole number), not as its IEEE bits; a float constant in the PTX would not
-            // compare with them.
-            Op::Float(_) => Err(LowerError::at(
-                ins,
-                "a floating-point constant: float values are not supported in the PTX view yet (the harness holds floats as integers)",
-            )),
+            // A float is its bits in every view (scopecheck_ir::float); PTX converts a
+            // literal to the instruction's width.
+            Op::Float { bits, double } => Ok(Operand::Imm(float::literal(*bits, *double, ty))),
             Op::Symbol(s) => match self.lookup_var(f, s) {
                 // An address is not wrapped: it keeps its allocation number (module docs).
                 Some(Var::Mem(m)) => Ok(Operand::Imm(self.program.address_of(m.first))),
@@ -1942,6 +1947,9 @@ impl<'a, 'm> Lower<'a, 'm> {
     }
 
     fn op(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
+        if float::is_float_op(ins) {
+            return self.float_op(f, ins);
+        }
         match ins.opcode.as_str() {
             "mov" => self.mov(f, ins),
             "add" | "sub" | "and" | "or" | "xor" | "div" | "rem" | "shl" | "shr" => {
@@ -1962,9 +1970,19 @@ impl<'a, 'm> Lower<'a, 'm> {
             "membar" => self.membar(ins),
             "bar" | "barrier" => self.barrier(f, ins),
             "call" => self.call(f, ins),
-            // A trap aborts the whole grid with an error; the IR has no way for one thread
-            // to stop the others and fail the run, so it cannot be modelled faithfully yet.
-            "trap" => Err(LowerError::at(ins, "`trap` is not supported yet")),
+            // A trap aborts the kernel with an error: a fault of the test at its line.
+            "trap" => {
+                only(ins, &quals(ins, false), &[])?;
+                let t = self.scratch();
+                self.binary(
+                    t,
+                    BinOp::Trap,
+                    IntType::S32,
+                    Operand::Imm(0),
+                    Operand::Imm(0),
+                );
+                Ok(())
+            }
             "shfl" => self.shfl(f, ins),
             "vote" => self.vote(f, ins),
             "popc" | "clz" | "brev" | "bfind" => self.bits(f, ins),
@@ -2535,12 +2553,24 @@ impl<'a, 'm> Lower<'a, 'm> {
                 "`setp` needs a comparison (`.eq`, `.lt`, ...)",
             ));
         };
+        let cty = if force_unsigned { unsigned } else { ty };
+        self.setp_with(f, ins, (op, cty, swap), combine)
+    }
+
+    /// The destinations and sources of `setp`: `p{|q}, a, b{, c}`, `p = (a op b) BoolOp c`
+    /// computed in `cty`, the operands swapped when `swap` says so.
+    fn setp_with(
+        &mut self,
+        f: &mut Frame<'m>,
+        ins: &'m Instruction,
+        (op, cty, swap): (BinOp, IntType, bool),
+        combine: Option<BinOp>,
+    ) -> R<()> {
         // `p|q, a, b{, c}`: the parser gives the pair as two operands.
         let single = 3 + usize::from(combine.is_some());
         let pair = ins.operands.len() == single + 1;
         let ops = self.operands(ins, if pair { single + 1 } else { single })?;
         let (dsts, srcs) = ops.split_at(1 + usize::from(pair));
-        let cty = if force_unsigned { unsigned } else { ty };
         let a = self.src(f, ins, &srcs[0], cty)?;
         let b = self.src(f, ins, &srcs[1], cty)?;
         let (a, b) = if swap { (b, a) } else { (a, b) };
@@ -3064,7 +3094,12 @@ impl<'a, 'm> Lower<'a, 'm> {
                 format!("`{}` on this state space", mnemonic(ins)),
             ));
         }
-        let ty = self.access_type(ins, &q, false)?;
+        // `atom.add.f32`/`.f64` and `red.add.f32`/`.f64`: a float add (the IR's float RMW
+        // rounds to nearest, and for `.f32` flushes subnormals as the ISA says).
+        let ty = match one_type(ins, &q)? {
+            ScalarType::F(n @ (32 | 64)) if *sel == "add" => IntType::float(n),
+            _ => self.access_type(ins, &q, false)?,
+        };
         if !(matches!(ty.bits, 32 | 64) || (ty.bits == 16 && *sel == "cas")) {
             return Err(LowerError::at(
                 ins,
@@ -3340,6 +3375,19 @@ impl<'a, 'm> Lower<'a, 'm> {
             if name == "vprintf" {
                 return Ok(());
             }
+            // A device `assert` that fails: the requirement of the thread's register
+            // ASSERT_REGISTER (0 until here) breaks; the view's condition requires it 0.
+            if name == "__assertfail" {
+                let r = match self.registers.iter().position(|n| n == ASSERT_REGISTER) {
+                    Some(k) => RegId(k as u32),
+                    None => self.fresh_reg(ASSERT_REGISTER),
+                };
+                self.emit(InstrKind::Mov {
+                    dst: r,
+                    src: Operand::Imm(1),
+                });
+                return Ok(());
+            }
             return Err(LowerError::at(
                 ins,
                 format!(
@@ -3507,10 +3555,10 @@ mod tests {
             column: 5,
         }
     }
-    fn r(n: &str) -> Op {
+    pub(super) fn r(n: &str) -> Op {
         Op::Reg(n.into())
     }
-    fn imm(v: i64) -> Op {
+    pub(super) fn imm(v: i64) -> Op {
         Op::Int(v)
     }
     fn sym(n: &str) -> Op {
@@ -3530,7 +3578,7 @@ mod tests {
     }
 
     /// `mnemonic operands;` at line `line`.
-    fn i(line: u32, mnemonic: &str, operands: Vec<Op>) -> Statement {
+    pub(super) fn i(line: u32, mnemonic: &str, operands: Vec<Op>) -> Statement {
         let mut parts = mnemonic.split('.');
         Statement::Instruction(Instruction {
             inlined_at: Vec::new(),
@@ -3673,7 +3721,7 @@ mod tests {
         }
     }
     /// The program of a one-thread launch of a kernel `k` without parameters.
-    fn one_thread(variables: Vec<Variable>, statements: Vec<Statement>) -> Program {
+    pub(super) fn one_thread(variables: Vec<Variable>, statements: Vec<Statement>) -> Program {
         let m = module(variables, vec![kernel("k", vec![], statements)]);
         let mut p = program();
         lower(&m, &launch("k", [1, 1, 1], [1, 1, 1], vec![]), &mut p).expect("lowers");
@@ -3682,7 +3730,7 @@ mod tests {
     fn lower_err(m: &Module, l: &Launch) -> LowerError {
         lower(m, l, &mut program()).expect_err("does not lower")
     }
-    fn one_thread_err(statements: Vec<Statement>) -> LowerError {
+    pub(super) fn one_thread_err(statements: Vec<Statement>) -> LowerError {
         let m = module(vec![], vec![kernel("k", vec![], statements)]);
         lower_err(&m, &launch("k", [1, 1, 1], [1, 1, 1], vec![]))
     }
@@ -3692,7 +3740,7 @@ mod tests {
     /// Runs thread `t` alone: registers, branches, loads of what it stored or else of the
     /// initial values; returns the final registers and the stores made, in order (location
     /// and value).
-    fn run(p: &Program, t: &Thread) -> (Vec<Value>, Vec<(LocId, Value)>) {
+    pub(super) fn run(p: &Program, t: &Thread) -> (Vec<Value>, Vec<(LocId, Value)>) {
         let mut regs = vec![0; t.registers.len()];
         let mut stores: Vec<(LocId, Value)> = vec![];
         let mut pc = 0;
@@ -3717,6 +3765,18 @@ mod tests {
                     regs[dst.0 as usize] = op
                         .eval(*ty, Arithmetic::Ptx, val(&regs, a), val(&regs, b))
                         .expect("defined")
+                }
+                InstrKind::Fma {
+                    dst,
+                    ty,
+                    mode,
+                    a,
+                    b,
+                    c,
+                } => {
+                    let [a, b, c] = [a, b, c].map(|o| val(&regs, o));
+                    regs[dst.0 as usize] =
+                        scopecheck_ir::float::fma(*ty, *mode, a, b, c).expect("defined")
                 }
                 InstrKind::Branch { cond, target } => {
                     let taken = match cond {
@@ -3748,7 +3808,7 @@ mod tests {
     }
 
     /// The final value of register `name` of thread `t`, as `ty` reads it.
-    fn value(p: &Program, t: usize, name: &str, ty: IntType) -> i128 {
+    pub(super) fn value(p: &Program, t: usize, name: &str, ty: IntType) -> i128 {
         let th = &p.threads[t];
         let (regs, _) = run(p, th);
         let reg = th.reg(name).unwrap_or_else(|| panic!("no register {name}"));
@@ -4804,18 +4864,10 @@ mod tests {
         // The pre-Volta forms without `.sync` name no lanes.
         let e = one_thread_err(vec![i(8, "vote.ballot.b32", vec![r("%r1"), imm(1)])]);
         assert!(e.message.contains("without `.sync`"), "{}", e.message);
-        let e = one_thread_err(vec![i(9, "trap", vec![])]);
-        assert!(e.message.contains("trap"), "{}", e.message);
         let e = one_thread_err(vec![i(9, "fence.proxy.async", vec![])]);
         assert!(e.message.contains("proxy"), "{}", e.message);
-        let e = one_thread_err(vec![i(9, "add.f32", vec![r("%r1"), r("%r1"), r("%r1")])]);
-        assert!(e.message.contains("floating-point"), "{}", e.message);
-        let e = one_thread_err(vec![i(
-            9,
-            "atom.global.add.f32",
-            vec![r("%r1"), at(r("%rd1"), 0), r("%r1")],
-        )]);
-        assert!(e.message.contains("floating-point"), "{}", e.message);
+        let e = one_thread_err(vec![i(9, "add.f16", vec![r("%r1"), r("%r1"), r("%r1")])]);
+        assert!(e.message.contains("half-precision"), "{}", e.message);
         let e = one_thread_err(vec![i(
             9,
             "ld.relaxed.global.u32",

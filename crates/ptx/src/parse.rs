@@ -1166,13 +1166,16 @@ impl Parser<'_> {
                     }
                     Tok::Float { bits, double } => {
                         self.next();
-                        Ok(Operand::Float(negate_float(bits, double)))
+                        Ok(Operand::Float {
+                            bits: negate_float(bits, double),
+                            double,
+                        })
                     }
                     _ => Err(self.unexpected("a number after `-`")),
                 };
             }
             Tok::Int(v) => Operand::Int(v),
-            Tok::Float { bits, .. } => Operand::Float(bits),
+            Tok::Float { bits, double } => Operand::Float { bits, double },
             Tok::Word(w) if w == "_" => Operand::Sink,
             Tok::Word(w) if !w.starts_with('.') => {
                 if self.is_register(&w) {
@@ -1626,7 +1629,13 @@ $L__BB0_2:
                 Operand::Int(-1)
             ]
         );
-        assert_eq!(all[24].operands[1], Operand::Float(0x3F80_0000));
+        assert_eq!(
+            all[24].operands[1],
+            Operand::Float {
+                bits: 0x3F80_0000,
+                double: false
+            }
+        );
         assert_eq!(all[25].operands[1], sym("_ZZ4kernE3buf"));
         assert_eq!(all[27].operands[0], addr(sym("_ZZ4kernE3buf"), 8));
         assert_eq!(
@@ -1705,11 +1714,23 @@ $L__BB0_2:
                 Operand::Int(5),
                 Operand::Int(4_294_967_295),
                 Operand::Int(-1),
-                Operand::Float(0x3F80_0000),
-                Operand::Float(0x3FF0_0000_0000_0000),
-                Operand::Float(0xBF80_0000),
+                Operand::Float {
+                    bits: 0x3F80_0000,
+                    double: false
+                },
+                Operand::Float {
+                    bits: 0x3FF0_0000_0000_0000,
+                    double: true
+                },
+                Operand::Float {
+                    bits: 0xBF80_0000,
+                    double: false
+                },
                 Operand::Int(0),
-                Operand::Float(1.5f64.to_bits()),
+                Operand::Float {
+                    bits: 1.5f64.to_bits(),
+                    double: true
+                },
             ]
         );
     }

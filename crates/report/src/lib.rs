@@ -414,7 +414,22 @@ pub fn json(file: &str, program: &Program, verdict: &Verdict, time: Duration) ->
                     // A u64 above i64::MAX is a JSON number of its own.
                     let unsigned =
                         matches!(o, Observable::Loc(l) if program.location(*l).ty == IntType::U64);
-                    let value = if unsigned && *v < 0 {
+                    let float = match o {
+                        Observable::Loc(l) if program.location(*l).ty.float => {
+                            Some(program.location(*l).ty)
+                        }
+                        _ => None,
+                    };
+                    let value = if let Some(ty) = float {
+                        // A float location's value as the number its bits encode (JSON has no
+                        // NaN or infinity: those are the strings a report prints).
+                        let x = scopecheck_ir::float::to_f64(ty, *v);
+                        if x.is_finite() {
+                            Value::from(x)
+                        } else {
+                            Value::from(ty.display(*v))
+                        }
+                    } else if unsigned && *v < 0 {
                         Value::from(*v as u64)
                     } else {
                         Value::from(*v)
@@ -714,9 +729,10 @@ pub fn compare_text(program: &Program, disagreements: &[String]) -> String {
 
 /// The JSON line of `--model both`: the test, each model's verdict object (as `json` gives it),
 /// and the disagreements in words.
-pub fn json_both(
+pub fn json_both<'p>(
     file: &str,
-    program: &Program,
+    program: &'p Program,
+    program_of: &dyn Fn(&Verdict) -> &'p Program,
     verdicts: &[Verdict],
     disagreements: &[String],
     time: Duration,
@@ -725,7 +741,10 @@ pub fn json_both(
         "name": program.name,
         "file": file,
         "model": "both",
-        "verdicts": verdicts.iter().map(|v| json(file, program, v, time)).collect::<Vec<_>>(),
+        "verdicts": verdicts
+            .iter()
+            .map(|v| json(file, program_of(v), v, time))
+            .collect::<Vec<_>>(),
         "disagreements": disagreements,
     })
 }

@@ -104,7 +104,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             });
         }
         let v = match init {
-            Some(i) => self.value(i, None)?,
+            Some(i) => self.value_as(i, ty.int, None)?,
             None => scopecheck_ir::Operand::Imm(0),
         };
         Ok(match v {

@@ -495,7 +495,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Side::Local(name, ty) => {
                         let name = me.text(name);
                         let r = me.new_reg(name, ty);
-                        me.mov(r, v.op, e);
+                        me.mov_val(r, v, e);
                         let seg = me.seg;
                         me.rebind(name, Binding::Reg(r, seg, ty));
                     }
@@ -1161,7 +1161,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 Binding::Ptr(self.retype(ptr, ty.ptr_ty(), *a)?)
             } else {
-                match self.value(*a, None)? {
+                match self.value_as(*a, ty.int, None)? {
                     Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     Operand::Reg(_) => {
                         return err(*a, format!("not supported: a {callee} argument computed at run time by the host (pass a constant or a pointer)"))

@@ -218,7 +218,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let (init_value, computed) = match init {
             None => (0, None),
-            Some(i) => match self.value(i, None)? {
+            Some(i) => match self.value_as(i, ty.int, None)? {
                 Operand::Imm(v) => (ty.int.wrap(v), None),
                 v => (0, Some(v)),
             },

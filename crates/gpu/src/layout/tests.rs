@@ -276,3 +276,48 @@ fn a_test_on_two_gpus_is_refused_with_why_one_gpu_cannot_stand_in() {
         other => panic!("not refused: {:?}", other.map(|l| l.block_threads)),
     }
 }
+
+/// Device code computes in integer instructions: a float atomic add, float arithmetic and a
+/// trap are refused (generated, they would compute on the bits and misreport); moving a
+/// float's bits (a store, an exchange) is not.
+#[test]
+fn refuses_float_computation_in_device_code() {
+    let instr = |kind| Instr {
+        kind,
+        span: Span::default(),
+        text: "f".into(),
+    };
+    let with = |kind| {
+        let mut p = program(&[(0, 0)], false);
+        p.locations[0].ty = IntType::F32;
+        p.threads[0].code.push(instr(kind));
+        Layout::new(&p, &GenOptions::default())
+    };
+    let rmw = |op| InstrKind::Rmw {
+        dst: None,
+        addr: Address::loc(LocId(0)),
+        kind: RmwKind::Op(op, Operand::Imm(0x3f00_0000)),
+        ty: IntType::F32,
+        order: Order::Relaxed,
+        scope: Scope::Gpu,
+    };
+    let refused = |r: Result<Layout, GenError>, what: &str| matches!(r, Err(GenError::Unsupported(m)) if m.contains(what));
+    assert!(refused(with(rmw(RmwOp::Add)), "floating-point atomic"));
+    assert!(with(rmw(RmwOp::Exch)).is_ok());
+    let add = InstrKind::Binary {
+        dst: RegId(0),
+        op: BinOp::Add,
+        ty: IntType::F32,
+        a: Operand::Reg(RegId(0)),
+        b: Operand::Imm(0x3f00_0000),
+    };
+    assert!(refused(with(add), "floating-point values"));
+    let trap = InstrKind::Binary {
+        dst: RegId(0),
+        op: BinOp::Trap,
+        ty: IntType::S32,
+        a: Operand::Imm(0),
+        b: Operand::Imm(0),
+    };
+    assert!(refused(with(trap), "traps"));
+}
