@@ -1341,7 +1341,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 .collect()
         };
         // What each thread held at a barrier may write once released: from where it waits,
-        // and through the threads launched after it.
+        // and through the threads launched after it. A thread released by an arrival of a
+        // stuck thread `u` is one of `u`'s CTA; whatever it then does that another of the
+        // CTA waits for at a barrier or collective is covered too, since those wait here as
+        // well.
         let held: Vec<(usize, Vec<LocId>)> = (0..st.threads.len())
             .filter(|&w| matches!(st.threads[w].status, Status::Waiting(_)))
             .map(|w| {
@@ -1374,7 +1377,13 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 }
             }
             if here.reaches_arrive && self.barrier_waits(st, u) {
-                for (w, writes) in &held {
+                // Only the rounds of its own CTA (its barriers, its warp's collectives) wait
+                // for its arrival: threads held elsewhere wait for someone else.
+                let cta = cta_key(&self.program.threads[u].placement, u);
+                let mates = held
+                    .iter()
+                    .filter(|(w, _)| cta_key(&self.program.threads[*w].placement, *w) == cta);
+                for (w, writes) in mates {
                     for j in fed(writes, *w) {
                         risky.push((
                             i,
