@@ -141,7 +141,11 @@ fn update_of(
             && !observer_after(&thread.code, pc)
             && (!statics.is_loop_read(pc) || never_writes_back(op, operand, ty)) =>
         {
-            op_class(op, operand).map(|c| (c, ty, scope))
+            // Float additions do not commute: each rounds (1e8 + 1 - 1e8 is 0, 1e8 - 1e8 + 1
+            // is 1), so the order of float atomic adds is explored; min and max commute.
+            op_class(op, operand)
+                .filter(|c| !ty.float || matches!(c, OpClass::Min | OpClass::Max))
+                .map(|c| (c, ty, scope))
         }
         _ => None,
     }
@@ -323,7 +327,8 @@ pub(crate) fn final_value<'a>(
 /// Whether an RMW never writes back what it read, whatever it reads: its iterations of a loop
 /// are never pure (docs/loops.md), in every coherence order alike.
 fn never_writes_back(op: RmwOp, operand: Operand, ty: scopecheck_ir::IntType) -> bool {
-    matches!(op, RmwOp::Add | RmwOp::Sub | RmwOp::Xor)
+    !ty.float
+        && matches!(op, RmwOp::Add | RmwOp::Sub | RmwOp::Xor)
         && matches!(operand, Operand::Imm(v) if ty.wrap(v) != 0)
 }
 
