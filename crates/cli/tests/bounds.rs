@@ -439,9 +439,19 @@ fn loading_keeps_the_timeout() {
         let (out, took) = timed(&["check", "--json", "--timeout", "1s"], &path);
         let text = String::from_utf8_lossy(&out.stdout);
         let v: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON line");
-        let why = v["error"].as_str().unwrap_or_default();
-        assert!(why.contains("--timeout was reached while loading"), "{v}");
-        assert_eq!(out.status.code(), Some(1));
+        // On a fast moment the C test's parse may end within the second: the search's
+        // deadline then cuts it (Unknown). Either way the bound holds and says why.
+        match v["error"].as_str() {
+            Some(why) => {
+                assert!(why.contains("--timeout was reached while loading"), "{v}");
+                assert_eq!(out.status.code(), Some(1));
+            }
+            None => {
+                assert_eq!(v["result"], "Unknown", "{v}");
+                let why = v["incomplete_reason"].as_str().unwrap_or_default();
+                assert!(why.contains("--timeout"), "{v}");
+            }
+        }
         assert!(took < 2.0, "took {took} s for --timeout 1s ({name})");
     }
 }
