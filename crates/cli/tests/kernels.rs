@@ -369,3 +369,21 @@ fn scalar_arguments_steer_the_bound_check() {
     assert!(e.contains("no location"), "{e}");
     assert_eq!(line, 11);
 }
+
+#[test]
+fn a_kernel_the_optimizer_empties_is_said_so_in_the_ptx_view() {
+    let v = one("dead-shared.cu", &[]);
+    let verdicts = v["verdicts"].as_array().unwrap();
+    // The source races (two plain stores to one shared word) ...
+    assert_eq!(verdicts[0]["model"], "src11");
+    assert_eq!(verdicts[0]["racy"], true, "{}", verdicts[0]);
+    // ... NVRTC's code has no access left: no race there, and a warning at the kernel says why.
+    assert_eq!(verdicts[1]["model"], "ptx");
+    assert_eq!(verdicts[1]["racy"], false);
+    let w = v["warnings"].to_string();
+    assert!(
+        w.contains("accesses no memory") && w.contains("optimizer removed"),
+        "{w}"
+    );
+    assert_eq!(v["warnings"][0]["line"], 6);
+}

@@ -266,13 +266,13 @@ fn masked_text(text: &str, opencl: bool) -> String {
 
 /// Runs `then` on the preprocessed `text`, with the harness of the kernel `options.kernel`
 /// names appended when there is one: the harness's positions answer for the kernel's name.
-fn with_kernel_harness<T>(
+fn with_kernel_harness(
     raw: &str,
     text: &str,
     opencl: bool,
     options: &CudaOptions,
-    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
-) -> Result<(Program, Vec<Warning>, T), CudaError> {
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError>,
+) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
     let Some(choice) = &options.kernel else {
         return then(text);
     };
@@ -297,6 +297,10 @@ fn with_kernel_harness<T>(
         }
     })?;
     kernels::respan(&mut program, fix);
+    let mut extra = extra;
+    for l in &mut extra {
+        l.span = fix(l.span);
+    }
     for w in &mut warnings {
         w.span = fix(w.span);
     }

@@ -126,6 +126,33 @@ pub fn ptx_view(
         }
     }
     require_no_failed_asserts(&mut program, &launches);
+    // A kernel the optimizer reduced to no memory access (stores nobody reads are dead code):
+    // whatever raced in the source is gone from this view, which must be said.
+    for launch in &launches {
+        let accesses = launch.threads.iter().any(|t| {
+            program.threads[t.0 as usize].code.iter().any(|i| {
+                matches!(
+                    i.kind,
+                    scopecheck_ir::InstrKind::Load { .. }
+                        | scopecheck_ir::InstrKind::Store { .. }
+                        | scopecheck_ir::InstrKind::Rmw { .. }
+                        | scopecheck_ir::InstrKind::Barrier { .. }
+                )
+            })
+        });
+        let said = warnings
+            .iter()
+            .any(|w| w.span == launch.span && w.message.contains("no memory"));
+        if !accesses && !said {
+            warnings.push(Warning {
+                span: launch.span,
+                message: format!(
+                    "kernel `{}`: NVRTC's optimized code ({arch}) accesses no memory: the optimizer removed every access (a store nobody reads is dead code), so the PTX verdict cannot see a race the source has; the language view checks the source",
+                    launch.expression
+                ),
+            });
+        }
+    }
     program.arch = Arch::Ptx;
     Ok(PtxView {
         program,
