@@ -78,7 +78,8 @@ pub fn classes(program: &Program, starvable: bool) -> Vec<Vec<usize>> {
     };
     let eligible = |t: usize| {
         let th = &program.threads[t];
-        !(launched(t) && sc_fence(t))
+        let fenced_launch = launched(t) && sc_fence(t);
+        !fenced_launch
             && !observed.contains(&t)
             && alone(t)
             && th.code.iter().all(|i| match &i.kind {
