@@ -9,11 +9,12 @@
 //! result, so no one value is the hardware's), and directed rounding of arithmetic
 //! (`add.rz`), which the IR computes only to nearest.
 
+use super::qualifiers::int_of;
+
 use scopecheck_ir::{BinOp, FloatCmp, FloatMode, FloatOp, InstrKind, IntType, Operand, Rounding};
 
-use super::{
-    mnemonic, no_memory_quals, quals, Frame, Instruction, Lower, LowerError, Quals, ScalarType, R,
-};
+use super::qualifiers::{mnemonic, no_memory_quals, quals, Quals};
+use super::{Frame, Instruction, Lower, LowerError, ScalarType, R};
 
 /// The instructions that compute on floats when a type of theirs is `.fN`.
 const ARITHMETIC: &[&str] = &[
@@ -270,7 +271,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 ins,
                 format!("`{}`: a predicate type here", mnemonic(ins)),
             )),
-            t => Ok(super::int_of(t, false).expect("an integer type")),
+            t => Ok(int_of(t, false).expect("an integer type")),
         };
         let (to, from) = (ty_of(*to)?, ty_of(*from)?);
         let (mode, rounding, rest) = modifiers(ins, q)?;
