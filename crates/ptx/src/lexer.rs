@@ -13,7 +13,7 @@
 
 use scopecheck_ir::Span;
 
-use crate::parse::ParseError;
+use crate::error::ParseError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Tok {

@@ -7,11 +7,13 @@
 //! whose addresses are computed at run time as the PTX computes them.
 
 pub mod ast;
+mod error;
 mod lexer;
 #[cfg(test)]
 mod limits_tests;
 pub mod lower;
 mod parse;
 
-pub use parse::{parse, ParseError, MAX_DEPTH, MAX_INLINED_AT, MAX_REGISTERS};
+pub use error::ParseError;
+pub use parse::{parse, MAX_DEPTH, MAX_INLINED_AT, MAX_REGISTERS};
 pub mod fold;
