@@ -633,11 +633,11 @@ mod tests {
         assert_eq!(cvt(F, IntType::U32, Zero, Ptx, f(-1.0)), Ok(0));
         // 2^63 is one past the largest `long long`: clamped, not wrapped.
         assert_eq!(
-            cvt(D, IntType::S64, Zero, Ptx, d(9.223_372_036_854_775_808e18)),
+            cvt(D, IntType::S64, Zero, Ptx, d(9.223_372_036_854_776e18)),
             Ok(i64::MAX)
         );
         assert_eq!(cvt(D, IntType::U64, Zero, Ptx, d(1.9e19)), Ok(-1));
-        assert!(cvt(D, IntType::S64, Zero, C, d(9.223_372_036_854_775_808e18)).is_err());
+        assert!(cvt(D, IntType::S64, Zero, C, d(9.223_372_036_854_776e18)).is_err());
         assert_eq!(cvt(F, IntType::S32, Zero, Ptx, f(f32::NAN)), Ok(0));
         assert!(cvt(F, IntType::S32, Zero, C, f(3e9)).is_err());
         assert!(cvt(F, IntType::S32, Zero, C, f(f32::NAN)).is_err());
