@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rayon::prelude::*;
 use scopecheck_cuda::CudaOptions;
-use scopecheck_ir::Program;
-use scopecheck_litmus::{OptionWord, Warning};
+use scopecheck_ir::{Diagnostic, Program};
+use scopecheck_litmus::OptionWord;
 use scopecheck_model::suggest::{self, CostTable, Suggestion};
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
@@ -68,7 +68,7 @@ pub struct Checked {
     /// The file's text, for diagnostics with code snippets.
     pub source: String,
     /// What the front-end changed or doubts (e.g. a device scope narrowed on shared memory).
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
     pub verdicts: Vec<Verdict>,
     pub disagreements: Vec<String>,
     /// With `--suggest`: the cheapest ways found to make the test right (first model).
@@ -277,7 +277,7 @@ pub fn check_file(
         let (flags, report) = cli
             .flags
             .with_file_options(cli.given, &option_words)
-            .map_err(|e| Failure::parse(&input.file, source.clone(), &e))?;
+            .map_err(|e| Failure::parse(&input.file, source.clone(), e))?;
         let mut o = flags.check_options();
         o.progress = opts.progress.clone();
         o.graphs = opts.graphs;
@@ -348,7 +348,7 @@ pub fn check_file(
 fn ptx_only(
     input: &Input,
     cuda: &CudaOptions,
-) -> Result<(String, Program, Vec<Warning>), Option<String>> {
+) -> Result<(String, Program, Vec<Diagnostic>), Option<String>> {
     let source = inputs::read_source(&input.file, &input.path).map_err(|_| None)?;
     let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
         return Err(None);
@@ -365,17 +365,12 @@ fn ptx_only(
         .into_owned();
     let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch())
         .map_err(|e| Some(e.to_string()))?;
-    let mut warnings = vec![Warning {
-        span: why.span,
-        message: format!(
-            "the language-level front-end cannot read this file ({}); it is checked as the PTX NVRTC compiles its kernels to, under the PTX model only",
-            why.message
-        ),
-    }];
-    warnings.extend(view.warnings.into_iter().map(|w| Warning {
-        span: w.span,
-        message: w.message,
-    }));
+    let mut warnings = vec![Diagnostic::warning(format!(
+        "the language-level front-end cannot read this file ({}); it is checked as the PTX NVRTC compiles its kernels to, under the PTX model only",
+        why.message
+    ))
+    .at(why.span)];
+    warnings.extend(view.warnings.into_iter().map(Diagnostic::from));
     let mut program = view.program;
     if let Some(stem) = input.path.file_stem() {
         program.name = stem.to_string_lossy().into_owned();
@@ -388,7 +383,7 @@ fn read_ptx(
     input: &Input,
     source: String,
     cuda: &CudaOptions,
-) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
+) -> Result<(String, Program, Vec<Diagnostic>), Box<Failure>> {
     let Some(harness) = &cuda.harness else {
         return Err(Failure::io(
             &input.file,
@@ -397,7 +392,7 @@ fn read_ptx(
     };
     let harness_file = harness.display().to_string();
     let harness_source = inputs::read_source(&harness_file, harness).map_err(|mut f| {
-        f.message = format!("{} (the --harness file)", f.message);
+        f.diagnostic.message = format!("{} (the --harness file)", f.message());
         f
     })?;
     match scopecheck_cuda::ptx_file_view(&source, &harness_source, cuda) {
@@ -409,28 +404,19 @@ fn read_ptx(
             let warnings = view
                 .warnings
                 .into_iter()
-                .map(|w| Warning {
-                    span: w.span,
-                    message: format!("{harness_file}: {}", w.message),
+                .map(|w| {
+                    let mut d = Diagnostic::from(w);
+                    d.message = format!("{harness_file}: {}", d.message);
+                    d
                 })
                 .collect();
             Ok((source, program, warnings))
         }
         Err(scopecheck_cuda::PtxViewError::Harness(e)) => {
-            let e = scopecheck_litmus::ParseError {
-                message: e.message,
-                span: e.span,
-                expected: Vec::new(),
-            };
-            Err(Failure::parse(&harness_file, harness_source, &e))
+            Err(Failure::parse(&harness_file, harness_source, e))
         }
-        Err(scopecheck_cuda::PtxViewError::Ptx { message, span, .. }) => {
-            let e = scopecheck_litmus::ParseError {
-                message,
-                span,
-                expected: Vec::new(),
-            };
-            Err(Failure::parse(&input.file, source, &e))
+        Err(e @ scopecheck_cuda::PtxViewError::Ptx { .. }) => {
+            Err(Failure::parse(&input.file, source, e))
         }
         Err(e) => Err(Failure::io(&input.file, e.to_string())),
     }
@@ -448,16 +434,15 @@ fn nvrtc_view(
     source: &str,
     program: &Program,
     cuda: &CudaOptions,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Option<Program> {
     let fallback = "the PTX verdict below is scopecheck's own mapping of the C++ operations to PTX, not NVRTC's code";
     let nvrtc = match NVRTC.get_or_init(scopecheck_nvrtc::Nvrtc::find) {
         Ok(n) => n,
         Err(e) => {
-            warnings.push(Warning {
-                span: scopecheck_ir::Span::default(),
-                message: format!("{e}; {fallback}"),
-            });
+            warnings.push(
+                Diagnostic::warning(format!("{e}; {fallback}")).at(scopecheck_ir::Span::default()),
+            );
             return None;
         }
     };
@@ -468,10 +453,7 @@ fn nvrtc_view(
     match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch()) {
         Ok(view) => {
             for w in view.warnings {
-                let w = Warning {
-                    span: w.span,
-                    message: w.message,
-                };
+                let w = Diagnostic::from(w);
                 if !warnings.contains(&w) {
                     warnings.push(w);
                 }
@@ -490,10 +472,9 @@ fn nvrtc_view(
                 },
                 _ => scopecheck_ir::Span::default(),
             };
-            warnings.push(Warning {
-                span,
-                message: format!("no PTX view from NVRTC: {e}; {fallback}"),
-            });
+            warnings.push(
+                Diagnostic::warning(format!("no PTX view from NVRTC: {e}; {fallback}")).at(span),
+            );
             None
         }
     }
@@ -503,19 +484,19 @@ fn nvrtc_view(
 pub fn read_parse_warn(
     input: &Input,
     cuda: &CudaOptions,
-) -> Result<(String, Program, Vec<Warning>), Box<Failure>> {
+) -> Result<(String, Program, Vec<Diagnostic>), Box<Failure>> {
     read_parse_full(input, cuda).map(|(s, p, w, _)| (s, p, w))
 }
 
 /// A file's text, program and warnings, with the words of a litmus test's option comments.
-type Parsed = (String, Program, Vec<Warning>, Vec<OptionWord>);
+type Parsed = (String, Program, Vec<Diagnostic>, Vec<OptionWord>);
 
 /// Reads and parses one file, with the front-end's warnings and, for a litmus test, the words
 /// of its `(* options: ... *)` comments.
 /// What loading a file gives: its text, the program, the front-end's warnings, whether the
 /// program is the file's PTX view (NVRTC's code: the front-end refused the file), and the
 /// file's own options.
-type Loaded = (String, Program, Vec<Warning>, bool, Vec<OptionWord>);
+type Loaded = (String, Program, Vec<Diagnostic>, bool, Vec<OptionWord>);
 
 /// Reads, preprocesses, parses and lowers `input`: through the language-level front-end, or,
 /// for a `.cu` file it refuses (templates, classes, ...) when `ptx_fallback`, as NVRTC
@@ -600,8 +581,9 @@ fn load(input: &Input, cuda: &CudaOptions, ptx_fallback: bool) -> Result<Loaded,
             Ok((s, p, w)) => Ok((s, p, w, true, Vec::new())),
             Err(why) => {
                 // The PTX view's reason, unless it is the same failure (a preprocessor error).
-                if let Some(why) = why.filter(|w| !w.contains(&f.message)) {
-                    f.message = format!("{}; and no PTX view could be made: {why}", f.message);
+                if let Some(why) = why.filter(|w| !w.contains(f.message())) {
+                    f.diagnostic.message =
+                        format!("{}; and no PTX view could be made: {why}", f.message());
                 }
                 Err(f)
             }
@@ -611,7 +593,7 @@ fn load(input: &Input, cuda: &CudaOptions, ptx_fallback: bool) -> Result<Loaded,
 }
 
 fn read_parse_full(input: &Input, cuda: &CudaOptions) -> Result<Parsed, Box<Failure>> {
-    let none = |(s, p, w): (String, Program, Vec<Warning>)| (s, p, w, Vec::new());
+    let none = |(s, p, w): (String, Program, Vec<Diagnostic>)| (s, p, w, Vec::new());
     if let Some(problem) = &input.problem {
         return Err(Failure::io(&input.file, problem.clone()));
     }
@@ -632,28 +614,18 @@ fn read_parse_full(input: &Input, cuda: &CudaOptions) -> Result<Parsed, Box<Fail
                 if let Some(stem) = input.path.file_stem() {
                     program.name = stem.to_string_lossy().into_owned();
                 }
-                let warnings = warnings
-                    .into_iter()
-                    .map(|w| Warning {
-                        span: w.span,
-                        message: w.message,
-                    })
-                    .collect();
+                let warnings = warnings.into_iter().map(Diagnostic::from).collect();
                 Ok((source, program, warnings, Vec::new()))
             }
-            Err(e) => {
-                let e = scopecheck_litmus::ParseError {
-                    message: e.message,
-                    span: e.span,
-                    expected: Vec::new(),
-                };
-                Err(Failure::parse(&input.file, source, &e))
-            }
+            Err(e) => Err(Failure::parse(&input.file, source, e)),
         };
     }
     match scopecheck_litmus::parse_test(&source) {
-        Ok(t) => Ok((source, t.program, t.warnings, t.options)),
-        Err(e) => Err(Failure::parse(&input.file, source, &e)),
+        Ok(t) => {
+            let warnings = t.warnings.into_iter().map(Diagnostic::from).collect();
+            Ok((source, t.program, warnings, t.options))
+        }
+        Err(e) => Err(Failure::parse(&input.file, source, e)),
     }
 }
 

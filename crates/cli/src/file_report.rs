@@ -166,7 +166,7 @@ fn text(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> String {
     let mut out = String::new();
     let both = c.verdicts.len() > 1;
     for w in &c.warnings {
-        let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
+        let _ = writeln!(out, "Warning line {}: {}", w.line(), w.message);
     }
     if let Some(k) = &c.kernel {
         let opencl = input.file.ends_with(".cl");
@@ -258,8 +258,8 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
             .iter()
             .map(|w| {
                 serde_json::json!({
-                    "line": w.span.line,
-                    "column": w.span.column,
+                    "line": w.line(),
+                    "column": w.column(),
                     "message": w.message,
                 })
             })

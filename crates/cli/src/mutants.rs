@@ -168,7 +168,7 @@ pub fn check_mutants(
             let scope = w.scope(program);
             let mutant = w.apply(program);
             let verdict = match check_guarded(file, source, &mutant, check) {
-                Err(f) => Err(f.message),
+                Err(f) => Err(f.message().to_string()),
                 Ok(v) if !v.is_complete() => {
                     Err("the model's exploration of the mutant was cut short".into())
                 }

@@ -2,115 +2,99 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
-use scopecheck_ir::{Program, Span};
-use scopecheck_litmus::ParseError;
+use miette::{LabeledSpan, NamedSource, SourceCode};
+use scopecheck_ir::{Diagnostic, Program, Span};
 use scopecheck_model::CheckError;
 
-/// Something that stopped one file from being checked.
+/// Something that stopped one file from being checked: the diagnostic (its `file` always set)
+/// and the file's text, when it was read, for the snippet.
 #[derive(Debug)]
 pub struct Failure {
-    pub file: String,
-    pub message: String,
-    /// The file's text, when it was read.
+    pub diagnostic: Diagnostic,
     source: Option<String>,
-    /// Where in `source`, with the label to put there.
-    at: Option<(Span, &'static str)>,
-    help: Option<String>,
 }
 
 impl Failure {
+    /// `diagnostic` about `file`, whose text is `source` when it was read.
+    pub fn new(file: &str, diagnostic: Diagnostic, source: Option<String>) -> Box<Failure> {
+        Box::new(Failure {
+            diagnostic: diagnostic.in_file(file),
+            source,
+        })
+    }
+
     /// A file that could not be found, read or listed.
     pub fn io(file: &str, message: String) -> Box<Failure> {
-        Box::new(Failure {
-            file: file.into(),
-            message,
-            source: None,
-            at: None,
-            help: None,
-        })
+        Failure::new(file, Diagnostic::error(message), None)
     }
 
     /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
     pub fn located(file: &str, message: String, source: String, span: Span) -> Box<Failure> {
-        Box::new(Failure {
-            file: file.into(),
-            message,
-            source: Some(source),
-            at: Some((span, "here")),
-            help: None,
-        })
+        Failure::new(file, Diagnostic::error(message).at(span), Some(source))
     }
 
-    /// A parse error: the span it points at, and what would have been accepted there.
-    pub fn parse(file: &str, source: String, err: &ParseError) -> Box<Failure> {
-        let help = match err.expected.as_slice() {
-            [] => None,
-            [one] => Some(format!("expected {one}")),
-            many => Some(format!("expected one of: {}", many.join(", "))),
-        };
-        Box::new(Failure {
-            file: file.into(),
-            message: err.message.clone(),
-            source: Some(source),
-            at: Some((err.span, "here")),
-            help,
-        })
+    /// A front-end's error about `source` (a parse error: the span it points at, and what
+    /// would have been accepted there).
+    pub fn parse(file: &str, source: String, err: impl Into<Diagnostic>) -> Box<Failure> {
+        Failure::new(file, err.into(), Some(source))
     }
 
     /// An error found while exploring a parsed test: labelled at the instruction at fault, or
     /// on the test's header line when the error has no position.
     pub fn check(file: &str, source: String, program: &Program, err: &CheckError) -> Box<Failure> {
-        let at = err.span().map(|span| (span, "here")).or_else(|| {
-            source.find(&program.name).map(|offset| {
+        let mut d = Diagnostic::from(err.clone());
+        if d.span.is_none() {
+            if let Some(offset) = source.find(&program.name) {
                 let span = Span {
                     offset,
                     len: program.name.len(),
                     line: 0,
                     column: 0,
                 };
-                (span, "in this test")
-            })
-        });
-        Box::new(Failure {
-            file: file.into(),
-            message: err.to_string(),
-            source: Some(source),
-            at,
-            help: None,
-        })
+                d = d.at(span).labelled("in this test");
+            }
+        }
+        Failure::new(file, d, Some(source))
     }
 
     /// A panic inside scopecheck: a bug, not a problem with the test. `source`: the file's
     /// text when it was read; `why`: the panic's message.
     pub fn internal(file: &str, source: Option<String>, why: &str) -> Box<Failure> {
-        Box::new(Failure {
-            file: file.into(),
-            message: format!("internal error: scopecheck panicked while checking this test: {why}"),
-            source,
-            at: None,
-            help: Some("this is a bug in scopecheck, not in the test; please report it".into()),
-        })
+        let d = Diagnostic::error(format!(
+            "internal error: scopecheck panicked while checking this test: {why}"
+        ))
+        .with_note("this is a bug in scopecheck, not in the test; please report it");
+        Failure::new(file, d, source)
     }
 
-    /// Where in the file the failure is, when it has a position, and the file's text.
-    pub fn position(&self) -> (Option<Span>, Option<&str>) {
-        let span = self.at.map(|(span, _)| span).filter(|s| s.line > 0);
-        (span, self.source.as_deref())
+    /// The file, as reports name it.
+    pub fn file(&self) -> &str {
+        self.diagnostic.file.as_deref().unwrap_or_default()
     }
 
-    /// What would have been accepted there, or what to do.
-    pub fn help(&self) -> Option<&str> {
-        self.help.as_deref()
+    /// What went wrong, without the position or the notes.
+    pub fn message(&self) -> &str {
+        &self.diagnostic.message
+    }
+
+    /// The file's text, when it was read.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+
+    /// What would have been accepted there, or what to do: the notes, one line each.
+    fn help(&self) -> Option<String> {
+        let notes = &self.diagnostic.notes;
+        (!notes.is_empty()).then(|| notes.join("\n"))
     }
 
     /// The NDJSON error object; line and column are 0 when the failure has no position.
     pub fn json(&self) -> serde_json::Value {
-        let (line, column) = match self.at {
-            Some((span, _)) if span.line > 0 => (span.line, span.column),
-            _ => (0, 0),
+        let (line, column) = match self.diagnostic.position() {
+            Some(span) => (span.line, span.column),
+            None => (0, 0),
         };
-        scopecheck_report::json_error(&self.file, line, column, &self.message)
+        scopecheck_report::json_error(self.file(), line, column, self.message())
     }
 
     /// The failure as miette shows it: the file name, the source line, a label at the error
@@ -119,14 +103,14 @@ impl Failure {
         let label = self.label();
         // Without a label miette shows no source, and so no file name: put it in the message.
         let message = match label {
-            Some(_) => self.message.clone(),
-            None => format!("{}: {}", self.file, self.message),
+            Some(_) => self.message().to_string(),
+            None => format!("{}: {}", self.file(), self.message()),
         };
         let diag = Diag {
             message,
-            src: NamedSource::new(&self.file, self.source.clone().unwrap_or_default()),
+            src: NamedSource::new(self.file(), self.source.clone().unwrap_or_default()),
             label,
-            help: self.help.clone(),
+            help: self.help(),
         };
         format!("{:?}", miette::Report::new(diag))
     }
@@ -138,7 +122,8 @@ impl Failure {
 
     fn label(&self) -> Option<LabeledSpan> {
         let source = self.source.as_deref()?;
-        let (span, text) = self.at?;
+        let span = self.diagnostic.span?;
+        let text = self.diagnostic.label.as_deref().unwrap_or("here");
         let mut start = span.offset.min(source.len());
         while !source.is_char_boundary(start) {
             start -= 1;
@@ -207,7 +192,7 @@ impl fmt::Display for Finding {
 
 impl std::error::Error for Finding {}
 
-impl Diagnostic for Finding {
+impl miette::Diagnostic for Finding {
     fn severity(&self) -> Option<miette::Severity> {
         Some(self.severity)
     }
@@ -242,7 +227,7 @@ impl fmt::Display for Diag {
 
 impl std::error::Error for Diag {}
 
-impl Diagnostic for Diag {
+impl miette::Diagnostic for Diag {
     fn source_code(&self) -> Option<&dyn SourceCode> {
         self.label.as_ref().map(|_| &self.src as &dyn SourceCode)
     }

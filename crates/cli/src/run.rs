@@ -315,7 +315,7 @@ fn refuse_all(args: &RunArgs, inputs: &[inputs::Input], why: &str) {
     for input in inputs {
         let message = match checked(args, input) {
             Ok(_) => why.to_string(),
-            Err(f) => f.message,
+            Err(f) => f.message().to_string(),
         };
         report_failure(args.json, &input.file, &message);
     }
@@ -363,14 +363,14 @@ fn run_file(
     {
         Ok(x) => x,
         Err(f) => {
-            report_failure(args.json, &f.file, &f.message);
+            report_failure(args.json, f.file(), f.message());
             return (false, end);
         }
     };
     let verdict = match check_guarded(&input.file, &source, &program, opts) {
         Ok(v) => v,
         Err(f) => {
-            report_failure(args.json, &f.file, &f.message);
+            report_failure(args.json, f.file(), f.message());
             return (false, end);
         }
     };

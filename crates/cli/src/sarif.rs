@@ -93,11 +93,6 @@ pub fn results_of(input: &Input, result: &Result<Checked, Box<Failure>>) -> Vec<
         Ok(c) => c,
         Err(f) => return failure_results(f),
     };
-    let warnings: Vec<_> = c
-        .warnings
-        .iter()
-        .map(|w| (w.span, w.message.clone()))
-        .collect();
     let verdicts: Vec<CheckedVerdict> = c
         .verdicts
         .iter()
@@ -107,19 +102,14 @@ pub fn results_of(input: &Input, result: &Result<Checked, Box<Failure>>) -> Vec<
         })
         .collect();
     let mut log = SarifLog::new();
-    log.add_checked(&input.file, &c.source, &warnings, &verdicts);
+    log.add_checked(&input.file, &c.source, &c.warnings, &verdicts);
     log.results().to_vec()
 }
 
 /// The `input-error` result of a file that could not be read, parsed or checked.
 pub fn failure_results(f: &Failure) -> Vec<SarifResult> {
-    let (span, source) = f.position();
-    let message = match f.help() {
-        Some(help) => format!("{}; {help}", f.message),
-        None => f.message.clone(),
-    };
     let mut log = SarifLog::new();
-    log.add_input_error(&f.file, source, span, &message);
+    log.add_input_error(&f.diagnostic, f.source());
     log.results().to_vec()
 }
 

@@ -187,7 +187,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
             let _ = writeln!(out, "{line}");
         } else {
             for w in &checked.warnings {
-                let _ = writeln!(out, "Warning line {}: {}", w.span.line, w.message);
+                let _ = writeln!(out, "Warning line {}: {}", w.line(), w.message);
             }
             if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
                 let _ = writeln!(

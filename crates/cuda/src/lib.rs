@@ -152,6 +152,25 @@ pub struct Warning {
     pub message: String,
 }
 
+impl From<CudaError> for scopecheck_ir::Diagnostic {
+    /// The message without the `line:column:` its `Display` starts with: the span carries it.
+    fn from(e: CudaError) -> Self {
+        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
+    }
+}
+
+impl From<Warning> for scopecheck_ir::Diagnostic {
+    fn from(w: Warning) -> Self {
+        scopecheck_ir::Diagnostic::warning(w.message).at(w.span)
+    }
+}
+
+impl From<PreprocessError> for scopecheck_ir::Diagnostic {
+    fn from(e: PreprocessError) -> Self {
+        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
+    }
+}
+
 /// Parses and lowers a CUDA file with the default options.
 pub fn parse_cuda(source: &str) -> Result<(Program, Vec<Warning>), CudaError> {
     parse_cuda_with(source, &CudaOptions::default())

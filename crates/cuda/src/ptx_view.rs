@@ -27,6 +27,20 @@ pub enum PtxViewError {
     },
 }
 
+impl From<PtxViewError> for scopecheck_ir::Diagnostic {
+    /// A harness error is in the `.cu` file and a PTX error in the PTX (the caller knows which
+    /// file that is); NVRTC's has no position.
+    fn from(e: PtxViewError) -> Self {
+        match e {
+            PtxViewError::Harness(e) => e.into(),
+            PtxViewError::Ptx { message, span, .. } => {
+                scopecheck_ir::Diagnostic::error(message).at(span)
+            }
+            e @ PtxViewError::Nvrtc(_) => scopecheck_ir::Diagnostic::error(e.to_string()),
+        }
+    }
+}
+
 /// The program of the PTX view, with the front-end's warnings and the PTX itself.
 pub struct PtxView {
     pub program: Program,

@@ -9,8 +9,10 @@
 //! Front-ends (litmus parsers, the CUDA front-end) produce a `Program`; the explorer and the
 //! models consume it. Nothing here knows about any particular memory model.
 
+pub mod diagnostic;
 pub mod float;
 pub mod weaken;
+pub use diagnostic::{Diagnostic, Severity};
 pub use float::{FloatCmp, FloatMode, FloatOp, Rounding};
 use std::fmt;
 

@@ -71,6 +71,21 @@ pub struct Warning {
     pub message: String,
 }
 
+impl From<ParseError> for scopecheck_ir::Diagnostic {
+    /// The error at its span, with what would have been accepted there as a note.
+    fn from(e: ParseError) -> Self {
+        scopecheck_ir::Diagnostic::error(e.message)
+            .at(e.span)
+            .expecting(&e.expected)
+    }
+}
+
+impl From<Warning> for scopecheck_ir::Diagnostic {
+    fn from(w: Warning) -> Self {
+        scopecheck_ir::Diagnostic::warning(w.message).at(w.span)
+    }
+}
+
 /// A word of a per-file option comment `(* options: --unroll 3 *)`, with where it stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionWord {

@@ -117,6 +117,19 @@ impl CheckError {
     }
 }
 
+impl From<CheckError> for scopecheck_ir::Diagnostic {
+    /// The error at the instruction at fault; without one, at no position (the caller may
+    /// point at the test as a whole).
+    fn from(e: CheckError) -> Self {
+        let span = e.span();
+        let d = scopecheck_ir::Diagnostic::error(e.to_string());
+        match span {
+            Some(span) => d.at(span),
+            None => d,
+        }
+    }
+}
+
 impl ModelKind {
     /// The model a program's own dialect is written for.
     pub fn for_dialect(arch: Arch) -> ModelKind {

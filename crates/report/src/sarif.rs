@@ -16,7 +16,7 @@
 
 use std::path::{Component, Path};
 
-use scopecheck_ir::{Program, Span};
+use scopecheck_ir::{Diagnostic, Program, Span};
 use scopecheck_model::{Outcome, Verdict};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -341,7 +341,7 @@ impl SarifLog {
         &self.results
     }
 
-    /// Adds what checking one file found: the front-end's warnings (`(span, message)`), then
+    /// Adds what checking one file found: the front-end's warnings, then
     /// each verdict's findings and, for a verdict whose exploration was cut short, an
     /// `unknown` result. A finding that several models make alike is one result whose
     /// `properties.models` lists them all (in `verdicts` order); every result of a verdict
@@ -351,17 +351,17 @@ impl SarifLog {
         &mut self,
         file: &str,
         source: &str,
-        warnings: &[(Span, String)],
+        warnings: &[Diagnostic],
         verdicts: &[CheckedVerdict],
     ) {
-        for (span, message) in warnings {
+        for w in warnings {
             self.push(SarifResult {
                 rule: rules::FRONTEND_WARNING,
                 level: rules::FRONTEND_WARNING.level,
-                message: escape(message),
+                message: escape(&w.message),
                 locations: vec![Place {
                     file: file.to_string(),
-                    region: Region::of_span(Some(source), *span),
+                    region: Region::of_span(Some(source), w.span.unwrap_or_default()),
                     message: None,
                 }],
                 related: vec![],
@@ -394,22 +394,21 @@ impl SarifLog {
         }
     }
 
-    /// Adds a file that could not be read, parsed or checked, at `span` of `source` when the
-    /// error has a position.
-    pub fn add_input_error(
-        &mut self,
-        file: &str,
-        source: Option<&str>,
-        span: Option<Span>,
-        message: &str,
-    ) {
+    /// Adds a file that could not be read, parsed or checked (`error`, its `file` set), at its
+    /// span of `source` (the file's text, when it was read) when it has a position. SARIF's
+    /// message is one line: the notes follow the message, each after `; `.
+    pub fn add_input_error(&mut self, error: &Diagnostic, source: Option<&str>) {
+        let message = std::iter::once(error.message.as_str())
+            .chain(error.notes.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("; ");
         self.push(SarifResult {
             rule: rules::INPUT_ERROR,
             level: rules::INPUT_ERROR.level,
-            message: escape(message),
+            message: escape(&message),
             locations: vec![Place {
-                file: file.to_string(),
-                region: span.and_then(|s| Region::of_span(source, s)),
+                file: error.file.clone().unwrap_or_default(),
+                region: error.position().and_then(|s| Region::of_span(source, s)),
                 message: None,
             }],
             related: vec![],
@@ -875,7 +874,7 @@ mod tests {
     fn an_absolute_name_under_the_current_directory_is_relative_to_it() {
         let mut log = SarifLog::new();
         for file in ["/work/project/t/x.litmus", "/elsewhere/y.litmus"] {
-            log.add_input_error(file, None, None, "unreadable");
+            log.add_input_error(&Diagnostic::error("unreadable").in_file(file), None);
         }
         let json = log.to_json("0", None, Some(Path::new("/work/project")));
         let artifact = |i: usize| {

@@ -55,11 +55,8 @@ fn log_with(file: &str, src: &str, models: &[Option<ModelKind>], opts: CheckOpti
             check(&t.program, &opts).expect("the test checks")
         })
         .collect();
-    let warnings: Vec<_> = t
-        .warnings
-        .iter()
-        .map(|w| (w.span, w.message.clone()))
-        .collect();
+    let warnings: Vec<scopecheck_ir::Diagnostic> =
+        t.warnings.iter().cloned().map(Into::into).collect();
     let checked: Vec<_> = verdicts
         .iter()
         .map(|verdict| CheckedVerdict {
@@ -439,9 +436,15 @@ fn an_input_error_is_at_its_line_and_column() {
     let src = "PTX bad\n{ x=0; }\n P0 ;\n ld.foo r0, x ;\nexists (x == 0)\n";
     let e = scopecheck_litmus::parse_test(src).expect_err("`ld.foo` is no instruction");
     let mut log = SarifLog::new();
-    log.add_input_error("bad.litmus", Some(src), Some(e.span), &e.message);
+    // The message alone: the notes (what the parser expected) are another test's matter.
+    let error = scopecheck_ir::Diagnostic::error(e.message.clone())
+        .at(e.span)
+        .in_file("bad.litmus");
+    log.add_input_error(&error, Some(src));
     // A file without a position (unreadable) has its artifact only.
-    log.add_input_error("missing.litmus", None, None, "No such file or directory");
+    let missing =
+        scopecheck_ir::Diagnostic::error("No such file or directory").in_file("missing.litmus");
+    log.add_input_error(&missing, None);
     let json = log.to_json("0.1.0", None, None);
     assert_valid(&json);
     let r = results(&json);

@@ -1,0 +1,161 @@
+//! What every front-end, the loader and the model tell the user about a file: one shape for
+//! errors and warnings alike (a message, a severity, where in which file, and notes), so that
+//! the edge (the command line's text, JSON and SARIF reports) renders each once, whatever made
+//! it. The front-ends keep their own error types, which carry what their callers branch on
+//! (a PTX `.loc`, NVRTC's log); each converts into a `Diagnostic` at its boundary
+//! (`impl From<...> for Diagnostic` in the front-end's crate).
+
+use std::fmt;
+
+use crate::Span;
+
+/// How serious a diagnostic is, as SARIF and miette name the levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The file could not be read, parsed, lowered or checked.
+    Error,
+    /// The file was checked, but something in it does not mean what it says, or was read in
+    /// a way the user should know of (a scope narrowed, a `printf` ignored).
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// One error or warning about a file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    /// The file, as reports name it (the path as given on the command line); `None` until the
+    /// loader, which knows it, sets it: the front-ends read text, not files.
+    pub file: Option<String>,
+    /// Where in the file: `line` and `column` 1-based. A span with line 0 has an offset but no
+    /// line (the name of a test found in its text); `None`: no position at all.
+    pub span: Option<Span>,
+    /// The text put at the span when the file is shown; `None` says "here".
+    pub label: Option<String>,
+    /// What would have been accepted there, or what to do: shown after the message (miette's
+    /// help, one line each), appended to it where one line is all there is (SARIF).
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error with `message`, at no position yet.
+    pub fn error(message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Error, message)
+    }
+
+    /// A warning with `message`, at no position yet.
+    pub fn warning(message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Warning, message)
+    }
+
+    fn new(severity: Severity, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity,
+            message: message.into(),
+            file: None,
+            span: None,
+            label: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The same, at `span`.
+    pub fn at(mut self, span: Span) -> Diagnostic {
+        self.span = Some(span);
+        self
+    }
+
+    /// The same, in `file` (as reports name it).
+    pub fn in_file(mut self, file: impl Into<String>) -> Diagnostic {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// The same, with `label` put at its span in place of "here".
+    pub fn labelled(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// The same, with one note more.
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// The note that says what a parser would have accepted: `expected X`, or `expected one
+    /// of: X, Y`; none when the list is empty.
+    pub fn expecting<S: AsRef<str>>(self, expected: &[S]) -> Diagnostic {
+        match expected {
+            [] => self,
+            [one] => self.with_note(format!("expected {}", one.as_ref())),
+            many => {
+                let many: Vec<&str> = many.iter().map(AsRef::as_ref).collect();
+                self.with_note(format!("expected one of: {}", many.join(", ")))
+            }
+        }
+    }
+
+    /// The 1-based line, 0 when there is none.
+    pub fn line(&self) -> u32 {
+        self.span.map_or(0, |s| s.line)
+    }
+
+    /// The 1-based column, 0 when there is no span.
+    pub fn column(&self) -> u32 {
+        self.span.map_or(0, |s| s.column)
+    }
+
+    /// The span, when it has a line: what a report can point at.
+    pub fn position(&self) -> Option<Span> {
+        self.span.filter(|s| s.line > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_tokens_become_one_note() {
+        // One token reads "expected X"; several read as a list, as the parsers' errors
+        // always did; none adds nothing.
+        let one = Diagnostic::error("bad").expecting(&["`;`"]);
+        assert_eq!(one.notes, ["expected `;`"]);
+        let many = Diagnostic::error("bad").expecting(&["`;`", "`}`"]);
+        assert_eq!(many.notes, ["expected one of: `;`, `}`"]);
+        let none = Diagnostic::error("bad").expecting::<&str>(&[]);
+        assert!(none.notes.is_empty());
+    }
+
+    #[test]
+    fn a_span_without_a_line_is_no_position() {
+        // A test's name found in the text has an offset but line 0: it can be labelled, but
+        // reports give line and column 0 for it, as for no span at all.
+        let span = Span {
+            offset: 10,
+            len: 4,
+            line: 0,
+            column: 0,
+        };
+        let d = Diagnostic::error("x").at(span);
+        assert_eq!((d.line(), d.column(), d.position()), (0, 0, None));
+        let d = Diagnostic::warning("y").at(Span {
+            line: 3,
+            column: 7,
+            ..span
+        });
+        assert_eq!((d.line(), d.column()), (3, 7));
+        assert_eq!(d.severity.to_string(), "warning");
+    }
+}
