@@ -48,6 +48,10 @@ pub(crate) enum Branches<'p> {
     },
 }
 
+/// How many steps `Search::would_block` runs a spinner ahead before it gives up and
+/// lets it run (an iteration longer than this is scheduled as any other thread).
+const WOULD_BLOCK_STEPS: usize = 256;
+
 /// Coherence as a relation: each location's order, transitively.
 pub(crate) fn co_relation(g: &Graph, co: &[Vec<usize>]) -> Relation {
     let mut r = Relation::new(g.len());
@@ -307,6 +311,37 @@ impl<'p> Search<'_, '_, 'p> {
                 None => self.frames.push(Frame::Visit(next)),
             }
         }
+    }
+
+    /// Whether thread `t`, about to read inside a loop, would block there if every read it
+    /// makes took the coherence-latest write of its location: it is run ahead on a copy until
+    /// it needs anything but a read (a write, a barrier) or stops. The schedule passes over
+    /// such a thread while another can run (`Search::next_thread`); the answer depends on the
+    /// state alone, which is all the search's completeness asks of the schedule.
+    pub(crate) fn would_block(&self, st: &State, t: usize) -> bool {
+        if !self.statics[t].is_loop_read(st.threads[t].pc()) {
+            return false;
+        }
+        let program = self.program;
+        let mut th = st.threads[t].clone();
+        for _ in 0..WOULD_BLOCK_STEPS {
+            match th.step(program, &program.threads[t], &self.statics[t]) {
+                crate::interp::Step::NeedsValue => {
+                    let Status::Reads(req) = &th.status else {
+                        unreachable!("a thread that needs a value reads");
+                    };
+                    let w = *st.co[req.loc.0 as usize].last().expect("the initial write");
+                    let v = self.value(st, source_of(&st.graph, w));
+                    th.resolve_read(v);
+                }
+                crate::interp::Step::Other => {}
+                crate::interp::Step::Stopped => {
+                    return matches!(th.trace.end, crate::trace::PathEnd::Blocked { .. })
+                }
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// Whether thread `t`, just blocked in a pure iteration, read in that iteration's last read

@@ -408,10 +408,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     }
 
     /// The thread to run next: the lowest-numbered one that can run; in the hole search, one
-    /// not about to read inside a loop if there is one. Any choice that depends on the state
-    /// alone keeps the search complete (docs/explore.md); running the others first lets an await
-    /// read find the writes it waits for already made, instead of waiting for them in a hole
-    /// whose branch every later thread's choices multiply.
+    /// not about to read inside a loop if there is one, in the revisiting search one that would
+    /// not block there reading the latest writes (`would_block`). Any choice that depends on
+    /// the state alone keeps either search complete (docs/explore.md); running the others first
+    /// lets an await read find the writes it waits for already made, instead of waiting for
+    /// them in a hole whose branch every later thread's choices multiply, or blocking on a
+    /// write that every later write must then revisit or leave stale.
     fn next_thread(&self, st: &State) -> Option<usize> {
         let ready = |t: usize| st.threads[t].status == Status::Ready && self.launched(st, t);
         if !self.revisits {
@@ -419,6 +421,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             if let Some(t) = (0..st.threads.len()).find(|&t| ready(t) && !spins(t)) {
                 return Some(t);
             }
+        } else if let Some(t) =
+            (0..st.threads.len()).find(|&t| ready(t) && !self.would_block(st, t))
+        {
+            return Some(t);
         }
         (0..st.threads.len()).find(|&t| ready(t))
     }
