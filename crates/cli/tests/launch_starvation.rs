@@ -85,3 +85,50 @@ fn a_cu_lock_is_checked_with_every_order_of_its_blocks() {
     assert_eq!(v["complete"], true, "{v}");
     assert_eq!(v["racy"], false, "{v}");
 }
+
+/// The same lock with `cuda::atomic_ref` acquire/release and no fences: the 5 blocks run the
+/// same code, each alone in its cluster, all launched after the same host code and all before
+/// the host code after the synchronization, so they are one class of interchangeable threads.
+/// With the symmetry reduction (one order per orbit, each counted by its orbit's size) and
+/// without it the check reports the same: Ok, 5! = 120 executions, terminates.
+#[test]
+fn a_cu_launchs_identical_blocks_are_one_class() {
+    let src = lock(5)
+        .replace(
+            "__device__ int lock = 0;",
+            "#include <cuda/atomic>\n__device__ int lock = 0;",
+        )
+        .replace(
+            "    while (atomicCAS(&lock, 0, 1) != 0) { }\n    __threadfence();\n",
+            "    cuda::atomic_ref<int, cuda::thread_scope_device> l(lock);\n    while (true) { int e = 0; if (l.compare_exchange_strong(e, 1, cuda::memory_order_acquire)) break; }\n",
+        )
+        .replace(
+            "    __threadfence();\n    atomicExch(&lock, 0);\n",
+            "    l.store(0, cuda::memory_order_release);\n",
+        );
+    assert!(src.contains("atomic_ref") && !src.contains("__threadfence"));
+    let dir = std::env::temp_dir().join(format!("scopecheck-class-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = dir.join("rlock5.cu");
+    std::fs::write(&file, src).expect("write the test");
+    let run = |symmetry: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+            .args(["check", "--json", "--symmetry", symmetry])
+            .arg(&file)
+            .output()
+            .expect("run scopecheck");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        serde_json::from_str::<serde_json::Value>(text.lines().next().unwrap_or("")).unwrap()
+    };
+    let (on, off) = (run("on"), run("off"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(on["symmetry_classes"], serde_json::json!([5]), "{on}");
+    assert_eq!(off["symmetry_classes"], serde_json::json!([]), "{off}");
+    for v in [&on, &off] {
+        assert_eq!(v["result"], "Ok", "{v}");
+        assert_eq!(v["executions"], 120, "{v}");
+        assert_eq!(v["terminates"], true, "{v}");
+        assert_eq!(v["complete"], true, "{v}");
+        assert_eq!(v["racy"], false, "{v}");
+    }
+}
