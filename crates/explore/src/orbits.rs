@@ -24,6 +24,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::interp::Status;
 use crate::search::{Search, State};
+use crate::statics::ThreadStatics;
 use crate::trace::{EventKind, PathEnd};
 
 /// The most orders of threads with equal signatures tried for one canonical form, or counted
@@ -139,8 +140,19 @@ impl<'p> Search<'_, '_, 'p> {
 
     /// Where thread `t`'s reads among its first `kept[t]` events read from, with the writing
     /// threads renamed by `name` (its own writes and the initial ones need no name), appended
-    /// to `f`.
-    fn push_sources(st: &State, t: usize, name: &[usize], kept: &[usize], f: &mut Vec<i64>) {
+    /// to `f`. A read of a blind update (`commute`) reads the location's final value, and
+    /// names no thread: which update is last is the representative order the reduction chose
+    /// for the whole class of orders it counts, not part of the execution class, so naming
+    /// its thread would tell apart leaves that stand for the same executions
+    /// (docs/explore.md, "Symmetry and commuting atomics").
+    fn push_sources(
+        st: &State,
+        statics: &[ThreadStatics],
+        t: usize,
+        name: &[usize],
+        kept: &[usize],
+        f: &mut Vec<i64>,
+    ) {
         let g = &st.graph;
         let events = &g.thread_events[t];
         for &x in &events[..kept[t]] {
@@ -149,6 +161,9 @@ impl<'p> Search<'_, '_, 'p> {
             }
             let (a, b) = match g.rf[x] {
                 None => (-2, 0),
+                Some(w) if crate::commute::is_update(g, statics, w) => {
+                    (-6, g.events[w].kind.loc().map_or(-1, |l| i64::from(l.0)))
+                }
                 Some(w) => match g.events[w].thread {
                     None => (-1, w as i64),
                     Some(u) if u.0 as usize == t => (-5, g.path_index(t, w) as i64),
@@ -166,7 +181,13 @@ impl<'p> Search<'_, '_, 'p> {
     /// order, the signature of the thread of that name and the sources of its reads; then the
     /// writes still to offer and the barrier rounds.
     /// Written to `sc.form`.
-    fn renamed_form(st: &State, sc: &mut Scratch, name: &[usize], kept: &[usize]) {
+    fn renamed_form(
+        st: &State,
+        statics: &[ThreadStatics],
+        sc: &mut Scratch,
+        name: &[usize],
+        kept: &[usize],
+    ) {
         let n = st.threads.len();
         let (of_name, f) = (&mut sc.of_name, &mut sc.form);
         of_name.clear();
@@ -181,7 +202,7 @@ impl<'p> Search<'_, '_, 'p> {
         for &t in of_name.iter() {
             f.extend_from_slice(sc.sigs.row(t));
             f.push(i64::MIN);
-            Self::push_sources(st, t, name, kept, f);
+            Self::push_sources(st, statics, t, name, kept, f);
         }
         f.push(i64::MIN);
         let fresh = &mut sc.pairs;
@@ -208,12 +229,16 @@ impl<'p> Search<'_, '_, 'p> {
         f.extend(groups.into_iter().flatten().flat_map(|(a, b)| [a, b]));
     }
 
-    /// Which threads another thread's read, a write still to offer or a barrier round names.
-    pub(crate) fn referenced(st: &State) -> Vec<bool> {
+    /// Which threads another thread's read, a write still to offer or a barrier round names
+    /// (a read of a blind update names none: `push_sources`).
+    pub(crate) fn referenced(st: &State, statics: &[ThreadStatics]) -> Vec<bool> {
         let g = &st.graph;
         let mut r = vec![false; st.threads.len()];
         for x in g.reads.iter() {
             if let (Some(w), Some(reader)) = (g.rf[x], g.events[x].thread) {
+                if crate::commute::is_update(g, statics, w) {
+                    continue;
+                }
                 if let Some(u) = g.events[w].thread {
                     if u != reader {
                         r[u.0 as usize] = true;
@@ -247,6 +272,7 @@ impl<'p> Search<'_, '_, 'p> {
     fn renamings(
         classes: &[Vec<usize>],
         st: &State,
+        statics: &[ThreadStatics],
         all: bool,
         kept: &[usize],
         named: &[bool],
@@ -324,7 +350,8 @@ impl<'p> Search<'_, '_, 'p> {
                 }
                 sc.sources.clear();
                 for &t in unnamed {
-                    Self::push_sources(st, t, &sc.names[name.clone()], kept, &mut sc.sources.buf);
+                    let names = &sc.names[name.clone()];
+                    Self::push_sources(st, statics, t, names, kept, &mut sc.sources.buf);
                     sc.sources.end_row();
                 }
                 let sources = &sc.sources;
@@ -354,11 +381,11 @@ impl<'p> Search<'_, '_, 'p> {
     /// its first `kept[t]` events ([`Search::relaxation`]); `named` is [`Search::referenced`].
     pub(crate) fn orbit_digest(&mut self, st: &State, kept: &[usize], named: &[bool]) -> Digest {
         let sc = &mut self.scratch;
-        Self::renamings(self.classes, st, false, kept, named, sc);
+        Self::renamings(self.classes, st, self.statics, false, kept, named, sc);
         let n = st.threads.len().max(1);
         let mut names = std::mem::take(&mut sc.names);
         for (i, name) in names.chunks(n).enumerate() {
-            Self::renamed_form(st, sc, name, kept);
+            Self::renamed_form(st, self.statics, sc, name, kept);
             if i == 0 || sc.form < sc.least {
                 std::mem::swap(&mut sc.least, &mut sc.form);
             }
@@ -371,9 +398,9 @@ impl<'p> Search<'_, '_, 'p> {
     /// stands for); `None` when its automorphisms are too many to count.
     pub(crate) fn leaf_orbit(&mut self, st: &State) -> Option<(Digest, crate::count::Count)> {
         let unrelaxed = Self::all_kept(st);
-        let named = Self::referenced(st);
+        let named = Self::referenced(st, self.statics);
         let sc = &mut self.scratch;
-        if !Self::renamings(self.classes, st, true, &unrelaxed, &named, sc) {
+        if !Self::renamings(self.classes, st, self.statics, true, &unrelaxed, &named, sc) {
             return None;
         }
         let n = st.threads.len().max(1);
@@ -381,7 +408,7 @@ impl<'p> Search<'_, '_, 'p> {
         let forms: Vec<Vec<i64>> = names
             .chunks(n)
             .map(|name| {
-                Self::renamed_form(st, sc, name, &unrelaxed);
+                Self::renamed_form(st, self.statics, sc, name, &unrelaxed);
                 sc.form.clone()
             })
             .collect();

@@ -500,7 +500,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             // interchangeable threads waiting at holes take a chain of writes (each taker's
             // fetch-and-add the next one's), one per orbit is explored, not every order.
             if !takers.is_empty() && !self.classes.is_empty() {
-                let named = Self::referenced(&st);
+                let named = Self::referenced(&st, self.statics);
                 let digest = self.orbit_digest(&st, &Self::all_kept(&st), &named);
                 if !self.states_seen.insert(digest) {
                     return;
@@ -523,7 +523,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         if self.classes.is_empty() {
             return self.run_threads(st, None);
         }
-        let named = Self::referenced(&st);
+        let named = Self::referenced(&st, self.statics);
         if self.subsumed(&st, &named) {
             return;
         }

@@ -164,13 +164,13 @@ impl<'p> Search<'_, '_, 'p> {
                         .find(|ch| st.graph.events[ch[0]].kind.loc() == Some(req.loc))
                 })
                 .and_then(|ch| ch.last().copied());
-            sources = match last {
-                Some(w) => {
-                    let u = st.graph.events[w].thread.expect("an update").0 as usize;
-                    vec![Source::Event(u, st.graph.path_index(u, w))]
-                }
-                None => vec![Source::Init(req.loc)],
-            };
+            // Without an update (each was on a path not taken) it reads as any load does:
+            // the initial value, or a store made before the updaters started (a host's
+            // `cudaMemset`), which coherence orders after it.
+            if let Some(w) = last {
+                let u = st.graph.events[w].thread.expect("an update").0 as usize;
+                sources = vec![Source::Event(u, st.graph.path_index(u, w))];
+            }
         }
         // Or it reads a write not yet made, by a thread that can still make it.
         let hole = self.may_still_be_written(&st, t, req.loc);
