@@ -1,0 +1,555 @@
+//! The device as scopecheck keeps it for one host process: its memory as bytes, and the work
+//! launched since the host last observed it. Where the host observes the device,
+//! [`Device::explore`] lowers that work, from the memory as it stands, with the language-level
+//! front-end (a harness of the launches, written in the subset docs/cuda.md describes, after
+//! the file's device part), explores it under the model, and groups the executions by the
+//! memory they leave: each group is one outcome the host may see.
+
+use std::collections::BTreeMap;
+
+use scopecheck_cuda::CudaOptions;
+use scopecheck_ir::{Observable, Program, Value};
+use scopecheck_model::{CheckError, CheckOptions};
+
+use crate::split::{Kernel, Param};
+use crate::HostError;
+
+/// Device addresses handed to the host lie at `DEVICE_BASE + (allocation << 32) + offset`
+/// (runtime.cpp tells them from host pointers by this range).
+pub const DEVICE_BASE: u64 = 0x5c00_0000_0000;
+const DEVICE_END: u64 = 0x5d00_0000_0000;
+
+/// The most bytes one allocation may have: each element becomes a location of the explored
+/// program, and the front-end bounds an array at `scopecheck_cuda::MAX_ARRAY_ELEMENTS`.
+pub const MAX_ALLOCATION_BYTES: u64 = 1 << 20;
+
+/// Where in the user's file a call was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct At {
+    pub file: String,
+    pub line: u32,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One allocation of device memory, or a `__device__` variable.
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    pub bytes: Vec<u8>,
+    /// The variable's name, for a `__device__` variable.
+    pub symbol: Option<String>,
+    pub freed: bool,
+}
+
+/// A kernel launch waiting to be explored.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u64,
+    pub stream: u64,
+    /// Each argument's bytes, converted to the parameter's type by the host compiler.
+    pub args: Vec<Vec<u8>>,
+    pub at: At,
+}
+
+/// Device work since the last observation, in the order the host issued it.
+#[derive(Clone, Debug)]
+pub enum Work {
+    Launch(Launch),
+    Record { event: u64, stream: u64 },
+    Wait { stream: u64, event: u64 },
+}
+
+/// One process's view of the device.
+#[derive(Clone, Debug, Default)]
+pub struct Device {
+    pub allocs: Vec<Alloc>,
+    /// Host shadow address of each `__device__` variable, and its allocation.
+    pub symbols: BTreeMap<u64, usize>,
+    pub pending: Vec<Work>,
+    /// Streams created, with their flags (`cudaStreamNonBlocking`).
+    pub streams: Vec<u32>,
+    pub events: u64,
+}
+
+/// What exploring the pending work found.
+#[derive(Debug, Default)]
+pub struct Explored {
+    /// Each distinct memory the host may observe, as the device it leaves (nothing pending).
+    pub outcomes: Vec<Device>,
+    /// Findings to report whatever the host does next: races, hangs, failed device asserts,
+    /// an incomplete search.
+    pub findings: Vec<String>,
+    /// Consistent executions explored.
+    pub executions: u128,
+    /// Why the process cannot go on (a fault, or every execution hangs).
+    pub stop: Option<String>,
+}
+
+/// The file and options every exploration of one check shares.
+pub struct Context {
+    /// The file's device part, preprocessed, every line where it was.
+    pub device_text: String,
+    pub kernels: Vec<Kernel>,
+    pub cuda: CudaOptions,
+    pub check: CheckOptions,
+    /// The file's name as reports give it.
+    pub file: String,
+}
+
+/// A C scalar type as the harness declares it: its size, and whether it is a float.
+fn scalar(ty: &str) -> Option<(usize, bool)> {
+    let words: Vec<&str> = ty.split_whitespace().collect();
+    let w = |s: &str| words.contains(&s);
+    Some(match ty {
+        "float" => (4, true),
+        "double" => (8, true),
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => (1, false),
+        "short" | "unsigned short" | "int16_t" | "uint16_t" => (2, false),
+        "size_t"
+        | "int64_t"
+        | "uint64_t"
+        | "long long"
+        | "unsigned long long"
+        | "ptrdiff_t"
+        | "long long int"
+        | "unsigned long long int" => (8, false),
+        _ if w("long") => (8, false),
+        "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "int32_t" | "uint32_t" => {
+            (4, false)
+        }
+        _ => return None,
+    })
+}
+
+/// Whether a scalar type is unsigned.
+fn unsigned(ty: &str) -> bool {
+    ty.contains("unsigned") || ty.starts_with('u') || ty == "size_t" || ty == "bool"
+}
+
+fn le_value(b: &[u8], signed: bool) -> Value {
+    let mut v: u64 = 0;
+    for (i, x) in b.iter().enumerate() {
+        v |= (*x as u64) << (8 * i);
+    }
+    let bits = 8 * b.len() as u32;
+    if signed && bits < 64 && v >> (bits - 1) & 1 == 1 {
+        (v | !0u64 << bits) as i64
+    } else {
+        v as i64
+    }
+}
+
+impl Device {
+    /// A new allocation of `bytes` zero bytes (cudaMalloc's contents are unspecified; zero is
+    /// the one definite value the explorer starts from, as for kernel-only files).
+    pub fn alloc(&mut self, bytes: Vec<u8>, symbol: Option<String>) -> u64 {
+        self.allocs.push(Alloc {
+            bytes,
+            symbol,
+            freed: false,
+        });
+        DEVICE_BASE + ((self.allocs.len() as u64) << 32)
+    }
+
+    /// The allocation and offset a device address points at (one past the end included).
+    pub fn resolve(&self, addr: u64) -> Option<(usize, usize)> {
+        if !(DEVICE_BASE..DEVICE_END).contains(&addr) {
+            return None;
+        }
+        let rel = addr - DEVICE_BASE;
+        let id = (rel >> 32) as usize;
+        let off = (rel & 0xffff_ffff) as usize;
+        let a = self.allocs.get(id.checked_sub(1)?)?;
+        (!a.freed && off <= a.bytes.len()).then_some((id - 1, off))
+    }
+
+    /// The bytes `[addr, addr + n)` of one allocation.
+    pub fn range(&mut self, addr: u64, n: usize) -> Option<&mut [u8]> {
+        let (a, off) = self.resolve(addr)?;
+        self.allocs[a].bytes.get_mut(off..off.checked_add(n)?)
+    }
+
+    /// Explores the pending work from the memory as it stands.
+    pub fn explore(&self, cx: &Context) -> Result<Explored, HostError> {
+        if !self.pending.iter().any(|w| matches!(w, Work::Launch(_))) {
+            let mut d = self.clone();
+            d.pending.clear();
+            return Ok(Explored {
+                outcomes: vec![d],
+                ..Default::default()
+            });
+        }
+        let harness = self.harness(cx)?;
+        let device_lines = cx.device_text.split('\n').count() as u32;
+        let text = format!("{}\n{}", cx.device_text, harness.text);
+        let first_launch = harness.launch_at.first().cloned().unwrap_or_default();
+        let at_launch = |line: u32| -> String {
+            let k = line.saturating_sub(device_lines + 1) as usize;
+            match harness
+                .line_launch
+                .get(k)
+                .and_then(|i| harness.launch_at.get(*i))
+            {
+                Some(at) => at.to_string(),
+                None => first_launch.to_string(),
+            }
+        };
+        let (mut program, _warnings) =
+            scopecheck_cuda::parse_cuda_with(&text, &cx.cuda).map_err(|e| {
+                if e.span.line > device_lines {
+                    HostError::Device(format!(
+                        "{}: the launch cannot be explored: {}",
+                        at_launch(e.span.line),
+                        e.message
+                    ))
+                } else {
+                    HostError::Device(format!(
+                        "{}:{}:{}: {}",
+                        cx.file, e.span.line, e.span.column, e.message
+                    ))
+                }
+            })?;
+        let observed = self.seed(&mut program);
+        let verdict = match scopecheck_model::check(&program, &cx.check) {
+            Ok(v) => v,
+            Err(CheckError::Program { message, span }) => {
+                let at = span.map_or_else(
+                    || first_launch.to_string(),
+                    |s| {
+                        if s.line > device_lines {
+                            at_launch(s.line)
+                        } else {
+                            format!("{}:{}", cx.file, s.line)
+                        }
+                    },
+                );
+                let why = format!("{at}: a fault on the device: {message}");
+                return Ok(Explored {
+                    findings: vec![why.clone()],
+                    stop: Some(why),
+                    ..Default::default()
+                });
+            }
+        };
+        let line = |l: u32| {
+            if l > device_lines {
+                at_launch(l)
+            } else {
+                format!("{}:{l}", cx.file)
+            }
+        };
+        let mut out = Explored {
+            executions: verdict.executions,
+            ..Default::default()
+        };
+        for r in &verdict.races {
+            out.findings.push(format!(
+                "race ({:?}): {} `{}` and {} `{}` (launched at {})",
+                r.kind,
+                line(r.first.line),
+                r.first.text,
+                line(r.second.line),
+                r.second.text,
+                first_launch
+            ));
+        }
+        for h in &verdict.hangs {
+            let at: Vec<String> = h
+                .spinning
+                .iter()
+                .chain(&h.at_barrier)
+                .map(|s| format!("{} `{}`", line(s.line), s.text))
+                .collect();
+            out.findings
+                .push(format!("hang: {} ({})", at.join(", "), h.reason));
+        }
+        if let Some(i) = &verdict.incomplete {
+            out.findings.push(format!(
+                "the exploration of the launches from {first_launch} is incomplete: {}",
+                i.reason
+            ));
+        }
+        let mut memories: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
+        let mut device_assert = false;
+        for s in &verdict.states {
+            device_assert |= !s.satisfies;
+            let values: Vec<Value> = observed
+                .iter()
+                .map(|(l, ..)| {
+                    s.values
+                        .iter()
+                        .find(|(o, _)| *o == Observable::Loc(*l))
+                        .map_or(0, |(_, v)| *v)
+                })
+                .collect();
+            memories.insert(values, ());
+        }
+        if device_assert {
+            out.findings.push(format!(
+                "an assertion in a kernel fails in some execution of the launches from {first_launch}"
+            ));
+        }
+        if memories.is_empty() {
+            out.stop = Some(format!(
+                "no execution of the launches from {first_launch} finishes: the host waits forever"
+            ));
+        }
+        for values in memories.into_keys() {
+            let mut d = self.clone();
+            d.pending.clear();
+            for ((_, alloc, off, size), v) in observed.iter().zip(values) {
+                let bytes = (v as u64).to_le_bytes();
+                d.allocs[*alloc].bytes[*off..*off + *size].copy_from_slice(&bytes[..*size]);
+            }
+            out.outcomes.push(d);
+        }
+        Ok(out)
+    }
+
+    /// Sets each location of device memory in `program` to the bytes it holds now; returns
+    /// them (location, allocation, offset, size), which the outcomes observe.
+    fn seed(&self, program: &mut Program) -> Vec<(scopecheck_ir::LocId, usize, usize, usize)> {
+        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, a) in self.allocs.iter().enumerate() {
+            if a.freed {
+                continue;
+            }
+            let name = a
+                .symbol
+                .clone()
+                .unwrap_or_else(|| format!("scopecheck_m{i}"));
+            by_name.insert(name, i);
+        }
+        let mut observed = Vec::new();
+        for l in 0..program.locations.len() {
+            let loc = &program.locations[l];
+            let (base, index) = match loc.name.split_once('[') {
+                Some((b, rest)) => match rest.strip_suffix(']').and_then(|i| i.parse().ok()) {
+                    Some(i) => (b, i),
+                    None => continue,
+                },
+                None => (loc.name.as_str(), 0usize),
+            };
+            let Some(&alloc) = by_name.get(base) else {
+                continue;
+            };
+            let size = (loc.ty.bits as usize).div_ceil(8);
+            let off = index * size;
+            let Some(bytes) = self.allocs[alloc].bytes.get(off..off + size) else {
+                continue;
+            };
+            let v = le_value(bytes, loc.ty.signed && !loc.ty.float);
+            let id = scopecheck_ir::LocId(l as u32);
+            program.locations[l].init = program.locations[l].ty.wrap(v);
+            program.extra_observables.push(Observable::Loc(id));
+            observed.push((id, alloc, off, size));
+        }
+        observed
+    }
+
+    /// The harness that launches the pending work: a `__device__` array per allocation the
+    /// launches are given, typed by the kernel parameter it is passed to.
+    fn harness(&self, cx: &Context) -> Result<Harness, HostError> {
+        let mut types: BTreeMap<usize, (String, usize)> = BTreeMap::new();
+        let mut body = String::from("void scopecheck_main() {\n");
+        let mut h = Harness::default();
+        let mut line_launch = vec![0usize];
+        for (s, flags) in self.streams.iter().enumerate() {
+            let create = if *flags & 1 == 1 {
+                format!(
+                    "cudaStreamCreateWithFlags(&scopecheck_s{}, cudaStreamNonBlocking);",
+                    s + 1
+                )
+            } else {
+                format!("cudaStreamCreate(&scopecheck_s{});", s + 1)
+            };
+            body.push_str(&format!("cudaStream_t scopecheck_s{}; {create}\n", s + 1));
+            line_launch.push(0);
+        }
+        for e in 0..self.events {
+            body.push_str(&format!(
+                "cudaEvent_t scopecheck_e{}; cudaEventCreate(&scopecheck_e{});\n",
+                e + 1,
+                e + 1
+            ));
+            line_launch.push(0);
+        }
+        let stream = |s: u64| {
+            if s == 0 || s == 1 {
+                "0".to_string()
+            } else {
+                format!("scopecheck_s{}", s - 1)
+            }
+        };
+        for w in &self.pending {
+            match w {
+                Work::Launch(l) => {
+                    let k = h.launch_at.len();
+                    h.launch_at.push(l.at.clone());
+                    let args = self.launch_args(cx, l, &mut types)?;
+                    body.push_str(&format!(
+                        "{}<<<dim3({}, {}, {}), dim3({}, {}, {}), {}, {}>>>({});\n",
+                        l.kernel,
+                        l.grid[0],
+                        l.grid[1],
+                        l.grid[2],
+                        l.block[0],
+                        l.block[1],
+                        l.block[2],
+                        l.shared,
+                        stream(l.stream),
+                        args.join(", ")
+                    ));
+                    line_launch.push(k);
+                }
+                Work::Record { event, stream: s } => {
+                    body.push_str(&format!(
+                        "cudaEventRecord(scopecheck_e{event}, {});\n",
+                        stream(*s)
+                    ));
+                    line_launch.push(h.launch_at.len().saturating_sub(1));
+                }
+                Work::Wait { stream: s, event } => {
+                    body.push_str(&format!(
+                        "cudaStreamWaitEvent({}, scopecheck_e{event}, 0);\n",
+                        stream(*s)
+                    ));
+                    line_launch.push(h.launch_at.len());
+                }
+            }
+        }
+        body.push_str("}\n");
+        let mut decls = String::new();
+        for (a, (ty, n)) in &types {
+            if *n <= 1 {
+                decls.push_str(&format!("__device__ {ty} scopecheck_m{a};\n"));
+            } else {
+                decls.push_str(&format!("__device__ {ty} scopecheck_m{a}[{n}];\n"));
+            }
+        }
+        // The declarations come first: the harness's lines are counted after them.
+        let mut ll = vec![0usize; types.len()];
+        ll.extend(line_launch);
+        h.line_launch = ll;
+        h.text = format!("{decls}{body}");
+        Ok(h)
+    }
+
+    /// The arguments of launch `l` as the harness writes them.
+    fn launch_args(
+        &self,
+        cx: &Context,
+        l: &Launch,
+        types: &mut BTreeMap<usize, (String, usize)>,
+    ) -> Result<Vec<String>, HostError> {
+        let base = l.kernel.split('<').next().unwrap_or("").trim();
+        let k = cx.kernels.iter().find(|k| k.name == base).ok_or_else(|| {
+            HostError::Device(format!("{}: no kernel `{base}` in the file", l.at))
+        })?;
+        if k.template || l.kernel.contains('<') {
+            return Err(HostError::Device(format!(
+                "{}: not supported yet by the native host path: launching the template kernel `{}`",
+                l.at, l.kernel
+            )));
+        }
+        let mut out = Vec::new();
+        for (p, bytes) in k.params.iter().zip(&l.args) {
+            match p {
+                Param::Unsupported(why) => {
+                    return Err(HostError::Device(format!(
+                        "{}: not supported yet by the native host path: a kernel parameter of `{}`: {why}",
+                        l.at, k.name
+                    )))
+                }
+                Param::Scalar { ty } => {
+                    let Some((size, float)) = scalar(ty).filter(|(s, _)| *s == bytes.len()) else {
+                        return Err(HostError::Device(format!(
+                            "{}: not supported yet by the native host path: a kernel argument of type `{ty}`",
+                            l.at
+                        )));
+                    };
+                    let text = if float && size == 4 {
+                        let f = f32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+                        format!("{f:?}f")
+                    } else if float {
+                        let f = f64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+                        format!("{f:?}")
+                    } else {
+                        let v = le_value(bytes, !unsigned(ty));
+                        if unsigned(ty) {
+                            format!("{}u", v as u64 & (u64::MAX >> (64 - 8 * size)))
+                        } else {
+                            v.to_string()
+                        }
+                    };
+                    out.push(text);
+                }
+                Param::Pointer { elem } => {
+                    let addr = le_value(bytes, false) as u64;
+                    if addr == 0 {
+                        out.push("0".into());
+                        continue;
+                    }
+                    let Some((alloc, off)) = self.resolve(addr) else {
+                        return Err(HostError::Device(format!(
+                            "{}: a kernel argument of `{}` is not device memory (a host pointer, or freed memory): {addr:#x}",
+                            l.at, k.name
+                        )));
+                    };
+                    if let Some(name) = &self.allocs[alloc].symbol {
+                        return Err(HostError::Device(format!(
+                            "{}: not supported yet by the native host path: the address of the `__device__` variable `{name}` as a kernel argument",
+                            l.at
+                        )));
+                    }
+                    let Some((size, _)) = scalar(elem) else {
+                        return Err(HostError::Device(format!(
+                            "{}: not supported yet by the native host path: a buffer of `{elem}`",
+                            l.at
+                        )));
+                    };
+                    let n = self.allocs[alloc].bytes.len() / size;
+                    match types.get(&alloc) {
+                        Some((t, _)) if t != elem => {
+                            return Err(HostError::Device(format!(
+                                "{}: not supported yet by the native host path: one allocation passed as `{t} *` and as `{elem} *`",
+                                l.at
+                            )))
+                        }
+                        _ => {
+                            types.insert(alloc, (elem.clone(), n.max(1)));
+                        }
+                    }
+                    if off % size != 0 {
+                        return Err(HostError::Device(format!(
+                            "{}: a `{elem} *` kernel argument not aligned to its element",
+                            l.at
+                        )));
+                    }
+                    // A one-element allocation is a scalar variable to the front-end.
+                    if n <= 1 {
+                        out.push(format!("&scopecheck_m{alloc}"));
+                    } else {
+                        out.push(format!("&scopecheck_m{alloc}[{}]", off / size));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A harness and, for each of its lines, the launch it answers for.
+#[derive(Default)]
+struct Harness {
+    text: String,
+    launch_at: Vec<At>,
+    line_launch: Vec<usize>,
+}

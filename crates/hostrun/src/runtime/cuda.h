@@ -1,0 +1,2 @@
+// scopecheck: the runtime header stands for cuda.h
+#include "cuda_runtime.h"

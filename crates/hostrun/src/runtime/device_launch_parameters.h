@@ -1,0 +1,2 @@
+// scopecheck: the runtime header stands for device_launch_parameters.h
+#include "cuda_runtime.h"

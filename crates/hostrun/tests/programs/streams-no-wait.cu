@@ -1,0 +1,26 @@
+// The same two streams without cudaStreamWaitEvent: the consumer may run before, during or
+// after the producer: it races with it, and it may copy 0 or 7 per element. Expected: races
+// reported, several outcomes, the forks that copied a 0 fail their assert.
+#include <cassert>
+
+__global__ void produce(int *buf) { buf[threadIdx.x] = 7; }
+__global__ void consume(const int *buf, int *out) { out[threadIdx.x] = buf[threadIdx.x]; }
+
+int main() {
+  int *buf, *out;
+  cudaMalloc(&buf, 2 * sizeof(int));
+  cudaMalloc(&out, 2 * sizeof(int));
+  cudaStream_t s1, s2;
+  cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+  cudaEvent_t done;
+  cudaEventCreate(&done);
+  produce<<<1, 2, 0, s1>>>(buf);
+  cudaEventRecord(done, s1);
+  consume<<<1, 2, 0, s2>>>(buf, out);
+  cudaStreamSynchronize(s2);
+  int h[2];
+  cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+  assert(h[0] == 7 && h[1] == 7);
+  return 0;
+}
