@@ -132,6 +132,19 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
         }
         opts.graphs = true;
     }
+    // `--host native`: files with a `main()` run natively first, each reported in turn; the
+    // others are checked as before.
+    let mut native_gate = args.ci.gate();
+    let mut native_ok = true;
+    let (native, inputs): (Vec<Input>, Vec<Input>) = inputs
+        .into_iter()
+        .partition(|i| crate::native::takes(i, &args.flags));
+    for input in &native {
+        native_ok &= crate::native::check(input, &args.flags, args.json, &mut native_gate);
+    }
+    if inputs.is_empty() && !native.is_empty() {
+        return native_gate.status(native_ok);
+    }
     let graph_names = file_report::graph_names(&inputs);
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
@@ -229,7 +242,8 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
             Some(s) => s.finish().map_err(|e| errln!("error: {e}")).is_ok(),
             None => true,
         };
-        gate.status(all_checked && written)
+        gate.absorb(native_gate);
+        gate.status(all_checked && written && native_ok)
     })
 }
 

@@ -187,6 +187,37 @@ impl Gate {
         }
     }
 
+    /// Notes one file checked on the native host path: whether a host process or a kernel
+    /// assertion failed, whether some device execution raced or hung, whether the run was
+    /// incomplete.
+    pub fn note_native(
+        &mut self,
+        file: &str,
+        failed: bool,
+        racy: bool,
+        hangs: bool,
+        unknown: bool,
+    ) {
+        let found: Vec<&'static str> = [
+            (self.fail_on.failures && failed, "failures"),
+            (self.fail_on.races && racy, "races"),
+            (self.fail_on.hangs && hangs, "hangs"),
+        ]
+        .into_iter()
+        .filter_map(|(f, name)| f.then_some(name))
+        .collect();
+        self.unknown |= self.fail_on.unknown && unknown;
+        if !found.is_empty() {
+            self.files.push((file.to_string(), found));
+        }
+    }
+
+    /// Takes over what `other` noted.
+    pub fn absorb(&mut self, other: Gate) {
+        self.files.extend(other.files);
+        self.unknown |= other.unknown;
+    }
+
     /// The exit status, given whether every file was checked.
     pub fn status(&self, all_checked: bool) -> u8 {
         if !all_checked {

@@ -22,6 +22,7 @@ mod inputs;
 mod kernel_flags;
 mod memory;
 mod mutants;
+mod native;
 mod options;
 mod output;
 mod progress;

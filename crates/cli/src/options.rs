@@ -40,8 +40,28 @@ pub enum OnOff {
     Off,
 }
 
+/// How a `.cu` file's `main()` runs (`--host`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HostArg {
+    /// Read by scopecheck's interpreter of a subset of C++ (docs/cuda.md).
+    Interpreted,
+    /// Compiled by the system C++ compiler against scopecheck's CUDA runtime and run; the
+    /// device explored at each observation (docs/host.md).
+    Native,
+}
+
 #[derive(Args, Clone, Debug)]
 pub struct CheckFlags {
+    /// How a `.cu` file's `main()` runs: `interpreted` (the subset scopecheck reads) or
+    /// `native` (compiled with the system C++ compiler and run, forking once per device
+    /// outcome the host can see; docs/host.md).
+    #[arg(long, value_enum, default_value_t = HostArg::Interpreted)]
+    pub host: HostArg,
+    /// On the native host path: the most outcomes one observation of the device forks the
+    /// host program into; more are cut, and the report says so.
+    #[arg(long, value_name = "N", default_value_t = scopecheck_hostrun::session::DEFAULT_MAX_OUTCOMES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_outcomes: usize,
     /// The memory model to check against (default: the test's own: `ptx` for PTX tests, `src11`
     /// for C tests).
     #[arg(long, value_enum)]

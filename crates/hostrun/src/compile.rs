@@ -194,7 +194,14 @@ pub fn build(path: &Path, host: &str, cuda: &CudaOptions) -> Result<Built, HostE
     key.push(&shown);
     key.push(&headers);
     let name = digest(&key);
-    let binary = root.join(format!("host-{name}"));
+    // Named after the file, so that what the program prints of its own name (`assert`'s
+    // message) reads as in a real build.
+    let stem = path
+        .file_stem()
+        .map_or("host".into(), |s| s.to_string_lossy().into_owned());
+    let folder = root.join(format!("host-{name}"));
+    std::fs::create_dir_all(&folder).map_err(|e| io("cannot create", &folder, e))?;
+    let binary = folder.join(&stem);
     let compiler_name = compiler.display().to_string();
     if binary.is_file() {
         return Ok(Built {
@@ -203,14 +210,14 @@ pub fn build(path: &Path, host: &str, cuda: &CudaOptions) -> Result<Built, HostE
             compiler: compiler_name,
         });
     }
-    let src = root.join(format!("host-{name}.cpp"));
+    let src = folder.join(format!("{stem}.host.cpp"));
     // `#line` makes the compiler's messages and `__FILE__` name the user's file.
     let text = format!(
         "#line 1 \"{}\"\n{host}",
         shown.replace('\\', "\\\\").replace('"', "\\\"")
     );
     write_atomically(&src, text.as_bytes())?;
-    let tmp = root.join(format!("host-{name}.tmp{}", std::process::id()));
+    let tmp = folder.join(format!("{stem}.tmp{}", std::process::id()));
     let mut args = flags;
     args.extend([
         "-O0".into(),

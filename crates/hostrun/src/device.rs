@@ -88,6 +88,12 @@ pub struct Explored {
     pub findings: Vec<String>,
     /// Consistent executions explored.
     pub executions: u128,
+    /// Whether some execution races, hangs, or fails an assertion in a kernel.
+    pub racy: bool,
+    pub hangs: bool,
+    pub device_assert: bool,
+    /// Whether the exploration was cut short (its outcomes may be missing some).
+    pub incomplete: bool,
     /// Why the process cannot go on (a fault, or every execution hangs).
     pub stop: Option<String>,
 }
@@ -247,6 +253,9 @@ impl Device {
         };
         let mut out = Explored {
             executions: verdict.executions,
+            racy: !verdict.races.is_empty(),
+            hangs: !verdict.hangs.is_empty(),
+            incomplete: verdict.incomplete.is_some(),
             ..Default::default()
         };
         for r in &verdict.races {
@@ -291,6 +300,7 @@ impl Device {
                 .collect();
             memories.insert(values, ());
         }
+        out.device_assert = device_assert;
         if device_assert {
             out.findings.push(format!(
                 "an assertion in a kernel fails in some execution of the launches from {first_launch}"

@@ -85,6 +85,12 @@ pub struct HostReport {
     pub cut: Option<String>,
     /// Consistent device executions explored, over all observations and processes.
     pub executions: u128,
+    /// Whether some exploration found a race, a hang, a failed assertion in a kernel, or was
+    /// cut short.
+    pub racy: bool,
+    pub hangs: bool,
+    pub device_assert: bool,
+    pub incomplete: bool,
     pub compile_time: Duration,
     pub run_time: Duration,
     pub cached: bool,
@@ -92,14 +98,15 @@ pub struct HostReport {
 }
 
 impl HostReport {
-    /// Whether some process failed.
+    /// Whether the requirement fails: some process failed, or an assertion in a kernel.
     pub fn failed(&self) -> bool {
-        self.processes.iter().any(ProcessResult::failed)
+        self.device_assert || self.processes.iter().any(ProcessResult::failed)
     }
 
     /// Whether every outcome was run to its end: nothing cut, stopped or lost.
     pub fn complete(&self) -> bool {
         self.cut.is_none()
+            && !self.incomplete
             && self
                 .processes
                 .iter()
@@ -497,6 +504,10 @@ fn answer(
     let explored: Explored = device.explore(&cx)?;
     let mut s = shared.lock().expect("the run");
     s.report.executions = s.report.executions.saturating_add(explored.executions);
+    s.report.racy |= explored.racy;
+    s.report.hangs |= explored.hangs;
+    s.report.device_assert |= explored.device_assert;
+    s.report.incomplete |= explored.incomplete;
     for f in explored.findings {
         s.finding(f);
     }
