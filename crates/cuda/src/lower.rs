@@ -20,12 +20,13 @@
 use std::collections::HashMap;
 
 use scopecheck_ir::{
-    Arithmetic, BinOp, FloatOp, Instr, IntType, LocId, Location, MemorySpace, Observable, Operand,
+    Arithmetic, BinOp, FloatOp, IntType, LocId, Location, MemorySpace, Observable, Operand,
     Placement, Program, RegId, Scope, Span, Thread, ThreadId, Value,
 };
 use tree_sitter::Node;
 
 use crate::{span_of, CudaError, CudaOptions, Warning};
+use scopecheck_litmus::build::CodeBuilder;
 use scopecheck_litmus::vocab::{op_types, promote};
 
 type R<T> = Result<T, CudaError>;
@@ -810,19 +811,12 @@ struct Lw<'c, 's, 't> {
     cta: Option<u32>,
     dims: Dims,
     seg: u32,
-    registers: Vec<String>,
-    /// The type of each register (a register always holds a value canonical in it).
-    reg_types: Vec<IntType>,
+    /// The registers, code, names and labels (shared with the litmus C dialect).
+    build: CodeBuilder<Binding>,
     init_regs: Vec<(RegId, Value)>,
-    code: Vec<Instr>,
-    scopes: Vec<Vec<(String, Binding)>>,
-    labels: Vec<Option<usize>>,
-    fixups: Vec<(usize, usize)>,
     loops: Vec<(usize, usize)>,
     /// Inlined calls: (end label, result register).
     frames: Vec<(usize, Option<RegId>)>,
-    end_label: usize,
-    temps: u32,
     asserts: Vec<(RegId, Span)>,
     /// Host only: statements nested in control flow (launches must be at the top).
     nesting: u32,
@@ -850,17 +844,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             cta,
             dims,
             seg,
-            registers: Vec::new(),
-            reg_types: Vec::new(),
+            build: CodeBuilder::new(constants),
             init_regs: Vec::new(),
-            code: Vec::new(),
-            scopes: vec![constants],
-            labels: vec![None],
-            fixups: Vec::new(),
             loops: Vec::new(),
             frames: Vec::new(),
-            end_label: 0,
-            temps: 0,
             asserts: Vec::new(),
             nesting: 0,
             launches: Launches::default(),
@@ -884,7 +871,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let mut k = Lw::new(cx, cta, dims, seg);
         let mut scope = k.cx.constants.clone();
         scope.extend(frame);
-        k.scopes = vec![scope];
+        k.build.scopes = vec![scope];
         k
     }
 
@@ -897,7 +884,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         span: Span,
         after: Vec<ThreadId>,
     ) -> ThreadId {
-        self.resolve();
+        self.build.resolve();
         let id = ThreadId(self.cx.threads.len() as u32);
         for (r, span) in std::mem::take(&mut self.asserts) {
             self.cx.asserts.push((Observable::Reg(id, r), span));
@@ -906,9 +893,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             name,
             placement,
             span: Some(span),
-            registers: std::mem::take(&mut self.registers),
+            registers: std::mem::take(&mut self.build.registers),
             init_regs: std::mem::take(&mut self.init_regs),
-            code: std::mem::take(&mut self.code),
+            code: std::mem::take(&mut self.build.code),
             after,
         };
         self.cx.threads.push(thread);

@@ -10,6 +10,7 @@
 //! Every error carries the span of the offending token and what would have been accepted there;
 //! no input makes the parser panic.
 
+pub mod build;
 mod c;
 mod condition;
 mod cursor;

@@ -19,7 +19,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if a.kind() != "identifier" {
             return None;
         }
-        let Some(Binding::ValStruct(_)) = self.lookup(self.text(a)) else {
+        let Some(Binding::ValStruct(_)) = self.build.lookup(self.text(a)) else {
             return None;
         };
         let f = e.child_by_field_name("field")?;
@@ -69,19 +69,19 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     }
                 };
                 let bindings = self.val_struct_fields(&from, sid, i)?;
-                self.bind(name, Binding::ValStruct(sid));
+                self.build.bind(name, Binding::ValStruct(sid));
                 for ((f, _), b) in fields.iter().zip(bindings) {
-                    self.bind(&format!("{name}.{f}"), b);
+                    self.build.bind(&format!("{name}.{f}"), b);
                 }
                 return Ok(());
             }
         };
-        self.bind(name, Binding::ValStruct(sid));
+        self.build.bind(name, Binding::ValStruct(sid));
         for (k, (f, ty)) in fields.iter().enumerate() {
             let key = format!("{name}.{f}");
             let item = items.as_ref().and_then(|v| v.get(k).copied());
             let b = self.field_binding(&key, ty, item)?;
-            self.bind(&key, b);
+            self.build.bind(&key, b);
         }
         Ok(())
     }
@@ -110,7 +110,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(match v {
             scopecheck_ir::Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
             v => {
-                let r = self.new_reg(key, ty.int);
+                let r = self.build.new_reg(key, ty.int);
                 let at = init.expect("a register value comes from an initialiser");
                 self.mov(r, v, at);
                 Binding::Reg(r, self.seg, ty.int)
@@ -127,7 +127,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         at: tree_sitter::Node<'t>,
     ) -> R<Vec<Binding>> {
         let def = &self.cx.structs[sid];
-        match self.lookup(from) {
+        match self.build.lookup(from) {
             Some(Binding::ValStruct(s)) if s == sid => {}
             Some(Binding::ValStruct(s)) => {
                 return err(
@@ -152,7 +152,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .iter()
             .map(|(f, _)| {
                 let key = format!("{from}.{f}");
-                match self.lookup(&key) {
+                match self.build.lookup(&key) {
                     Some(Binding::PtrUnset(..)) => err(
                         at,
                         format!("`{key}` is passed before it is allocated (cudaMalloc / cudaMallocManaged / cudaHostAlloc)"),

@@ -310,7 +310,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// A new requirement of the test at `at`: a register of the thread that starts at 1, which
     /// the condition requires non-zero.
     pub(super) fn requirement_register(&mut self, at: Node<'t>) -> RegId {
-        let r = self.new_reg(&format!("assert{}", self.asserts.len()), IntType::S32);
+        let r = self
+            .build
+            .new_reg(&format!("assert{}", self.asserts.len()), IntType::S32);
         self.init_regs.push((r, 1));
         self.asserts.push((r, span_of(at)));
         r
@@ -392,7 +394,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 match self.value_as(*a, ty.int, None)? {
                     Operand::Imm(v) => Binding::Const(ty.int.wrap(v), ty.int),
                     v => {
-                        let r = self.new_reg(&pname, ty.int);
+                        let r = self.build.new_reg(&pname, ty.int);
                         self.mov(r, v, *a);
                         Binding::Reg(r, self.seg, ty.int)
                     }
@@ -404,13 +406,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let ret = if returns {
             // The return type (`int` for one this front-end has no words for).
             let rty = self.cx.ty(func, None).map_or(IntType::S32, |t| t.int);
-            Some(self.dst_for(hint, rty))
+            Some(self.build.dst_for(hint, rty))
         } else {
             None
         };
-        let end = self.new_label();
+        let end = self.build.new_label();
         // The callee sees its parameters and the globals, not the caller's locals.
-        let saved = std::mem::replace(&mut self.scopes, vec![frame]);
+        let saved = std::mem::replace(&mut self.build.scopes, vec![frame]);
         let saved_loops = std::mem::take(&mut self.loops);
         let body = field(func, "body")?;
         let outer = self.cx.enter_body(call, body, "this call")?;
@@ -419,9 +421,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         self.frames.pop();
         self.cx.leave_body(outer);
         self.loops = saved_loops;
-        self.scopes = saved;
+        self.build.scopes = saved;
         r?;
-        self.set_label(end);
+        self.build.set_label(end);
         Ok(ret.map_or(Operand::Imm(0), Operand::Reg))
     }
 
@@ -471,7 +473,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     _ => None,
                 }
             }
-            "identifier" => match self.lookup(self.text(e)) {
+            "identifier" => match self.build.lookup(self.text(e)) {
                 Some(Binding::Group(g)) => Some(g),
                 _ => None,
             },
@@ -511,7 +513,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     return err(d, format!("`{ty}` holds a `{want}`"));
                 }
                 let name = self.text(n).to_string();
-                self.bind(&name, Binding::Group(g));
+                self.build.bind(&name, Binding::Group(g));
                 Ok(true)
             }
             _ if base == "auto" => Ok(false),
@@ -552,7 +554,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         match (self.group_of(value), want) {
             (Some(Group::Tile(k)), Some(w)) if k == w && name.kind() == "identifier" => {
                 let var = self.text(name).to_string();
-                self.bind(&var, Binding::Group(Group::Tile(k)));
+                self.build.bind(&var, Binding::Group(Group::Tile(k)));
                 Ok(true)
             }
             _ => err(
@@ -595,7 +597,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .collect();
         self.cx.arg_lists.push(elems);
         let name = self.text(n).to_string();
-        self.bind(&name, Binding::ArgList(self.cx.arg_lists.len() - 1));
+        self.build
+            .bind(&name, Binding::ArgList(self.cx.arg_lists.len() - 1));
         Ok(true)
     }
 
@@ -670,7 +673,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let gen = match self.grid_gen {
             Some(r) => r,
             None => {
-                let r = self.new_reg("$grid_gen", IntType::U32);
+                let r = self.build.new_reg("$grid_gen", IntType::U32);
                 self.grid_gen = Some(r);
                 r
             }
@@ -697,9 +700,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             },
             e,
         );
-        let top = self.new_label();
-        self.set_label(top);
-        let seen = self.temp(IntType::U32);
+        let top = self.build.new_label();
+        self.build.set_label(top);
+        let seen = self.build.temp(IntType::U32);
         self.emit(
             InstrKind::Load {
                 dst: seen,
@@ -710,7 +713,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             },
             e,
         );
-        let short = self.temp(IntType::U32);
+        let short = self.build.temp(IntType::U32);
         self.emit(
             InstrKind::Binary {
                 dst: short,
@@ -732,7 +735,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return self.group_method(g, method, e);
         }
         if let Some(Binding::HostThread(i)) = (obj.kind() == "identifier")
-            .then(|| self.lookup(self.text(obj)))
+            .then(|| self.build.lookup(self.text(obj)))
             .flatten()
         {
             self.thread_method(i, method, e)?;

@@ -2,124 +2,30 @@
 //! and their C types, labels and branches, and the conversions and binary operations every
 //! other part emits through.
 
-use scopecheck_ir::{
-    Arithmetic, BinOp, BranchCond, Instr, InstrKind, IntType, Operand, RegId, Scope,
-};
+use scopecheck_ir::{Arithmetic, BinOp, BranchCond, InstrKind, IntType, Operand, RegId, Scope};
 use tree_sitter::Node;
 
-use super::{cvt_c, err, Binding, Lw, Val, R};
+use super::{cvt_c, err, Lw, Val, R};
 use crate::span_of;
 use scopecheck_litmus::vocab::op_types;
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
-    pub(super) fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| *b))
-    }
-
-    pub(super) fn bind(&mut self, name: &str, b: Binding) {
-        if let Some(s) = self.scopes.last_mut() {
-            s.push((name.to_string(), b));
-        }
-    }
-
-    /// Replaces the innermost binding of `name` (a pointer being allocated, a stream created).
-    pub(super) fn rebind(&mut self, name: &str, b: Binding) {
-        for s in self.scopes.iter_mut().rev() {
-            if let Some(e) = s.iter_mut().rev().find(|(n, _)| n == name) {
-                e.1 = b;
-                return;
-            }
-        }
-    }
-
-    pub(super) fn new_reg(&mut self, name: &str, ty: IntType) -> RegId {
-        let mut n = name.to_string();
-        let mut k = 2;
-        while self.registers.contains(&n) {
-            n = format!("{name}#{k}");
-            k += 1;
-        }
-        self.registers.push(n);
-        self.reg_types.push(ty);
-        RegId((self.registers.len() - 1) as u32)
-    }
-
-    pub(super) fn temp(&mut self, ty: IntType) -> RegId {
-        let n = format!("$t{}", self.temps);
-        self.temps += 1;
-        self.registers.push(n);
-        self.reg_types.push(ty);
-        RegId((self.registers.len() - 1) as u32)
-    }
-
-    /// The register a result of type `ty` goes to: the hint when it has that type.
-    pub(super) fn dst_for(&mut self, hint: Option<RegId>, ty: IntType) -> RegId {
-        match hint {
-            Some(h) if self.reg_types[h.0 as usize] == ty => h,
-            _ => self.temp(ty),
-        }
-    }
-
-    pub(super) fn reg_ty(&self, r: RegId) -> IntType {
-        self.reg_types[r.0 as usize]
-    }
-
     /// An operand with its type: a register's, or a constant's as C types a literal (`int`
     /// when it fits, else `long long`).
     pub(super) fn typed(&self, o: Operand) -> Val {
-        let ty = match o {
-            Operand::Reg(r) => self.reg_ty(r),
-            Operand::Imm(v) if IntType::S32.holds(i128::from(v)) => IntType::S32,
-            Operand::Imm(_) => IntType::S64,
-        };
+        let ty = self.build.operand_ty(o);
         Val { op: o, ty }
     }
 
-    pub(super) fn new_label(&mut self) -> usize {
-        self.labels.push(None);
-        self.labels.len() - 1
-    }
-
-    pub(super) fn set_label(&mut self, label: usize) {
-        let here = self.code.len();
-        if let Some(l) = self.labels.get_mut(label) {
-            *l = Some(here);
-        }
-    }
-
+    /// Appends an instruction whose span and text are those of `n`.
     pub(super) fn emit(&mut self, kind: InstrKind, n: Node<'t>) {
-        let span = span_of(n);
-        let text = self
-            .text(n)
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        self.code.push(Instr { kind, span, text });
+        let source = self.text(n);
+        self.build.emit(kind, span_of(n), source);
     }
 
     pub(super) fn branch(&mut self, cond: BranchCond, label: usize, n: Node<'t>) {
-        self.fixups.push((self.code.len(), label));
-        self.emit(InstrKind::Branch { cond, target: 0 }, n);
-    }
-
-    /// Resolves branch targets; the code is then complete.
-    pub(super) fn resolve(&mut self) {
-        let end = self.end_label;
-        self.set_label(end);
-        for &(instr, label) in &self.fixups {
-            let target = self.labels.get(label).copied().flatten().unwrap_or(0);
-            if let Some(Instr {
-                kind: InstrKind::Branch { target: t, .. },
-                ..
-            }) = self.code.get_mut(instr)
-            {
-                *t = target;
-            }
-        }
-        self.fixups.clear();
+        let source = self.text(n);
+        self.build.branch(cond, label, span_of(n), source);
     }
 
     /// The instruction `dst = v`, converted to `ty` (the type of `dst`) as C converts on
@@ -156,7 +62,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 dst,
                 src: Operand::Imm(ty.wrap(x)),
             },
-            Operand::Reg(r) if self.reg_ty(r) == ty => InstrKind::Mov { dst, src: v.op },
+            Operand::Reg(r) if self.build.reg_ty(r) == ty => InstrKind::Mov { dst, src: v.op },
             Operand::Reg(_) => InstrKind::Binary {
                 dst,
                 op: BinOp::Or,
@@ -170,7 +76,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// `dst = v`, converted to `dst`'s type from `v`'s.
     pub(super) fn mov_val(&mut self, dst: RegId, v: Val, n: Node<'t>) {
         if v.op != Operand::Reg(dst) {
-            let kind = self.conversion_of(dst, v, self.reg_ty(dst));
+            let kind = self.conversion_of(dst, v, self.build.reg_ty(dst));
             self.emit(kind, n);
         }
     }
@@ -201,7 +107,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// `dst = v`, converted to `dst`'s type.
     pub(super) fn mov(&mut self, dst: RegId, v: Operand, n: Node<'t>) {
         if v != Operand::Reg(dst) {
-            let kind = self.conversion(dst, v, self.reg_ty(dst));
+            let kind = self.conversion(dst, v, self.build.reg_ty(dst));
             self.emit(kind, n);
         }
     }
@@ -215,7 +121,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 // No defined value (a NaN to an integer): converted when it runs, which
                 // faults at its line.
                 Err(_) => {
-                    let dst = self.dst_for(hint, ty);
+                    let dst = self.build.dst_for(hint, ty);
                     let kind = self.conversion_of(dst, v, ty);
                     self.emit(kind, n);
                     Val {
@@ -227,7 +133,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Operand::Imm(x) => Val::imm(x, ty),
             _ if v.ty == ty => v,
             Operand::Reg(_) => {
-                let dst = self.dst_for(hint, ty);
+                let dst = self.build.dst_for(hint, ty);
                 let kind = self.conversion_of(dst, v, ty);
                 self.emit(kind, n);
                 Val {
@@ -278,7 +184,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
             }
         }
-        let dst = self.dst_for(hint, result);
+        let dst = self.build.dst_for(hint, result);
         self.emit(
             InstrKind::Binary {
                 dst,

@@ -35,12 +35,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let last = operands.pop().unwrap_or(first);
                 let both = (self.op(e) == "&&") == when;
                 if both {
-                    let skip = self.new_label();
+                    let skip = self.build.new_label();
                     for a in operands {
                         self.branch_if(a, !when, skip)?;
                     }
                     self.branch_if(last, when, label)?;
-                    self.set_label(skip);
+                    self.build.set_label(skip);
                 } else {
                     for a in operands {
                         self.branch_if(a, when, label)?;
@@ -86,7 +86,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let (a, b) = if compares_raw(a.op, a.ty, b.op, b.ty) {
             (a.op, b.op)
         } else {
-            let t = self.temp(IntType::S32);
+            let t = self.build.temp(IntType::S32);
             self.emit(
                 InstrKind::Binary {
                     dst: t,
@@ -113,10 +113,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     pub(super) fn foldable(&self, e: Node<'t>) -> bool {
         match e.kind() {
             "number_literal" | "true" | "false" | "sizeof_expression" => true,
-            "identifier" => matches!(self.lookup(self.text(e)), Some(Binding::Const(..))),
+            "identifier" => matches!(self.build.lookup(self.text(e)), Some(Binding::Const(..))),
             "field_expression" => e.child_by_field_name("argument").is_some_and(|a| {
                 let on = self.text(a);
-                matches!(self.lookup(on), Some(Binding::Dim3(_)))
+                matches!(self.build.lookup(on), Some(Binding::Dim3(_)))
                     || (!self.host()
                         && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim"))
             }),
@@ -158,7 +158,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         match e.kind() {
             "number_literal" | "true" | "false" | "field_expression" => true,
             "identifier" => matches!(
-                self.lookup(self.text(e)),
+                self.build.lookup(self.text(e)),
                 Some(Binding::Reg(..) | Binding::Const(..))
             ),
             "parenthesized_expression" => only_child(e).is_ok_and(|c| self.is_pure(c)),
@@ -178,7 +178,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     pub(super) fn reg_of(&self, name: &str, n: Node<'t>) -> R<Option<RegId>> {
-        match self.lookup(name) {
+        match self.build.lookup(name) {
             Some(Binding::Reg(r, seg, _)) => {
                 if seg != self.seg {
                     return err(n, format!("not supported: the host local `{name}` is used across a kernel launch or synchronization (host code there runs as separate host threads); read it again after the launch"));
@@ -218,7 +218,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if let Some(r) = self.reg_of(name, e)? {
             return Ok(self.typed(Operand::Reg(r)));
         }
-        match self.lookup(name) {
+        match self.build.lookup(name) {
             Some(Binding::Const(v, ty)) => return Ok(Val::imm(v, ty)),
             Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
                 return err(
@@ -284,7 +284,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let obj = field(e, "argument")?;
                 let f = self.text(field(e, "field")?);
                 let on = self.text(obj);
-                let dims = matches!(self.lookup(on), Some(Binding::Dim3(_)))
+                let dims = matches!(self.build.lookup(on), Some(Binding::Dim3(_)))
                     || matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim");
                 if !dims {
                     // A struct field: `s.a`, `p->flag`, `a[1].flag`.
@@ -303,7 +303,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     _ => return err(e, format!("`{on}` has members x, y and z")),
                 };
                 // The members of `dim3` and `uint3` are `unsigned int`.
-                if let Some(Binding::Dim3(v)) = self.lookup(on) {
+                if let Some(Binding::Dim3(v)) = self.build.lookup(on) {
                     return Ok(Val::imm(v[k], IntType::U32));
                 }
                 if self.host() && matches!(on, "threadIdx" | "blockIdx" | "blockDim" | "gridDim") {
@@ -348,24 +348,24 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "conditional_expression" => {
                 // The result has the arms' common type; each arm's move is written once both
                 // types are known.
-                let t = self.temp(IntType::S32);
-                let els = self.new_label();
-                let end = self.new_label();
+                let t = self.build.temp(IntType::S32);
+                let els = self.build.new_label();
+                let end = self.build.new_label();
                 let (c, a, b) = (field(e, "condition")?, field(e, "consequence")?, field(e, "alternative")?);
                 self.branch_if(c, false, els)?;
                 let va = self.val(a, None)?;
-                let at_a = self.code.len();
+                let at_a = self.build.code.len();
                 self.emit(InstrKind::Mov { dst: t, src: va.op }, a);
                 self.branch(BranchCond::Always, end, e);
-                self.set_label(els);
+                self.build.set_label(els);
                 let vb = self.val(b, None)?;
-                let at_b = self.code.len();
+                let at_b = self.build.code.len();
                 self.emit(InstrKind::Mov { dst: t, src: vb.op }, b);
-                self.set_label(end);
+                self.build.set_label(end);
                 let ty = common_type(va.ty, vb.ty);
-                self.reg_types[t.0 as usize] = ty;
-                self.code[at_a].kind = self.conversion_of(t, va, ty);
-                self.code[at_b].kind = self.conversion_of(t, vb, ty);
+                self.build.reg_types[t.0 as usize] = ty;
+                self.build.code[at_a].kind = self.conversion_of(t, va, ty);
+                self.build.code[at_b].kind = self.conversion_of(t, vb, ty);
                 Ok(Val { op: Operand::Reg(t), ty })
             }
             "assignment_expression" => {
@@ -404,9 +404,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 return Ok(v);
             }
-            let t = self.temp(IntType::S32);
-            let f = self.new_label();
-            let end = self.new_label();
+            let t = self.build.temp(IntType::S32);
+            let f = self.build.new_label();
+            let end = self.build.new_label();
             self.branch_if(e, false, f)?;
             self.emit(
                 InstrKind::Mov {
@@ -416,7 +416,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e,
             );
             self.branch(BranchCond::Always, end, e);
-            self.set_label(f);
+            self.build.set_label(f);
             self.emit(
                 InstrKind::Mov {
                     dst: t,
@@ -424,7 +424,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 },
                 e,
             );
-            self.set_label(end);
+            self.build.set_label(end);
             return Ok(Val {
                 op: Operand::Reg(t),
                 ty: IntType::S32,
@@ -474,31 +474,32 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             // A field of a struct held by value, set in straight-line code: a constant stays
             // one (it may become a kernel argument), anything else a register.
             if let (Some(_), None, Some(Binding::Const(_, ty) | Binding::Reg(_, _, ty))) =
-                (&flat, bin, self.lookup(name))
+                (&flat, bin, self.build.lookup(name))
             {
                 if self.nesting == 0 || !self.host() {
                     let v = self.val(value, None)?;
                     let v = self.float_conv(v, ty, None, value);
                     if let (Operand::Imm(k), true) = (v.op, self.nesting == 0) {
-                        self.rebind(name, Binding::Const(ty.wrap(k), ty));
+                        self.build.rebind(name, Binding::Const(ty.wrap(k), ty));
                         return Ok(Operand::Imm(ty.wrap(k)));
                     }
-                    let r = self.new_reg(name, ty);
+                    let r = self.build.new_reg(name, ty);
                     self.mov(r, v.op, e);
                     let seg = self.seg;
-                    self.rebind(name, Binding::Reg(r, seg, ty));
+                    self.build.rebind(name, Binding::Reg(r, seg, ty));
                     return Ok(Operand::Reg(r));
                 }
             }
-            if let (None, true, Some(Binding::Reg(_, _, ty))) = (bin, top, self.lookup(name)) {
+            if let (None, true, Some(Binding::Reg(_, _, ty))) = (bin, top, self.build.lookup(name))
+            {
                 let v = self.val(value, None)?;
                 let v = self.float_conv(v, ty, None, value);
-                let r = match self.lookup(name) {
+                let r = match self.build.lookup(name) {
                     Some(Binding::Reg(r, seg, _)) if seg == self.seg => r,
                     _ => {
-                        let r = self.new_reg(name, ty);
+                        let r = self.build.new_reg(name, ty);
                         let seg = self.seg;
-                        self.rebind(name, Binding::Reg(r, seg, ty));
+                        self.build.rebind(name, Binding::Reg(r, seg, ty));
                         r
                     }
                 };
@@ -508,7 +509,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             if let Some(r) = self.reg_of(name, target)? {
                 match bin {
                     None => {
-                        let ty = self.reg_ty(r);
+                        let ty = self.build.reg_ty(r);
                         let v = self.value_as(value, ty, Some(r))?;
                         self.mov(r, v, e);
                     }
@@ -522,10 +523,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 return Ok(Operand::Reg(r));
             }
-            match self.lookup(name) {
+            match self.build.lookup(name) {
                 Some(Binding::Ptr(_) | Binding::PtrUnset(..)) => {
                     let p = self.pointer(value)?;
-                    let t = match self.lookup(name) {
+                    let t = match self.build.lookup(name) {
                         Some(Binding::Ptr(old) | Binding::Obj(old)) => {
                             Some((old.access, old.strukt, old.ty))
                         }
@@ -535,7 +536,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     if let Some(t) = t {
                         let p = self.retype(p, t, value)?;
                         let p = self.keep_pointer(p, value)?;
-                        self.rebind(name, Binding::Ptr(p));
+                        self.build.rebind(name, Binding::Ptr(p));
                     }
                     return Ok(Operand::Imm(0));
                 }

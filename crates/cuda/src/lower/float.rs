@@ -129,7 +129,7 @@ impl<'t> Lw<'_, '_, 't> {
         if name == "__trap" {
             self.device_only(name, e)?;
             self.arity(name, args, (0, 0), "no arguments", e)?;
-            let t = self.temp(IntType::S32);
+            let t = self.build.temp(IntType::S32);
             self.emit(
                 InstrKind::Binary {
                     dst: t,
@@ -194,7 +194,7 @@ impl<'t> Lw<'_, '_, 't> {
                 let a = self.float_arg(args[0], ty)?;
                 let b = self.float_arg(args[1], ty)?;
                 let c = self.float_arg(args[2], ty)?;
-                let dst = self.dst_for(hint, ty);
+                let dst = self.build.dst_for(hint, ty);
                 self.emit(
                     InstrKind::Fma {
                         dst,
@@ -296,7 +296,7 @@ impl<'t> Lw<'_, '_, 't> {
         self.arity(name, args, (1, 1), "one value", e)?;
         let v = self.val(args[0], None)?;
         let v = self.convert(v, from, None, e);
-        let dst = self.temp(to);
+        let dst = self.build.temp(to);
         let src = match v.op {
             Operand::Imm(x) => Operand::Imm(to.wrap(x)),
             r => r,
@@ -379,7 +379,7 @@ impl<'t> Lw<'_, '_, 't> {
             BinOp::Float(FloatOp::Cmp(_), _) => IntType::S32,
             _ => ty,
         };
-        let dst = self.dst_for(hint, result);
+        let dst = self.build.dst_for(hint, result);
         self.emit(InstrKind::Binary { dst, op, ty, a, b }, e);
         Val {
             op: Operand::Reg(dst),
@@ -398,9 +398,9 @@ impl<'t> Lw<'_, '_, 't> {
             "signbit" => {
                 // The sign bit: the value as unsigned bits, shifted down.
                 let bits = IntType::new(ty.bits, false);
-                let t = self.temp(bits);
+                let t = self.build.temp(bits);
                 self.emit(InstrKind::Mov { dst: t, src: v.op }, e);
-                let s = self.temp(bits);
+                let s = self.build.temp(bits);
                 self.emit(
                     InstrKind::Binary {
                         dst: s,
@@ -411,7 +411,7 @@ impl<'t> Lw<'_, '_, 't> {
                     },
                     e,
                 );
-                let d = self.dst_for(hint, IntType::S32);
+                let d = self.build.dst_for(hint, IntType::S32);
                 self.emit(
                     InstrKind::Binary {
                         dst: d,

@@ -191,7 +191,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             match n.kind() {
                 "identifier" => {
                     let name = self.text(n);
-                    let known = self.lookup(name).is_some()
+                    let known = self.build.lookup(name).is_some()
                         || self.cx.globals.contains_key(name)
                         || self.cx.shared_by_name.contains_key(name)
                         || matches!(
@@ -228,7 +228,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             _ => None,
         };
         if let Some(p) = pointee.map(strip).filter(|p| p.kind() == "identifier") {
-            return match self.lookup(self.text(p))? {
+            return match self.build.lookup(self.text(p))? {
                 Binding::Ptr(ptr) => Some(match ptr.strukt {
                     Some(sid) => self.cx.structs[sid].size,
                     None => i64::from(ptr.ty.bits / 8),
@@ -240,7 +240,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if v.kind() != "identifier" {
             return None;
         }
-        match self.lookup(self.text(v))? {
+        match self.build.lookup(self.text(v))? {
             Binding::Reg(_, _, ty) | Binding::Const(_, ty) => Some(i64::from(ty.bits / 8)),
             Binding::HostArr(p) => {
                 let len = self.cx.arrays[p.arr].elems.len() as i64;
@@ -301,7 +301,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let v = strip(field(s, "argument")?);
             if v.kind() == "identifier" {
                 if let Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) =
-                    self.lookup(self.text(v))
+                    self.build.lookup(self.text(v))
                 {
                     return Ok(Side::Local(v, ty));
                 }
@@ -494,10 +494,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 match dst {
                     Side::Local(name, ty) => {
                         let name = me.text(name);
-                        let r = me.new_reg(name, ty);
+                        let r = me.build.new_reg(name, ty);
                         me.mov_val(r, v, e);
                         let seg = me.seg;
-                        me.rebind(name, Binding::Reg(r, seg, ty));
+                        me.build.rebind(name, Binding::Reg(r, seg, ty));
                     }
                     Side::Mem(p) => {
                         let at = me.copy_elem(p, k, args[0])?;
@@ -573,20 +573,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         self.flush_host();
         let saved = (
-            std::mem::take(&mut self.registers),
-            std::mem::take(&mut self.reg_types),
+            std::mem::take(&mut self.build.registers),
+            std::mem::take(&mut self.build.reg_types),
             std::mem::take(&mut self.init_regs),
-            std::mem::take(&mut self.code),
-            self.temps,
+            std::mem::take(&mut self.build.code),
+            self.build.temps,
         );
-        self.temps = 0;
+        self.build.temps = 0;
         let r = f(self);
         let (registers, reg_types, init_regs, code, temps) = saved;
-        let op_code = std::mem::replace(&mut self.code, code);
-        let op_regs = std::mem::replace(&mut self.registers, registers);
-        self.reg_types = reg_types;
+        let op_code = std::mem::replace(&mut self.build.code, code);
+        let op_regs = std::mem::replace(&mut self.build.registers, registers);
+        self.build.reg_types = reg_types;
         let op_init = std::mem::replace(&mut self.init_regs, init_regs);
-        self.temps = temps;
+        self.build.temps = temps;
         r?;
         // After the host code so far and the earlier work of its stream, as a launch there.
         let mut before = self.launches.host_after.clone();
@@ -634,8 +634,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// Ends the current host segment: its code becomes a host thread (when there is any).
     pub(super) fn flush_host(&mut self) {
-        self.resolve();
-        if self.code.is_empty() {
+        self.build.resolve();
+        if self.build.code.is_empty() {
             return;
         }
         let id = ThreadId(self.cx.threads.len() as u32);
@@ -659,16 +659,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             name,
             placement: Placement::Host,
             span: None,
-            registers: std::mem::take(&mut self.registers),
+            registers: std::mem::take(&mut self.build.registers),
             init_regs: std::mem::take(&mut self.init_regs),
-            code: std::mem::take(&mut self.code),
+            code: std::mem::take(&mut self.build.code),
             after,
         });
         self.launches.host_done.push(id);
-        self.reg_types.clear();
-        self.labels = vec![None];
-        self.end_label = 0;
-        self.temps = 0;
+        self.build.reg_types.clear();
+        self.build.labels = vec![None];
+        self.build.end_label = 0;
+        self.build.temps = 0;
         self.seg += 1;
     }
 
@@ -696,7 +696,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let a = strip(a);
         if a.kind() == "identifier" {
             let name = self.text(a);
-            return match self.lookup(name) {
+            return match self.build.lookup(name) {
                 Some(Binding::Stream(Some(s))) => Ok(Some(s)),
                 Some(Binding::Stream(None)) => err(
                     a,
@@ -719,7 +719,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     fn event_index(&mut self, a: Node<'t>) -> R<usize> {
         let a = strip(a);
         let name = self.text(a).to_string();
-        match self.lookup(&name) {
+        match self.build.lookup(&name) {
             Some(Binding::Event(Some(k))) => Ok(k),
             Some(Binding::Event(None)) => err(
                 a,
@@ -768,7 +768,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
             }
             let (v, vname) = self.out_var(args[0])?;
-            let (access, elem, strukt, ty) = match self.lookup(&vname) {
+            let (access, elem, strukt, ty) = match self.build.lookup(&vname) {
                 Some(Binding::PtrUnset(a, s, st, ty)) => (a, s, st, ty),
                 Some(Binding::Ptr(p)) => (
                     p.access,
@@ -800,7 +800,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let arr =
                 self.cx
                     .new_array(&vname, len, strukt, ty, space, &[], Some(span_of(e)), true)?;
-            self.rebind(
+            self.build.rebind(
                 &vname,
                 Binding::Ptr(Ptr {
                     arr,
@@ -817,7 +817,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "cudaHostGetDevicePointer" => {
                 self.arity(name, args, (2, 3), "`&device_pointer, host_pointer, 0`", e)?;
                 let (v, vname) = self.out_var(args[0])?;
-                let t = match self.lookup(&vname) {
+                let t = match self.build.lookup(&vname) {
                     Some(Binding::PtrUnset(a, _, st, ty)) => (a, st, ty),
                     Some(Binding::Ptr(p)) => (p.access, p.strukt, p.ty),
                     _ => return err(v, format!("`{vname}` is not a pointer variable")),
@@ -827,7 +827,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if self.cx.arrays[p.arr].space != MemorySpace::HostMapped {
                     return err(args[1], "cudaHostGetDevicePointer needs memory from cudaHostAlloc(..., cudaHostAllocMapped)");
                 }
-                self.rebind(&vname, Binding::Ptr(p));
+                self.build.rebind(&vname, Binding::Ptr(p));
             }
             "cudaHostRegister" => {
                 // Page-locks and maps ordinary host memory: from here on it is pinned mapped
@@ -867,7 +867,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "cudaStreamCreate" | "cudaStreamCreateWithFlags" => {
                 let (v, vname) = self.out_var(args.first().copied().unwrap_or(e))?;
-                if !matches!(self.lookup(&vname), Some(Binding::Stream(_))) {
+                if !matches!(self.build.lookup(&vname), Some(Binding::Stream(_))) {
                     return err(v, format!("`{vname}` is not a `cudaStream_t`"));
                 }
                 let s = self.cx.next_stream;
@@ -881,17 +881,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         self.cx.non_blocking.push(s);
                     }
                 }
-                self.rebind(&vname, Binding::Stream(Some(s)));
+                self.build.rebind(&vname, Binding::Stream(Some(s)));
             }
             "cudaEventCreate" | "cudaEventCreateWithFlags" => {
                 self.arity(name, args, (1, 2), "`&event[, flags]`", e)?;
                 let (v, vname) = self.out_var(args[0])?;
-                if !matches!(self.lookup(&vname), Some(Binding::Event(_))) {
+                if !matches!(self.build.lookup(&vname), Some(Binding::Event(_))) {
                     return err(v, format!("`{vname}` is not a `cudaEvent_t`"));
                 }
                 self.cx.events.push(Vec::new());
                 let k = self.cx.events.len() - 1;
-                self.rebind(&vname, Binding::Event(Some(k)));
+                self.build.rebind(&vname, Binding::Event(Some(k)));
             }
             "cudaEventRecord" => {
                 // The event covers what was launched on its stream so far (on the legacy
@@ -1216,7 +1216,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         self.check_limit(grid, block, e)?;
         let list = strip(args[3]);
         let elems =
-            match self.lookup(self.text(list)) {
+            match self.build.lookup(self.text(list)) {
                 Some(Binding::ArgList(k)) => self.cx.arg_lists[k].clone(),
                 _ => return err(
                     list,

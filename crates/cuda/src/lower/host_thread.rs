@@ -122,7 +122,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             state: ThreadState::Running,
             node_span: span_of(name),
         });
-        self.bind(
+        self.build.bind(
             &var,
             Binding::HostThread(self.launches.host_threads.len() - 1),
         );
@@ -158,7 +158,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         // Launches and synchronizations in the thread's function would need their own stream
         // order: refused there (`spawned`).
         k.spawned = true;
-        let end = k.new_label();
+        let end = k.build.new_label();
         k.frames.push((end, None));
         let body = field(func, "body")?;
         let outer = k.cx.enter_body(at, body, "this thread's function")?;
@@ -166,7 +166,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         k.cx.leave_body(outer);
         k.frames.pop();
         r?;
-        k.set_label(end);
+        k.build.set_label(end);
         Ok(k.push_thread(name, Placement::Host, span_of(at), after))
     }
 
@@ -237,7 +237,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if let Some(v) = computed {
             self.store(p, v, decl)?;
         }
-        self.bind(name, Binding::Obj(p));
+        self.build.bind(name, Binding::Obj(p));
         Ok(())
     }
 

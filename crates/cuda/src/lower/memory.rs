@@ -100,7 +100,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         n: Node<'t>,
     ) -> Operand {
         let scope = self.space_scope(addr, order, scope, n);
-        let dst = self.dst_for(hint, ty);
+        let dst = self.build.dst_for(hint, ty);
         self.emit(
             InstrKind::Load {
                 dst,
@@ -165,7 +165,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         n: Node<'t>,
     ) -> Operand {
         let scope = self.space_scope(addr, order, scope, n);
-        let dst = self.dst_for(hint, ty);
+        let dst = self.build.dst_for(hint, ty);
         self.emit(
             InstrKind::Rmw {
                 dst: Some(dst),
@@ -194,7 +194,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         n: Node<'t>,
     ) -> Operand {
         let scope = self.space_scope(addr, order, scope, n);
-        let old = self.temp(ty);
+        let old = self.build.temp(ty);
         self.emit(
             InstrKind::Rmw {
                 dst: Some(old),
@@ -210,7 +210,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             n,
         );
         // The comparison is the CAS's, in the object's type.
-        let ok = self.dst_for(hint.filter(|h| *h != expected), IntType::S32);
+        let ok = self
+            .build
+            .dst_for(hint.filter(|h| *h != expected), IntType::S32);
         self.emit(
             InstrKind::Binary {
                 dst: ok,
@@ -263,7 +265,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// What a bare name denotes when it is a memory object: a global, a shared variable, an
     /// atomic object or reference.
     pub(super) fn object(&mut self, name: &str, n: Node<'t>) -> R<Option<(Ptr, usize)>> {
-        match self.lookup(name) {
+        match self.build.lookup(name) {
             Some(Binding::Obj(p)) => return Ok(Some((p, 1))),
             Some(Binding::Shared(d)) => return self.shared_ptr(d, n).map(Some),
             Some(_) => return Ok(None),
@@ -295,7 +297,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// The pointer the variable `name` holds (an identifier, or `p.f` of a struct held by
     /// value), or the array it names.
     pub(super) fn pointer_named(&mut self, name: &str, e: Node<'t>) -> R<Ptr> {
-        match self.lookup(name) {
+        match self.build.lookup(name) {
                 Some(Binding::Ptr(p) | Binding::HostArr(p)) => return Ok(p),
                 Some(Binding::SharedPtr(d)) => return Ok(self.shared_ptr(d, e)?.0),
                 Some(Binding::PtrUnset(..)) => {
@@ -309,7 +311,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 e,
                 format!("`{name}` is an object, not a pointer: write `&{name}`"),
             ),
-            None if self.lookup(name).is_some() => {
+            None if self.build.lookup(name).is_some() => {
                 err(e, format!("`{name}` is a value, not a pointer to memory"))
             }
             None => self.unknown(name, e),
@@ -398,7 +400,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if let Some(prev) = p.index {
             let prev = Val {
                 op: Operand::Reg(prev),
-                ty: self.reg_ty(prev),
+                ty: self.build.reg_ty(prev),
             };
             off = self.binary(BinOp::Add, prev, off, None, e);
         }
@@ -436,7 +438,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 "not supported: a pointer computed at run time in scopecheck_main (index the memory where it is accessed)",
             );
         }
-        let t = self.temp(self.reg_ty(r));
+        let t = self.build.temp(self.build.reg_ty(r));
         self.emit(
             InstrKind::Mov {
                 dst: t,

@@ -526,7 +526,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     fn cl_kernel_arg(&self, n: Node<'t>) -> R<usize> {
-        match self.lookup(self.text(n)) {
+        match self.build.lookup(self.text(n)) {
             Some(Binding::ClKernel(k)) => Ok(k),
             _ => err(n, "expected a `cl_kernel` made by clCreateKernel"),
         }
@@ -612,7 +612,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         return err(args[3], "expected `&variable` (a cl_mem buffer or a constant) or NULL (local memory)");
                     };
                     let vname = self.text(v);
-                    match self.lookup(vname) {
+                    match self.build.lookup(vname) {
                         Some(b @ (Binding::Ptr(_) | Binding::Const(..))) => ClArg::Bind(b),
                         Some(Binding::Reg(..)) => {
                             return err(v, "not supported: a kernel argument computed at run time by the host (pass a constant or a buffer)")
@@ -749,16 +749,16 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     self.synchronize(on, e)?;
                     let addr = self.cl_element(args[1], args[3], args[4])?;
                     // The variable keeps its declared type; the bytes read are the buffer's.
-                    let ty = match self.lookup(&vname) {
+                    let ty = match self.build.lookup(&vname) {
                         Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) => ty,
                         Some(_) => addr.1,
                         None => return err(v, format!("unknown name `{vname}`")),
                     };
-                    let r = self.new_reg(&vname, ty);
+                    let r = self.build.new_reg(&vname, ty);
                     let got = self.load_ord(addr, Order::Weak, Scope::Sys, Some(r), e);
                     self.mov(r, got, e);
                     let seg = self.seg;
-                    self.rebind(&vname, Binding::Reg(r, seg, ty));
+                    self.build.rebind(&vname, Binding::Reg(r, seg, ty));
                 } else {
                     let addr = self.cl_element(args[1], args[3], args[4])?;
                     let value = self.value(v, None)?;

@@ -34,12 +34,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             // `do { ... } while (0)`, the body of a function-like macro (`CUDA_CHECK(call)`):
             // runs once, so it is no loop and may hold what the top of the harness may.
             "do_statement" if self.runs_once(s) => {
-                let end = self.new_label();
+                let end = self.build.new_label();
                 self.loops.push((end, end));
                 let r = self.scoped(field(s, "body")?);
                 self.loops.pop();
                 r?;
-                self.set_label(end);
+                self.build.set_label(end);
                 Ok(())
             }
             "do_statement" => self.nested(|me| me.do_stmt(s)),
@@ -63,7 +63,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                             let Some(r) = ret else {
                                 return err(v, "a `void` function returns no value");
                             };
-                            let ty = self.reg_ty(r);
+                            let ty = self.build.reg_ty(r);
                             let v = self.value_as(v, ty, Some(r))?;
                             self.mov(r, v, s);
                         }
@@ -76,7 +76,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         if value.is_some() {
                             return err(s, "a kernel returns no value");
                         }
-                        let l = self.end_label;
+                        let l = self.build.end_label;
                         self.branch(BranchCond::Always, l, s);
                     }
                 }
@@ -97,7 +97,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     pub(super) fn block(&mut self, b: Node<'t>) -> R<()> {
-        self.scopes.push(Vec::new());
+        self.build.scopes.push(Vec::new());
         let mut c = b.walk();
         let kids: Vec<Node> = b.named_children(&mut c).collect();
         let mut r = Ok(());
@@ -110,7 +110,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 break;
             }
         }
-        self.scopes.pop();
+        self.build.scopes.pop();
         r
     }
 
@@ -118,12 +118,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// current block is unreachable (structured code has no jump into a block's middle).
     pub(super) fn falls_off(&self) -> bool {
         matches!(
-            self.code.last().map(|i| &i.kind),
+            self.build.code.last().map(|i| &i.kind),
             Some(InstrKind::Branch {
                 cond: BranchCond::Always,
                 ..
             })
-        ) && !self.labels.contains(&Some(self.code.len()))
+        ) && !self.build.labels.contains(&Some(self.build.code.len()))
     }
 
     pub(super) fn decl(&mut self, d: Node<'t>) -> R<()> {
@@ -155,6 +155,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             };
             let name = self.text(name_node).to_string();
             if self
+                .build
                 .scopes
                 .last()
                 .is_some_and(|sc| sc.iter().any(|(n, _)| *n == name))
@@ -191,7 +192,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         self.cx.shared_decls.len() - 1
                     }
                 };
-                self.bind(&name, Binding::Shared(idx));
+                self.build.bind(&name, Binding::Shared(idx));
                 continue;
             }
             if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
@@ -213,7 +214,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(span_of(name_node)),
                     false,
                 )?;
-                self.bind(&name, Binding::HostArr(Ptr::start_of(arr, ty)));
+                self.build
+                    .bind(&name, Binding::HostArr(Ptr::start_of(arr, ty)));
                 continue;
             }
             if len > 1 || has_array(decl) {
@@ -235,7 +237,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(_) => self.cl_create_queue(init, decl)?,
                     None => Binding::Stream(None),
                 };
-                self.bind(&name, b);
+                self.build.bind(&name, b);
                 continue;
             }
             if ty.event {
@@ -245,7 +247,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if let Some(i) = init {
                     return err(i, "create an event with cudaEventCreate(&e)");
                 }
-                self.bind(&name, Binding::Event(None));
+                self.build.bind(&name, Binding::Event(None));
                 continue;
             }
             if ty.dim3 {
@@ -253,7 +255,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(i) => self.dim3_init(i)?,
                     None => [1, 1, 1],
                 };
-                self.bind(&name, Binding::Dim3(v));
+                self.build.bind(&name, Binding::Dim3(v));
                 continue;
             }
             if ty.atomic_ref {
@@ -291,7 +293,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                                 let p = self.offset(p, size, false, *t)?;
                                 let p = self.retype(p, ty.ptr_ty(), *t)?;
                                 let p = self.keep_pointer(p, *t)?;
-                                self.bind(&name, Binding::Obj(p));
+                                self.build.bind(&name, Binding::Obj(p));
                                 continue;
                             }
                             _ => *t,
@@ -307,18 +309,18 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 };
                 let p = self.retype(p, ty.ptr_ty(), target)?;
                 let p = self.keep_pointer(p, target)?;
-                self.bind(&name, Binding::Obj(p));
+                self.build.bind(&name, Binding::Obj(p));
                 continue;
             }
             if ty.cl_kernel {
                 let b = self.cl_create_kernel(init, decl)?;
-                self.bind(&name, b);
+                self.build.bind(&name, b);
                 continue;
             }
             if ty.pointer && self.host() {
                 if let Some(i) = init {
                     if let Some(p) = self.cl_alloc(&name, ty, i)? {
-                        self.bind(&name, Binding::Ptr(p));
+                        self.build.bind(&name, Binding::Ptr(p));
                         continue;
                     }
                 }
@@ -332,7 +334,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     }
                     None => Binding::PtrUnset(ty.access, ty.size, ty.strukt, ty.int),
                 };
-                self.bind(&name, b);
+                self.build.bind(&name, b);
                 continue;
             }
             if ty.access != Access::Plain {
@@ -354,7 +356,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if fold && !matches!(i.kind(), "argument_list" | "initializer_list") {
                     let v = self.value_as(i, ty.int, None)?;
                     if let Operand::Imm(v) = v {
-                        self.bind(&name, Binding::Const(ty.int.wrap(v), ty.int));
+                        self.build
+                            .bind(&name, Binding::Const(ty.int.wrap(v), ty.int));
                         continue;
                     }
                     computed = Some(v);
@@ -370,7 +373,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             if let Some(i) = init.filter(|i| self.host() && computed.is_none() && runtime_call(i)) {
                 computed = Some(self.value_as(i, ty.int, None)?);
             }
-            let r = self.new_reg(&name, ty.int);
+            let r = self.build.new_reg(&name, ty.int);
             match init {
                 Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
                     return err(i, "not supported: this initialiser; write `int x = e;`");
@@ -385,7 +388,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 None => {}
             }
             let seg = self.seg;
-            self.bind(&name, Binding::Reg(r, seg, ty.int));
+            self.build.bind(&name, Binding::Reg(r, seg, ty.int));
         }
         Ok(())
     }
@@ -412,7 +415,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     pub(super) fn dims_of(&mut self, e: Node<'t>) -> R<[Value; 3]> {
         match e.kind() {
             "identifier" => {
-                if let Some(Binding::Dim3(v)) = self.lookup(self.text(e)) {
+                if let Some(Binding::Dim3(v)) = self.build.lookup(self.text(e)) {
                     return Ok(v);
                 }
             }
@@ -436,7 +439,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let r = loop {
             match self.if_link(at) {
                 Ok(Some((next, end))) => {
-                    self.scopes.push(Vec::new());
+                    self.build.scopes.push(Vec::new());
                     self.nesting += 1;
                     ends.push(end);
                     at = next;
@@ -447,9 +450,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         for end in ends.into_iter().rev() {
             self.nesting -= 1;
-            self.scopes.pop();
+            self.build.scopes.pop();
             if let (Some(end), true) = (end, r.is_ok()) {
-                self.set_label(end);
+                self.build.set_label(end);
             }
         }
         r
@@ -515,28 +518,28 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 _ => {}
             }
         }
-        let else_l = self.new_label();
+        let else_l = self.build.new_label();
         self.branch_if(c, false, else_l)?;
         self.scoped(then)?;
         if let Some(els) = els {
-            let end = self.new_label();
+            let end = self.build.new_label();
             self.branch(BranchCond::Always, end, c);
-            self.set_label(else_l);
+            self.build.set_label(else_l);
             if let Some(next) = chained {
                 return Ok(Some((next, Some(end))));
             }
             self.scoped(els)?;
-            self.set_label(end);
+            self.build.set_label(end);
         } else {
-            self.set_label(else_l);
+            self.build.set_label(else_l);
         }
         Ok(None)
     }
 
     pub(super) fn scoped(&mut self, s: Node<'t>) -> R<()> {
-        self.scopes.push(Vec::new());
+        self.build.scopes.push(Vec::new());
         let r = self.stmt(s);
-        self.scopes.pop();
+        self.build.scopes.pop();
         r
     }
 
@@ -544,7 +547,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// `None` when it is not one.
     pub(super) fn folded(&self, e: Node<'t>) -> Option<(Value, IntType)> {
         match e.kind() {
-            "identifier" => match self.lookup(self.text(e))? {
+            "identifier" => match self.build.lookup(self.text(e))? {
                 Binding::Const(v, ty) => Some((v, ty)),
                 _ => None,
             },
@@ -676,19 +679,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             values.push(ty.int.wrap(i));
             i += stride;
         }
-        let end_label = self.new_label();
+        let end_label = self.build.new_label();
         for v in values {
-            let next = self.new_label();
-            self.scopes
+            let next = self.build.new_label();
+            self.build
+                .scopes
                 .push(vec![(var.to_string(), Binding::Const(v, ty.int))]);
             self.loops.push((next, end_label));
             let r = self.scoped(body);
             self.loops.pop();
-            self.scopes.pop();
+            self.build.scopes.pop();
             r?;
-            self.set_label(next);
+            self.build.set_label(next);
         }
-        self.set_label(end_label);
+        self.build.set_label(end_label);
         Ok(true)
     }
 
@@ -696,7 +700,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         if self.unrolled_for(s)? {
             return Ok(());
         }
-        self.scopes.push(Vec::new());
+        self.build.scopes.push(Vec::new());
         let r = (|| {
             if let Some(i) = s.child_by_field_name("initializer") {
                 if i.kind() == "declaration" {
@@ -709,7 +713,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             let step = s.child_by_field_name("update");
             self.loop_(cond, step, field(s, "body")?, s)
         })();
-        self.scopes.pop();
+        self.build.scopes.pop();
         r
     }
 
@@ -726,17 +730,17 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     }
 
     pub(super) fn do_stmt(&mut self, s: Node<'t>) -> R<()> {
-        let head = self.new_label();
-        let cont = self.new_label();
-        let end = self.new_label();
-        self.set_label(head);
+        let head = self.build.new_label();
+        let cont = self.build.new_label();
+        let end = self.build.new_label();
+        self.build.set_label(head);
         self.loops.push((cont, end));
         let r = self.scoped(field(s, "body")?);
         self.loops.pop();
         r?;
-        self.set_label(cont);
+        self.build.set_label(cont);
         self.branch_if(condition(s)?, true, head)?;
-        self.set_label(end);
+        self.build.set_label(end);
         Ok(())
     }
 
@@ -749,10 +753,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         body: Node<'t>,
         s: Node<'t>,
     ) -> R<()> {
-        let head = self.new_label();
-        let cont = self.new_label();
-        let end = self.new_label();
-        self.set_label(head);
+        let head = self.build.new_label();
+        let cont = self.build.new_label();
+        let end = self.build.new_label();
+        self.build.set_label(head);
         if is_empty_stmt(body) && step.is_none() {
             match cond {
                 Some(c) => self.branch_if(c, true, head)?,
@@ -767,12 +771,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let r = self.scoped(body);
         self.loops.pop();
         r?;
-        self.set_label(cont);
+        self.build.set_label(cont);
         if let Some(st) = step {
             self.value(st, None)?;
         }
         self.branch(BranchCond::Always, head, cond.unwrap_or(s));
-        self.set_label(end);
+        self.build.set_label(end);
         Ok(())
     }
 }

@@ -82,7 +82,7 @@ impl<'t> Lw<'_, '_, 't> {
             "__activemask" => {
                 self.device_only(name, e)?;
                 self.arity(name, args, (0, 0), "no arguments", e)?;
-                let dst = self.dst_for(hint, IntType::U32);
+                let dst = self.build.dst_for(hint, IntType::U32);
                 self.emit(
                     InstrKind::Warp {
                         op: WarpOp::ActiveMask,
@@ -214,7 +214,7 @@ impl<'t> Lw<'_, '_, 't> {
         hint: Option<RegId>,
         e: Node<'t>,
     ) -> RegId {
-        let dst = self.dst_for(hint, v.ty);
+        let dst = self.build.dst_for(hint, v.ty);
         self.emit(
             InstrKind::Warp {
                 op: WarpOp::Shfl { mode, lane, clamp },
@@ -245,7 +245,7 @@ impl<'t> Lw<'_, '_, 't> {
         } else {
             IntType::S32
         };
-        let dst = self.dst_for(hint, ty);
+        let dst = self.build.dst_for(hint, ty);
         self.emit(
             InstrKind::Warp {
                 op: WarpOp::Vote(op),

@@ -8,13 +8,14 @@
 //! (`L: ld r, f; beq r, 0, L`), so that the explorer recognises await loops.
 
 use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
+use crate::build::CodeBuilder;
 use crate::vocab::{
     cl_scope, common_type, compares_raw, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW,
     HINT_LOADS, HINT_STORES, ORDERS, RMW_MEMBERS,
 };
 use crate::{ParseError, Warning};
 use scopecheck_ir::{
-    Address, Arithmetic, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, Instr, InstrKind,
+    Address, Arithmetic, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
     IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
@@ -31,7 +32,7 @@ pub(crate) struct Ptr {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Binding {
+pub(crate) enum Binding {
     Reg(RegId),
     Ptr(Ptr),
     /// `cuda::atomic_ref<...> f(*x)`: `f` names the atomic object itself.
@@ -57,17 +58,10 @@ enum Use {
 pub(crate) struct Lower<'a> {
     src: &'a str,
     host: bool,
-    pub(crate) registers: Vec<String>,
-    pub(crate) code: Vec<Instr>,
-    scopes: Vec<Vec<(String, Binding)>>,
-    labels: Vec<Option<usize>>,
-    fixups: Vec<(usize, usize)>,
+    /// The registers, code, names and labels (shared with the CUDA front-end).
+    pub(crate) build: CodeBuilder<Binding>,
     /// (continue label, break label) of the enclosing loops.
     loops: Vec<(usize, usize)>,
-    end_label: usize,
-    temps: u32,
-    /// The type of each register's value (a register always holds a value canonical in it).
-    reg_types: Vec<IntType>,
     /// The type of each location this thread reaches, from its declaration.
     loc_types: Vec<(LocId, IntType)>,
     pub(crate) warnings: Vec<Warning>,
@@ -92,15 +86,8 @@ impl<'a> Lower<'a> {
         Lower {
             src,
             host,
-            registers: Vec::new(),
-            code: Vec::new(),
-            scopes: vec![Vec::new()],
-            labels: vec![None],
-            fixups: Vec::new(),
+            build: CodeBuilder::new(Vec::new()),
             loops: Vec::new(),
-            end_label: 0,
-            temps: 0,
-            reg_types: Vec::new(),
             loc_types: Vec::new(),
             warnings: Vec::new(),
         }
@@ -108,26 +95,26 @@ impl<'a> Lower<'a> {
 
     /// Binds a parameter name; false when the name is taken.
     pub(crate) fn bind_param(&mut self, name: &str, ptr: Ptr) -> bool {
-        if self.lookup(name).is_some() {
+        if self.build.lookup(name).is_some() {
             return false;
         }
         for e in 0..ptr.len {
             self.loc_types.push((LocId(ptr.loc.0 + e), ptr.ty));
         }
-        self.bind(name, Binding::Ptr(ptr));
+        self.build.bind(name, Binding::Ptr(ptr));
         true
     }
 
     /// Creates (or finds) a register the initial state names, bound in the outermost scope.
     pub(crate) fn init_register(&mut self, name: &str) -> Result<RegId, String> {
-        match self.lookup(name) {
+        match self.build.lookup(name) {
             Some(Binding::Reg(r)) => Ok(r),
             Some(_) => Err(format!(
                 "`{name}` is a parameter of this thread, not a register"
             )),
             None => {
-                let r = self.new_reg(name, IntType::S32);
-                self.bind(name, Binding::Reg(r));
+                let r = self.build.new_reg(name, IntType::S32);
+                self.build.bind(name, Binding::Reg(r));
                 Ok(r)
             }
         }
@@ -136,63 +123,11 @@ impl<'a> Lower<'a> {
     /// Lowers the body and resolves the branches.
     pub(crate) fn body(&mut self, body: &Stmt) -> Result<(), ParseError> {
         self.stmt(body)?;
-        let end = self.end_label;
-        self.place(end);
-        for &(instr, label) in &self.fixups {
-            let target = self.labels.get(label).copied().flatten().unwrap_or(0);
-            if let Some(Instr {
-                kind: InstrKind::Branch { target: t, .. },
-                ..
-            }) = self.code.get_mut(instr)
-            {
-                *t = target;
-            }
-        }
+        self.build.resolve();
         Ok(())
     }
 
     // ---- names, registers, labels, emission ----
-
-    fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, b)| *b))
-    }
-
-    fn bind(&mut self, name: &str, b: Binding) {
-        if let Some(s) = self.scopes.last_mut() {
-            s.push((name.to_string(), b));
-        }
-    }
-
-    fn new_reg(&mut self, name: &str, ty: IntType) -> RegId {
-        let mut n = name.to_string();
-        let mut k = 2;
-        while self.registers.contains(&n) {
-            n = format!("{name}#{k}");
-            k += 1;
-        }
-        self.registers.push(n);
-        self.reg_types.push(ty);
-        RegId((self.registers.len() - 1) as u32)
-    }
-
-    fn temp(&mut self, ty: IntType) -> RegId {
-        let n = format!("$t{}", self.temps);
-        self.temps += 1;
-        self.registers.push(n);
-        self.reg_types.push(ty);
-        RegId((self.registers.len() - 1) as u32)
-    }
-
-    /// The register a result of type `ty` goes to: the hint when it has that type.
-    fn dst_for(&mut self, hint: Option<RegId>, ty: IntType) -> RegId {
-        match hint {
-            Some(h) if self.reg_types[h.0 as usize] == ty => h,
-            _ => self.temp(ty),
-        }
-    }
 
     /// The type of the location an access touches (declared with the parameter).
     fn ty_at(&self, addr: &Address) -> IntType {
@@ -205,40 +140,21 @@ impl<'a> Lower<'a> {
             .map_or(IntType::S32, |(_, t)| *t)
     }
 
-    /// The type of an operand: a register's, or a literal's as C types it (`int` when it fits,
-    /// else `long long`).
-    fn ty_of(&self, o: Operand) -> IntType {
-        match o {
-            Operand::Reg(r) => self.reg_types[r.0 as usize],
-            Operand::Imm(v) if IntType::S32.holds(i128::from(v)) => IntType::S32,
-            Operand::Imm(_) => IntType::S64,
-        }
-    }
-
-    fn new_label(&mut self) -> usize {
-        self.labels.push(None);
-        self.labels.len() - 1
-    }
-
-    fn place(&mut self, label: usize) {
-        let here = self.code.len();
-        if let Some(l) = self.labels.get_mut(label) {
-            *l = Some(here);
-        }
-    }
-
+    /// Appends an instruction whose text is the source at `span`.
     fn emit(&mut self, kind: InstrKind, span: Span) {
-        let raw = self
-            .src
-            .get(span.offset..span.offset + span.len)
-            .unwrap_or("");
-        let text = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-        self.code.push(Instr { kind, span, text });
+        let source = self.source(span);
+        self.build.emit(kind, span, source);
     }
 
     fn branch(&mut self, cond: BranchCond, label: usize, span: Span) {
-        self.fixups.push((self.code.len(), label));
-        self.emit(InstrKind::Branch { cond, target: 0 }, span);
+        let source = self.source(span);
+        self.build.branch(cond, label, span, source);
+    }
+
+    fn source(&self, span: Span) -> &'a str {
+        self.src
+            .get(span.offset..span.offset + span.len)
+            .unwrap_or("")
     }
 
     fn warn(&mut self, span: Span, message: String) {
@@ -282,6 +198,7 @@ impl<'a> Lower<'a> {
             StmtKind::Decl(declared, vars) => {
                 for (name, span, init) in vars {
                     if self
+                        .build
                         .scopes
                         .last()
                         .is_some_and(|sc| sc.iter().any(|(n, _)| n == name))
@@ -294,19 +211,19 @@ impl<'a> Lower<'a> {
                     // `auto` takes the initializer's type.
                     let (r, v) = match (declared, init) {
                         (Some(ty), Some(e)) => {
-                            let r = self.new_reg(name, *ty);
+                            let r = self.build.new_reg(name, *ty);
                             (r, Some(self.value(e, Some(r))?))
                         }
                         (None, Some(e)) => {
                             let v = self.value(e, None)?;
-                            (self.new_reg(name, self.ty_of(v)), Some(v))
+                            (self.build.new_reg(name, self.build.operand_ty(v)), Some(v))
                         }
-                        (ty, None) => (self.new_reg(name, ty.unwrap_or(IntType::S32)), None),
+                        (ty, None) => (self.build.new_reg(name, ty.unwrap_or(IntType::S32)), None),
                     };
                     if let Some(v) = v {
                         self.mov(r, v, s.span);
                     }
-                    self.bind(name, Binding::Reg(r));
+                    self.build.bind(name, Binding::Reg(r));
                 }
             }
             StmtKind::RefDecl {
@@ -347,7 +264,7 @@ impl<'a> Lower<'a> {
                 self.branch(BranchCond::Always, l, s.span);
             }
             StmtKind::Return => {
-                let l = self.end_label;
+                let l = self.build.end_label;
                 self.branch(BranchCond::Always, l, s.span);
             }
         }
@@ -356,9 +273,9 @@ impl<'a> Lower<'a> {
 
     #[inline(never)]
     fn block(&mut self, b: &[Stmt]) -> Result<(), ParseError> {
-        self.scopes.push(Vec::new());
+        self.build.scopes.push(Vec::new());
         let r = b.iter().try_for_each(|s| self.stmt(s));
-        self.scopes.pop();
+        self.build.scopes.pop();
         r
     }
 
@@ -377,17 +294,17 @@ impl<'a> Lower<'a> {
                 _ => {}
             }
         }
-        let else_l = self.new_label();
+        let else_l = self.build.new_label();
         self.branch_if(c, false, else_l)?;
         self.stmt(then)?;
         if let Some(els) = els {
-            let end = self.new_label();
+            let end = self.build.new_label();
             self.branch(BranchCond::Always, end, c.span);
-            self.place(else_l);
+            self.build.set_label(else_l);
             self.stmt(els)?;
-            self.place(end);
+            self.build.set_label(end);
         } else {
-            self.place(else_l);
+            self.build.set_label(else_l);
         }
         Ok(())
     }
@@ -401,30 +318,30 @@ impl<'a> Lower<'a> {
         body: &Stmt,
         span: Span,
     ) -> Result<(), ParseError> {
-        self.scopes.push(Vec::new());
+        self.build.scopes.push(Vec::new());
         let r = (|| {
             if let Some(i) = init {
                 self.stmt(i)?;
             }
             self.loop_(cond, step, body, span)
         })();
-        self.scopes.pop();
+        self.build.scopes.pop();
         r
     }
 
     #[inline(never)]
     fn do_stmt(&mut self, body: &Stmt, c: &Expr) -> Result<(), ParseError> {
-        let head = self.new_label();
-        let cont = self.new_label();
-        let end = self.new_label();
-        self.place(head);
+        let head = self.build.new_label();
+        let cont = self.build.new_label();
+        let end = self.build.new_label();
+        self.build.set_label(head);
         self.loops.push((cont, end));
         let r = self.stmt(body);
         self.loops.pop();
         r?;
-        self.place(cont);
+        self.build.set_label(cont);
         self.branch_if(c, true, head)?;
-        self.place(end);
+        self.build.set_label(end);
         Ok(())
     }
 
@@ -438,10 +355,10 @@ impl<'a> Lower<'a> {
         body: &Stmt,
         span: Span,
     ) -> Result<(), ParseError> {
-        let head = self.new_label();
-        let cont = self.new_label();
-        let end = self.new_label();
-        self.place(head);
+        let head = self.build.new_label();
+        let cont = self.build.new_label();
+        let end = self.build.new_label();
+        self.build.set_label(head);
         if body.is_empty() && step.iter().all(|s| s.is_empty()) {
             match cond {
                 Some(c) => self.branch_if(c, true, head)?,
@@ -456,12 +373,12 @@ impl<'a> Lower<'a> {
         let r = self.stmt(body);
         self.loops.pop();
         r?;
-        self.place(cont);
+        self.build.set_label(cont);
         if let Some(st) = step {
             self.stmt(st)?;
         }
         self.branch(BranchCond::Always, head, cond.map_or(span, |c| c.span));
-        self.place(end);
+        self.build.set_label(end);
         Ok(())
     }
 
@@ -485,6 +402,7 @@ impl<'a> Lower<'a> {
             ));
         }
         if self
+            .build
             .scopes
             .last()
             .is_some_and(|sc| sc.iter().any(|(n, _)| n == name))
@@ -494,7 +412,7 @@ impl<'a> Lower<'a> {
                 format!("`{name}` is already declared in this block"),
             ));
         }
-        self.bind(
+        self.build.bind(
             name,
             Binding::Ref(Ptr {
                 loc: addr.fixed().unwrap_or(ptr.loc),
@@ -512,7 +430,7 @@ impl<'a> Lower<'a> {
         if v == Operand::Reg(dst) {
             return;
         }
-        let ty = self.reg_types[dst.0 as usize];
+        let ty = self.build.reg_ty(dst);
         match v {
             Operand::Imm(x) => self.emit(
                 InstrKind::Mov {
@@ -521,7 +439,7 @@ impl<'a> Lower<'a> {
                 },
                 span,
             ),
-            Operand::Reg(r) if self.reg_types[r.0 as usize] == ty => {
+            Operand::Reg(r) if self.build.reg_ty(r) == ty => {
                 self.emit(InstrKind::Mov { dst, src: v }, span)
             }
             // A conversion: `v | 0` computed in the target type is `v` wrapped to it.
@@ -560,7 +478,7 @@ impl<'a> Lower<'a> {
             _ => return Err(err(span, format!("not supported: `{op}`"))),
         };
         if let ExprKind::Name(n) = &target.kind {
-            match self.lookup(n) {
+            match self.build.lookup(n) {
                 Some(Binding::Reg(r)) => {
                     match bin {
                         None => {
@@ -616,7 +534,7 @@ impl<'a> Lower<'a> {
                 };
                 let v = self.value(value, None)?;
                 let scope = self.scope(scope, None);
-                let dst = self.temp(ptr.ty);
+                let dst = self.build.temp(ptr.ty);
                 self.emit(
                     InstrKind::Rmw {
                         dst: Some(dst),
@@ -641,6 +559,7 @@ impl<'a> Lower<'a> {
 
     fn unknown(&self, name: &str, span: Span) -> ParseError {
         let known: Vec<String> = self
+            .build
             .scopes
             .iter()
             .flatten()
@@ -659,7 +578,7 @@ impl<'a> Lower<'a> {
     /// `x + i`, `&f` for an atomic reference).
     fn pointer(&mut self, e: &Expr) -> Result<(Ptr, Address), ParseError> {
         match &e.kind {
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Ptr(p)) => Ok((
                     p,
                     Address::loc(p.loc),
@@ -678,7 +597,7 @@ impl<'a> Lower<'a> {
                 ExprKind::Unary("*", _) | ExprKind::Index(..) => self.place_of(inner)?.ok_or_else(
                     || err(e.span, "expected a pointer such as `x` or `&x[0]`"),
                 ),
-                ExprKind::Name(n) => match self.lookup(n) {
+                ExprKind::Name(n) => match self.build.lookup(n) {
                     Some(Binding::Ref(p)) => Ok((
                         p,
                         Address::loc(p.loc),
@@ -776,7 +695,7 @@ impl<'a> Lower<'a> {
                 let addr = self.index(ptr, base, i, e.span)?;
                 Ok(Some((ptr, addr)))
             }
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Ref(p)) => Ok(Some((p, Address::loc(p.loc)))),
                 _ => Ok(None),
             },
@@ -791,7 +710,7 @@ impl<'a> Lower<'a> {
             Access::Volatile => (Order::Volatile, Scope::Sys),
             Access::Atomic { scope, .. } => (Order::SeqCst, self.scope(scope, None)),
         };
-        let dst = self.dst_for(hint, self.ty_at(&addr));
+        let dst = self.build.dst_for(hint, self.ty_at(&addr));
         self.emit(
             InstrKind::Load {
                 dst,
@@ -833,7 +752,7 @@ impl<'a> Lower<'a> {
         while let Some(e) = pending.pop() {
             let pure = match &e.kind {
                 ExprKind::Int(_) => true,
-                ExprKind::Name(n) => matches!(self.lookup(n), Some(Binding::Reg(_))),
+                ExprKind::Name(n) => matches!(self.build.lookup(n), Some(Binding::Reg(_))),
                 ExprKind::Unary(op, a) => {
                     pending.push(a);
                     !matches!(*op, "*" | "&")
@@ -866,7 +785,7 @@ impl<'a> Lower<'a> {
         hint: Option<RegId>,
         span: Span,
     ) -> Result<Operand, ParseError> {
-        let (ta, tb) = (self.ty_of(a), self.ty_of(b));
+        let (ta, tb) = (self.build.operand_ty(a), self.build.operand_ty(b));
         let (ty, result) = op_types(op, ta, tb);
         if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
             return op
@@ -879,7 +798,7 @@ impl<'a> Lower<'a> {
                     )
                 });
         }
-        let dst = self.dst_for(hint, result);
+        let dst = self.build.dst_for(hint, result);
         self.emit(InstrKind::Binary { dst, op, ty, a, b }, span);
         Ok(Operand::Reg(dst))
     }
@@ -890,7 +809,7 @@ impl<'a> Lower<'a> {
         let span = e.span;
         match &e.kind {
             ExprKind::Int(v) => Ok(Operand::Imm(*v)),
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Reg(r)) => Ok(Operand::Reg(r)),
                 Some(Binding::Ref(p)) => Ok(self.load(p, Address::loc(p.loc), hint, span)),
                 Some(Binding::Ptr(_)) => Err(err(
@@ -936,9 +855,9 @@ impl<'a> Lower<'a> {
                         let bop = if *op == "&&" { BinOp::And } else { BinOp::Or };
                         return self.binary(bop, na, nb, hint, span);
                     }
-                    let t = self.temp(IntType::S32);
-                    let f = self.new_label();
-                    let end = self.new_label();
+                    let t = self.build.temp(IntType::S32);
+                    let f = self.build.new_label();
+                    let end = self.build.new_label();
                     self.branch_if(e, false, f)?;
                     self.emit(
                         InstrKind::Mov {
@@ -948,7 +867,7 @@ impl<'a> Lower<'a> {
                         span,
                     );
                     self.branch(BranchCond::Always, end, span);
-                    self.place(f);
+                    self.build.set_label(f);
                     self.emit(
                         InstrKind::Mov {
                             dst: t,
@@ -956,24 +875,24 @@ impl<'a> Lower<'a> {
                         },
                         span,
                     );
-                    self.place(end);
+                    self.build.set_label(end);
                     Ok(Operand::Reg(t))
                 }
                 _ => self.arith_chain(e, hint),
             },
             ExprKind::Ternary(c, a, b) => {
-                let els = self.new_label();
-                let end = self.new_label();
+                let els = self.build.new_label();
+                let end = self.build.new_label();
                 self.branch_if(c, false, els)?;
                 // The result has the first arm's type (the second converts to it).
                 let va = self.value(a, None)?;
-                let t = self.temp(self.ty_of(va));
+                let t = self.build.temp(self.build.operand_ty(va));
                 self.mov(t, va, a.span);
                 self.branch(BranchCond::Always, end, span);
-                self.place(els);
+                self.build.set_label(els);
                 let vb = self.value(b, Some(t))?;
                 self.mov(t, vb, b.span);
-                self.place(end);
+                self.build.set_label(end);
                 Ok(Operand::Reg(t))
             }
             ExprKind::Call {
@@ -1054,10 +973,10 @@ impl<'a> Lower<'a> {
                 // `a && b` is true when both are; `a || b` is false when both are.
                 let both = (*op == "&&") == when;
                 if both {
-                    let skip = self.new_label();
+                    let skip = self.build.new_label();
                     self.branch_if(a, !when, skip)?;
                     self.branch_if(b, when, label)?;
-                    self.place(skip);
+                    self.build.set_label(skip);
                 } else {
                     self.branch_if(a, when, label)?;
                     self.branch_if(b, when, label)?;
@@ -1089,12 +1008,12 @@ impl<'a> Lower<'a> {
         }
         // A branch compares raw values: operands of different types compare in their common
         // type first.
-        let (ta, tb) = (self.ty_of(a), self.ty_of(b));
+        let (ta, tb) = (self.build.operand_ty(a), self.build.operand_ty(b));
         let (a, b) = if compares_raw(a, ta, b, tb) {
             (a, b)
         } else {
             let ty = common_type(ta, tb);
-            let t = self.temp(IntType::S32);
+            let t = self.build.temp(IntType::S32);
             self.emit(
                 InstrKind::Binary {
                     dst: t,
@@ -1296,7 +1215,7 @@ impl<'a> Lower<'a> {
     fn expected_arg(&mut self, e: &Expr) -> Result<Expected, ParseError> {
         if let ExprKind::Unary("&", inner) = &e.kind {
             if let ExprKind::Name(n) = &inner.kind {
-                match self.lookup(n) {
+                match self.build.lookup(n) {
                     Some(Binding::Reg(r)) => return Ok(Expected::Reg(r)),
                     Some(Binding::Ptr(_)) => {
                         return Err(err(
@@ -1318,7 +1237,7 @@ impl<'a> Lower<'a> {
             )
         };
         if let ExprKind::Name(n) = &e.kind {
-            if let Some(Binding::Reg(_)) = self.lookup(n) {
+            if let Some(Binding::Reg(_)) = self.build.lookup(n) {
                 return Err(err(
                     e.span,
                     format!("expected `&{n}`: a compare-exchange takes the address of the expected value"),
@@ -1362,7 +1281,7 @@ impl<'a> Lower<'a> {
             }
         };
         match &inner.kind {
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Reg(r)) => Ok(r),
                 None => Err(self.unknown(n, inner.span)),
                 _ => Err(err(
@@ -1387,7 +1306,7 @@ impl<'a> Lower<'a> {
         hint: Option<RegId>,
         span: Span,
     ) -> Operand {
-        let dst = self.dst_for(hint, self.ty_at(&addr));
+        let dst = self.build.dst_for(hint, self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
                 dst: Some(dst),
@@ -1415,7 +1334,7 @@ impl<'a> Lower<'a> {
         hint: Option<RegId>,
         span: Span,
     ) -> Result<Operand, ParseError> {
-        let old = self.temp(self.ty_at(&addr));
+        let old = self.build.temp(self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
                 dst: Some(old),
@@ -1467,7 +1386,7 @@ impl<'a> Lower<'a> {
             ));
         }
         let expected = self.load(ep, eaddr, None, span);
-        let old = self.temp(ty);
+        let old = self.build.temp(ty);
         self.emit(
             InstrKind::Rmw {
                 dst: Some(old),
@@ -1480,10 +1399,10 @@ impl<'a> Lower<'a> {
             span,
         );
         let res = self.binary(BinOp::Eq, Operand::Reg(old), expected, hint, span)?;
-        let done = self.new_label();
+        let done = self.build.new_label();
         self.branch(BranchCond::Ne(res, Operand::Imm(0)), done, span);
         self.store(ep, eaddr, Operand::Reg(old), span);
-        self.place(done);
+        self.build.set_label(done);
         Ok(res)
     }
 
@@ -1571,7 +1490,7 @@ impl<'a> Lower<'a> {
                 self.device_only(name, name_span)?;
                 self.arity(name, args, (1, 1), "pointer", span)?;
                 let (p, addr) = self.pointer(&args[0])?;
-                let dst = self.dst_for(hint, self.ty_at(&addr));
+                let dst = self.build.dst_for(hint, self.ty_at(&addr));
                 let _ = p;
                 self.emit(
                     InstrKind::Load {
@@ -1701,7 +1620,7 @@ impl<'a> Lower<'a> {
                     None => Order::SeqCst,
                 };
                 let scope = self.scope_at(args, 2, p)?;
-                let dst = self.dst_for(hint, self.ty_at(&addr));
+                let dst = self.build.dst_for(hint, self.ty_at(&addr));
                 self.emit(
                     InstrKind::Load {
                         dst,
@@ -1831,7 +1750,7 @@ impl<'a> Lower<'a> {
     ) -> Result<Operand, ParseError> {
         let target = match &obj.kind {
             ExprKind::Unary("&", _) | ExprKind::Binary(..) => Some(self.pointer(obj)?),
-            ExprKind::Name(n) => match self.lookup(n) {
+            ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Ptr(p)) | Some(Binding::Ref(p)) => Some((p, Address::loc(p.loc))),
                 Some(Binding::Reg(_)) => None,
                 None => return Err(self.unknown(n, obj.span)),
@@ -1867,7 +1786,7 @@ impl<'a> Lower<'a> {
             "load" => {
                 self.arity(method, args, (0, 1), "[order]", span)?;
                 let order = order_at(self, 0, Use::Load)?;
-                let dst = self.dst_for(hint, self.ty_at(&addr));
+                let dst = self.build.dst_for(hint, self.ty_at(&addr));
                 self.emit(
                     InstrKind::Load {
                         dst,

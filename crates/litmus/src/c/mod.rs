@@ -276,9 +276,9 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError
             name: def.name.clone(),
             placement,
             span: Some(def.span),
-            registers: lw.registers,
+            registers: lw.build.registers,
             init_regs,
-            code: lw.code,
+            code: lw.build.code,
             after: vec![],
         });
     }
