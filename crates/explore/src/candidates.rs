@@ -1,5 +1,5 @@
 //! The candidate enumerator, the first explorer: every path of every thread with reads
-//! returning every value the program could write (`trace`), combinations of one path per
+//! returning every value the program could write (`paths`), combinations of one path per
 //! thread, every reads-from choice, then the model's orders. Its cost follows the candidates,
 //! not the executions; it stays as the fallback where the graph explorer cannot vouch for its
 //! completeness (load buffering through independent writes, barrier and launch cycles) and as
@@ -7,7 +7,8 @@
 
 use scopecheck_ir::{LocId, Program, ThreadId, Value};
 
-use crate::trace::{self, EventKind, PathEnd, Trace, TraceLimit};
+use crate::paths::{enumerate_paths, TraceLimit};
+use crate::trace::{EventKind, PathEnd, Trace};
 use crate::{
     loops, progress, Exploration, ExploreOptions, Graph, Leaf, Model, NotAnExecution, OnExecution,
 };
@@ -58,7 +59,7 @@ pub fn explore<'p>(
     opts: &ExploreOptions,
     on_execution: &OnExecution<'_, 'p>,
 ) -> Result<Exploration, TraceLimit> {
-    let paths = trace::enumerate_paths(program, opts.unroll, &opts.budget)?;
+    let paths = enumerate_paths(program, opts.unroll, &opts.budget)?;
     let mut out = Exploration::default();
     for (t, th) in program.threads.iter().enumerate() {
         for l in loops::thread_loops(program, th) {

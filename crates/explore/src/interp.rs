@@ -3,8 +3,8 @@
 //! Registers, branch conditions and addresses are concrete: a read's value is the value of the
 //! write the explorer chose for it to read from, so the thread's path is a function of its
 //! reads-from choices. The interpreter records the events it emits with the reads each one
-//! depends on (data, address, control), as `trace` does for the candidate enumerator, so that
-//! both build the same graphs.
+//! depends on (data, address, control), as `paths` does for the candidate enumerator, so that
+//! both build the same graphs. Why the two interpreters stay two: `paths`'s module doc.
 //!
 //! Loops are judged by behaviour: when a backward branch closes an iteration that was *pure*
 //! (every write it made was a write-back of what its own RMW read, morally strong with every
@@ -35,6 +35,15 @@ pub struct ReadRequest {
     pub addr_deps: Vec<u32>,
     /// The type of the access.
     pub ty: IntType,
+    what: ReadFor,
+}
+
+/// The operands of a reading instruction (a load or an RMW), before its address is resolved.
+struct ReadInstr {
+    addr: Address,
+    ty: IntType,
+    order: Order,
+    scope: Scope,
     what: ReadFor,
 }
 
@@ -239,18 +248,15 @@ impl ThreadRun {
         Step::Stopped
     }
 
-    /// Asks for the value of the read at instruction `pc`, or faults on its address.
-    #[allow(clippy::too_many_arguments)]
-    fn request(
-        &mut self,
-        pc: usize,
-        program: &Program,
-        addr: Address,
-        ty: IntType,
-        order: Order,
-        scope: Scope,
-        what: ReadFor,
-    ) -> Step {
+    /// Asks for the value of the read `read` at instruction `pc`, or faults on its address.
+    fn request(&mut self, pc: usize, program: &Program, read: ReadInstr) -> Step {
+        let ReadInstr {
+            addr,
+            ty,
+            order,
+            scope,
+            what,
+        } = read;
         let (loc, addr_deps) = match self.m.address(program, addr, ty) {
             Ok(x) => x,
             Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
@@ -302,7 +308,17 @@ impl ThreadRun {
                     scope,
                 } => {
                     let what = ReadFor::Load { dst };
-                    return self.request(pc, program, addr, ty, order, scope, what);
+                    return self.request(
+                        pc,
+                        program,
+                        ReadInstr {
+                            addr,
+                            ty,
+                            order,
+                            scope,
+                            what,
+                        },
+                    );
                 }
                 InstrKind::Rmw {
                     dst,
@@ -344,7 +360,17 @@ impl ThreadRun {
                     scope,
                 } => {
                     let what = ReadFor::Rmw { dst, kind };
-                    return self.request(pc, program, addr, ty, order, scope, what);
+                    return self.request(
+                        pc,
+                        program,
+                        ReadInstr {
+                            addr,
+                            ty,
+                            order,
+                            scope,
+                            what,
+                        },
+                    );
                 }
                 InstrKind::Store {
                     addr,

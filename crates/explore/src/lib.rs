@@ -22,6 +22,7 @@ pub mod loops;
 mod machine;
 mod orbits;
 pub mod orders;
+pub mod paths;
 pub mod progress;
 pub mod relation;
 mod revisit;
@@ -38,8 +39,9 @@ use leaf::Leaf;
 use scopecheck_ir::{LocId, Program, ThreadId, Value};
 
 pub use graph::{Event, Graph, NotAnExecution};
+pub use paths::TraceLimit;
 pub use relation::{EventSet, Relation};
-pub use trace::{EventKind, PathEnd, Trace, TraceLimit};
+pub use trace::{EventKind, PathEnd, Trace};
 
 /// A memory model, as the explorer sees it.
 pub trait Model: Sync {

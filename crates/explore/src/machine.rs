@@ -3,7 +3,7 @@
 //! decided a conditional branch (control dependencies), with the meaning of operands,
 //! addresses, arithmetic, branches and the value an RMW writes. The graph explorer
 //! (`interp`) gives reads the value of the write they read from; the candidate enumerator
-//! (`trace`) gives them guessed values.
+//! (`paths`) gives them guessed values.
 
 use scopecheck_ir::{
     Address, Arithmetic, BinOp, BranchCond, FloatMode, IntType, LocId, Operand, Program, RegId,

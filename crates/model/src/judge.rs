@@ -292,12 +292,12 @@ pub fn judge(
                 TraceLimit::TooManyValues { loc } => format!(
                     "location {} takes more than {} values",
                     program.location(loc).name,
-                    scopecheck_explore::trace::MAX_VALUES_PER_LOCATION
+                    scopecheck_explore::paths::MAX_VALUES_PER_LOCATION
                 ),
                 TraceLimit::TooManyPaths { thread } => format!(
                     "thread {} has more than {} paths",
                     program.thread(thread).name,
-                    scopecheck_explore::trace::MAX_PATHS_PER_THREAD
+                    scopecheck_explore::paths::MAX_PATHS_PER_THREAD
                 ),
                 TraceLimit::OutOfBudget { reason } => reason,
                 TraceLimit::Unsupported { thread, instr } => format!(
