@@ -6,7 +6,9 @@
 //! judges complete ones, quantifying over its own per-execution orders (coherence, Fence-SC)
 //! with the help of `orders`. Where the graph explorer cannot vouch for its own completeness
 //! (docs/explore.md), the candidate enumerator (`candidates`: every path with guessed values,
-//! every reads-from) runs instead; it is also the tests' differential oracle.
+//! every reads-from) runs instead; it is also the tests' differential oracle. [`explore`]
+//! alone decides which engine runs and with which reductions, and runs the program again
+//! where one cannot stand.
 //!
 //! The explorer knows program semantics (paths, values, barriers) and nothing of any model.
 
@@ -355,8 +357,8 @@ pub struct ExploreOptions {
     pub commute: bool,
     /// Whether the hole search may explore independent subtrees on rayon's threads. It
     /// reports what the sequential search does, but where its completeness gate fails a
-    /// parallel search may have met a state the sequential one skipped: the caller must then
-    /// search again sequentially to learn whether the sequential search falls back too.
+    /// parallel search may have met a state the sequential one skipped: [`explore`] then
+    /// searches again sequentially to learn whether the sequential search falls back too.
     pub parallel: bool,
 }
 
@@ -392,10 +394,73 @@ pub struct Found<'k> {
 /// order and the races the model sees in it. Hangs are searched for under every starvation the
 /// scheduler could allow.
 ///
-/// With [`Engine::Auto`], when the graph explorer's completeness gate fails the exploration is
-/// returned with `fallback` set and nothing more is explored: the caller must forget what it
-/// received and call again with [`Engine::Candidates`] (the judge does).
+/// Which engine runs, and with which reductions, is decided here (docs/explore.md, "Which
+/// search runs"): where a run cannot stand, the program is explored again from the start with
+/// less (see [`rerun`]), after `forget` tells the caller to drop everything `on_execution`
+/// received so far. The exploration returned is the last run's.
 pub fn explore<'p>(
+    program: &'p Program,
+    model: &dyn Model,
+    opts: &ExploreOptions,
+    on_execution: &OnExecution<'_, 'p>,
+    forget: &dyn Fn(),
+) -> Result<Exploration, TraceLimit> {
+    let mut opts = opts.clone();
+    loop {
+        let raced = std::sync::atomic::AtomicBool::new(false);
+        let seen = |g: &Graph<'p>, paths: &[&Trace], co: &Relation, races: &[Race], f: &Found| {
+            if !races.is_empty() {
+                raced.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            on_execution(g, paths, co, races, f)
+        };
+        let result = explore_once(program, model, &opts, &seen);
+        let raced = raced.into_inner();
+        match result {
+            Ok(ref e) if rerun(&mut opts, e, raced) => forget(),
+            _ => return result,
+        }
+    }
+}
+
+/// Whether the exploration `e`, made with `opts` (`raced`: some execution it handed on races),
+/// must be made again, and with what (`opts` changed for it). In this order:
+/// 1. The graph explorer's completeness gate failed in a parallel search: a parallel search
+///    may have met a state that the sequential search skips, and its other workers went on
+///    for a while; whether and where the search stops is the sequential search's call.
+/// 2. It failed in the sequential search under [`Engine::Auto`]: the candidate enumerator
+///    explores the program instead.
+/// 3. The commuting-atomics reduction met two counters whose orders constrain each other:
+///    every order is counted.
+/// 4. The symmetry reduction explored interchangeable threads in one order, and races, hangs,
+///    faults or cut loops name threads (their images under the permutations would be
+///    missing), or it met a leaf with more automorphisms than it counts: no symmetry.
+fn rerun(opts: &mut ExploreOptions, e: &Exploration, raced: bool) -> bool {
+    let fell_back = e.fallback.is_some();
+    if fell_back && opts.parallel {
+        opts.parallel = false;
+    } else if fell_back && opts.engine == Engine::Auto {
+        opts.engine = Engine::Candidates;
+    } else if opts.commute && e.commute_abandoned {
+        opts.commute = false;
+    } else if opts.symmetry && !e.symmetry.is_empty() && (raced || names_threads(e)) {
+        opts.symmetry = false;
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Whether `e` found something that names threads (a hang, a fault, a cut loop), or its
+/// symmetry reduction gave up.
+fn names_threads(e: &Exploration) -> bool {
+    !e.hangs.is_empty() || !e.faults.is_empty() || !e.cut.is_empty() || e.symmetry_abandoned
+}
+
+/// One exploration with the engine and reductions `opts` names. With [`Engine::Auto`], when
+/// the graph explorer's completeness gate fails the exploration is returned with `fallback`
+/// set and nothing more is explored ([`explore`] then asks the candidate enumerator).
+fn explore_once<'p>(
     program: &'p Program,
     model: &dyn Model,
     opts: &ExploreOptions,

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use scopecheck_explore::RaceKind;
 use scopecheck_explore::{
-    explore, Budget, Engine, ExploreOptions, Graph, Model, Relation, Trace, TraceLimit,
+    explore, Budget, Exploration, ExploreOptions, Found, Graph, Model, Race, RaceKind, Relation,
+    Trace, TraceLimit,
 };
 use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
 
@@ -126,136 +126,39 @@ pub fn judge(
     opts: &CheckOptions,
 ) -> Result<Verdict, CheckError> {
     let observables = program.observables();
-    let prop = &program.condition.prop;
-    let quantifier = program.condition.quantifier;
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let deadline = match (deadline, opts.deadline) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut engine = opts.engine;
-    let mut symmetry = opts.symmetry;
-    let mut commute = opts.commute;
-    let mut parallel = true;
-    let (result, tally) = loop {
-        let tally = std::sync::Mutex::new(Tally::default());
-        let result = explore(
-            program,
-            model,
-            &ExploreOptions {
-                unroll: opts.unroll,
-                scheduler: opts.scheduler,
-                engine,
-                budget: Budget {
-                    max_executions: opts.max_executions,
-                    deadline,
-                    memory: opts.memory,
-                },
-                progress: opts.progress.clone(),
-                symmetry,
-                commute,
-                parallel,
-            },
-            &|g, paths, co, races, found| {
-                let reports: Vec<RaceReport> =
-                    races.iter().map(|r| race_report(program, g, r)).collect();
-                let choices = final_values(program, g, paths, co, &observables);
-                let weight = found.weight;
-                // The witness: an execution that shows the answer (for `exists`, one
-                // satisfying the proposition; for `~exists` and `forall`, one breaking the
-                // requirement).
-                let mut shows = false;
-                let mut satisfied = (0u128, 0u128);
-                let mut states = vec![];
-                // The first state, and the first that shows the answer, for pictures.
-                let mut first_state: Option<(Vec<Value>, bool)> = None;
-                let mut shows_state: Option<Vec<Value>> = None;
-                for_each_state(&choices, &mut |vals| {
-                    let satisfies = holds(prop, &observables, vals);
-                    // Counts saturate: `u128::MAX` reads "at least" (`Verdict::counts_at_least`).
-                    if satisfies {
-                        satisfied.0 = satisfied.0.saturating_add(weight);
-                    } else {
-                        satisfied.1 = satisfied.1.saturating_add(weight);
-                    }
-                    let here = satisfies != (quantifier == Quantifier::Forall);
-                    shows |= here;
-                    if opts.graphs && first_state.is_none() {
-                        first_state = Some((vals.to_vec(), satisfies));
-                    }
-                    if opts.graphs && here && shows_state.is_none() {
-                        shows_state = Some(vals.to_vec());
-                    }
-                    states.push((vals.to_vec(), satisfies));
-                });
-                let mut t = tally.lock().expect("the tally");
-                for report in reports {
-                    if !t.races.contains(&report) {
-                        t.races.push(report);
-                    }
-                }
-                t.executions = t.executions.saturating_add(weight);
-                t.positive = t.positive.saturating_add(satisfied.0);
-                t.negative = t.negative.saturating_add(satisfied.1);
-                t.states.extend(states);
-                let key = found.key;
-                if shows && earlier(key, &t.witness) {
-                    t.witness = Some((key.to_vec(), witness_reads(program, g)));
-                }
-                if opts.graphs {
-                    let state = |vals: Vec<Value>| observables.iter().copied().zip(vals).collect();
-                    if let Some(vals) = shows_state.filter(|_| earlier(key, &t.witness_graph)) {
-                        let satisfies = quantifier != Quantifier::Forall;
-                        let picture = capture(g, model, co, state(vals), satisfies, None);
-                        t.witness_graph = Some((key.to_vec(), picture));
-                    }
-                    if let Some(r) = races.first().filter(|_| earlier(key, &t.race_graph)) {
-                        let (vals, satisfies) = first_state.clone().unwrap_or_default();
-                        let picture = capture(g, model, co, state(vals), satisfies, Some(r));
-                        t.race_graph = Some((key.to_vec(), picture));
-                    }
-                    if let Some((vals, satisfies)) =
-                        first_state.filter(|_| earlier(key, &t.first_graph))
-                    {
-                        let picture = capture(g, model, co, state(vals), satisfies, None);
-                        t.first_graph = Some((key.to_vec(), picture));
-                    }
-                }
-            },
-        );
-        let tally = tally.into_inner().expect("the tally");
-        // The graph explorer could not vouch for its completeness here: forget what it found
-        // and enumerate candidates instead.
-        let fell_back = matches!(&result, Ok(e) if e.fallback.is_some());
-        // A parallel search may have met a state where the gate fails that the sequential
-        // search skips, and its other workers went on for a while: whether and where the
-        // search stops is the sequential search's call.
-        if fell_back && parallel {
-            parallel = false;
-            continue;
-        }
-        if engine == Engine::Auto && fell_back {
-            engine = Engine::Candidates;
-            continue;
-        }
-        // The orders of two counters constrain each other here: count every order.
-        if commute && matches!(&result, Ok(e) if e.commute_abandoned) {
-            commute = false;
-            continue;
-        }
-        // Races, hangs, faults and cut loops name threads: explored in one order only, their
-        // images under the permutations would be missing. Search again without symmetry.
-        let named = |e: &scopecheck_explore::Exploration| {
-            !e.hangs.is_empty() || !e.faults.is_empty() || !e.cut.is_empty() || e.symmetry_abandoned
-        };
-        if symmetry
-            && matches!(&result, Ok(e) if !e.symmetry.is_empty() && (named(e) || !tally.races.is_empty()))
-        {
-            symmetry = false;
-            continue;
-        }
-        break (result, tally);
+    let judging = Judging {
+        program,
+        model,
+        opts,
+        observables: &observables,
     };
+    let tally = std::sync::Mutex::new(Tally::default());
+    let result = explore(
+        program,
+        model,
+        &ExploreOptions {
+            unroll: opts.unroll,
+            scheduler: opts.scheduler,
+            engine: opts.engine,
+            budget: Budget {
+                max_executions: opts.max_executions,
+                deadline,
+                memory: opts.memory,
+            },
+            progress: opts.progress.clone(),
+            symmetry: opts.symmetry,
+            commute: opts.commute,
+            parallel: true,
+        },
+        &|g, paths, co, races, found| judging.record(&tally, g, paths, co, races, found),
+        // The explorer explores again from the start: what it handed on so far is forgotten.
+        &|| *tally.lock().expect("the tally") = Tally::default(),
+    );
     let Tally {
         states,
         positive,
@@ -266,13 +169,7 @@ pub fn judge(
         witness_graph,
         first_graph,
         race_graph,
-    } = tally;
-    let witness = witness.map(|w| w.1).unwrap_or_default();
-    let (witness_graph, first_graph, race_graph) = (
-        witness_graph.map(|w| w.1),
-        first_graph.map(|w| w.1),
-        race_graph.map(|w| w.1),
-    );
+    } = tally.into_inner().expect("the tally");
     // Reports list races and hangs in source order, whichever order the search found them in.
     races.sort_by(|a, b| {
         (&a.first, &a.second, a.kind == RaceKind::Heterogeneous).cmp(&(
@@ -281,131 +178,17 @@ pub fn judge(
             b.kind == RaceKind::Heterogeneous,
         ))
     });
-    let mut incomplete = None;
-    let mut rejected = Vec::new();
-    let mut hangs = Vec::new();
-    let mut reduced_loops = 0;
-    let mut symmetry_classes = Vec::new();
-    match result {
-        Err(limit) => {
-            let reason = match limit {
-                TraceLimit::TooManyValues { loc } => format!(
-                    "location {} takes more than {} values",
-                    program.location(loc).name,
-                    scopecheck_explore::paths::MAX_VALUES_PER_LOCATION
-                ),
-                TraceLimit::TooManyPaths { thread } => format!(
-                    "thread {} has more than {} paths",
-                    program.thread(thread).name,
-                    scopecheck_explore::paths::MAX_PATHS_PER_THREAD
-                ),
-                TraceLimit::OutOfBudget { reason } => reason,
-                TraceLimit::Unsupported { thread, instr } => format!(
-                    "the candidate enumerator, which runs where the graph explorer's completeness \
-                     gate fails, cannot follow {} (a warp collective, or a barrier whose \
-                     rounds it cannot match: a count other than the CTA's, a register, \
-                     `bar.arrive`, or a second barrier in one thread)",
-                    describe_instr(program, thread, instr)
-                ),
-            };
-            incomplete = Some(Incomplete { reason });
-        }
-        Ok(exploration) => {
-            // The first in thread and instruction order, whichever the search met first.
-            if let Some(f) = exploration
-                .faults
-                .iter()
-                .min_by_key(|f| (f.thread, f.instr))
-            {
-                return Err(CheckError::Program {
-                    message: format!(
-                        "{}: {}",
-                        describe_instr(program, f.thread, f.instr),
-                        f.message
-                    ),
-                    span: Some(program.thread(f.thread).code[f.instr].span),
-                });
-            }
-            if !exploration.cut.is_empty() {
-                // In thread and instruction order, whichever order the search met them in.
-                let mut cut: Vec<_> = exploration
-                    .cut
-                    .iter()
-                    .map(|c| (c.thread, c.instr))
-                    .collect();
-                cut.sort_unstable();
-                cut.dedup();
-                let loops: Vec<String> = cut
-                    .into_iter()
-                    .map(|(t, i)| describe_instr(program, t, i))
-                    .collect();
-                incomplete = Some(Incomplete {
-                    reason: format!(
-                        "the loop at {} was cut at --unroll {}",
-                        loops.join(", "),
-                        opts.unroll
-                    ),
-                });
-            }
-            if let Some(why) = &exploration.cut_short {
-                incomplete = Some(Incomplete {
-                    reason: format!("the search stopped early: {why}"),
-                });
-            }
-            if let Some(why) = &exploration.fallback {
-                incomplete = Some(Incomplete {
-                    reason: format!("the graph explorer cannot vouch for its completeness: {why}"),
-                });
-            }
-            symmetry_classes = exploration.symmetry.iter().map(Vec::len).collect();
-            rejected = exploration.rejected.by_axiom;
-            reduced_loops = exploration.reduced_loops.len();
-            hangs = exploration
-                .hangs
-                .iter()
-                .map(|h| hang_report(program, opts, h))
-                .collect();
-            hangs.sort_by_key(|h: &HangReport| {
-                let at = |v: &[Spin]| {
-                    v.iter()
-                        .map(|s| (s.thread, s.line, s.waits.clone()))
-                        .collect::<Vec<_>>()
-                };
-                (
-                    at(&h.spinning),
-                    at(&h.at_barrier),
-                    h.starved.clone(),
-                    h.reason.clone(),
-                )
-            });
-        }
-    }
+    let found = match result {
+        Err(limit) => Findings {
+            incomplete: Some(Incomplete {
+                reason: limit_reason(program, limit),
+            }),
+            ..Findings::default()
+        },
+        Ok(exploration) => findings(program, opts, exploration)?,
+    };
     let q = program.condition.quantifier;
-    let complete = incomplete.is_none();
-    let outcome = match q {
-        Quantifier::Exists if positive > 0 => Outcome::Ok,
-        Quantifier::NotExists | Quantifier::Forall
-            if (q == Quantifier::NotExists && positive > 0)
-                || (q == Quantifier::Forall && negative > 0) =>
-        {
-            Outcome::No
-        }
-        _ if !complete => Outcome::Unknown,
-        Quantifier::Exists => Outcome::No,
-        Quantifier::NotExists | Quantifier::Forall => Outcome::Ok,
-    };
-    // A harness that waits for its kernels (host code ordered after them) never reaches its
-    // checks in an execution that hangs: for a CUDA or OpenCL program that is a failed
-    // requirement, not a pass.
-    let harness_waits = program
-        .threads
-        .iter()
-        .any(|t| t.placement == scopecheck_ir::Placement::Host && !t.after.is_empty());
-    let outcome = if complete && harness_waits && !hangs.is_empty() && q != Quantifier::Exists {
-        Outcome::No
-    } else {
-        outcome
-    };
+    let outcome = outcome(program, &found, positive, negative);
     let observation = if positive == 0 {
         Observation::Never
     } else if negative == 0 {
@@ -429,19 +212,255 @@ pub fn judge(
         positive,
         negative,
         executions,
-        rejected,
-        incomplete,
-        reduced_loops,
-        hangs,
+        rejected: found.rejected,
+        incomplete: found.incomplete,
+        reduced_loops: found.reduced_loops,
+        hangs: found.hangs,
         races,
         platform: opts.platform.name.clone(),
         platform_notes: vec![],
         lints: crate::lint::lints(program),
-        witness,
-        witness_graph: witness_graph.or(first_graph),
-        race_graph,
-        symmetry: symmetry_classes,
+        witness: witness.map(|w| w.1).unwrap_or_default(),
+        witness_graph: witness_graph.or(first_graph).map(|w| w.1),
+        race_graph: race_graph.map(|w| w.1),
+        symmetry: found.symmetry_classes,
     })
+}
+
+/// What judging one execution needs besides the execution.
+struct Judging<'a> {
+    program: &'a Program,
+    model: &'a dyn Model,
+    opts: &'a CheckOptions,
+    /// The condition's observables, in the order final states list their values.
+    observables: &'a [Observable],
+}
+
+impl Judging<'_> {
+    /// Adds the final states, races, witness and pictures of one consistent execution to
+    /// `tally`. Called from the threads of a parallel search: the work on the execution is
+    /// done before the tally is locked.
+    fn record(
+        &self,
+        tally: &std::sync::Mutex<Tally>,
+        g: &Graph,
+        paths: &[&Trace],
+        co: &Relation,
+        races: &[Race],
+        found: &Found,
+    ) {
+        let (program, opts, observables) = (self.program, self.opts, self.observables);
+        let prop = &program.condition.prop;
+        let quantifier = program.condition.quantifier;
+        let reports: Vec<RaceReport> = races.iter().map(|r| race_report(program, g, r)).collect();
+        let choices = final_values(program, g, paths, co, observables);
+        let weight = found.weight;
+        // The witness: an execution that shows the answer (for `exists`, one satisfying the
+        // proposition; for `~exists` and `forall`, one breaking the requirement).
+        let mut shows = false;
+        let mut satisfied = (0u128, 0u128);
+        let mut states = vec![];
+        // The first state, and the first that shows the answer, for pictures.
+        let mut first_state: Option<(Vec<Value>, bool)> = None;
+        let mut shows_state: Option<Vec<Value>> = None;
+        for_each_state(&choices, &mut |vals| {
+            let satisfies = holds(prop, observables, vals);
+            // Counts saturate: `u128::MAX` reads "at least" (`Verdict::counts_at_least`).
+            if satisfies {
+                satisfied.0 = satisfied.0.saturating_add(weight);
+            } else {
+                satisfied.1 = satisfied.1.saturating_add(weight);
+            }
+            let here = satisfies != (quantifier == Quantifier::Forall);
+            shows |= here;
+            if opts.graphs && first_state.is_none() {
+                first_state = Some((vals.to_vec(), satisfies));
+            }
+            if opts.graphs && here && shows_state.is_none() {
+                shows_state = Some(vals.to_vec());
+            }
+            states.push((vals.to_vec(), satisfies));
+        });
+        let mut t = tally.lock().expect("the tally");
+        for report in reports {
+            if !t.races.contains(&report) {
+                t.races.push(report);
+            }
+        }
+        t.executions = t.executions.saturating_add(weight);
+        t.positive = t.positive.saturating_add(satisfied.0);
+        t.negative = t.negative.saturating_add(satisfied.1);
+        t.states.extend(states);
+        let key = found.key;
+        if shows && earlier(key, &t.witness) {
+            t.witness = Some((key.to_vec(), witness_reads(program, g)));
+        }
+        if !opts.graphs {
+            return;
+        }
+        let model = self.model;
+        let state = |vals: Vec<Value>| observables.iter().copied().zip(vals).collect();
+        if let Some(vals) = shows_state.filter(|_| earlier(key, &t.witness_graph)) {
+            let satisfies = quantifier != Quantifier::Forall;
+            let picture = capture(g, model, co, state(vals), satisfies, None);
+            t.witness_graph = Some((key.to_vec(), picture));
+        }
+        if let Some(r) = races.first().filter(|_| earlier(key, &t.race_graph)) {
+            let (vals, satisfies) = first_state.clone().unwrap_or_default();
+            let picture = capture(g, model, co, state(vals), satisfies, Some(r));
+            t.race_graph = Some((key.to_vec(), picture));
+        }
+        if let Some((vals, satisfies)) = first_state.filter(|_| earlier(key, &t.first_graph)) {
+            let picture = capture(g, model, co, state(vals), satisfies, None);
+            t.first_graph = Some((key.to_vec(), picture));
+        }
+    }
+}
+
+/// What an exploration says besides its executions, as the verdict reports it.
+#[derive(Default)]
+struct Findings {
+    incomplete: Option<Incomplete>,
+    rejected: Vec<(&'static str, u64)>,
+    hangs: Vec<HangReport>,
+    reduced_loops: usize,
+    symmetry_classes: Vec<usize>,
+}
+
+/// Why listing paths stopped, in words.
+fn limit_reason(program: &Program, limit: TraceLimit) -> String {
+    match limit {
+        TraceLimit::TooManyValues { loc } => format!(
+            "location {} takes more than {} values",
+            program.location(loc).name,
+            scopecheck_explore::paths::MAX_VALUES_PER_LOCATION
+        ),
+        TraceLimit::TooManyPaths { thread } => format!(
+            "thread {} has more than {} paths",
+            program.thread(thread).name,
+            scopecheck_explore::paths::MAX_PATHS_PER_THREAD
+        ),
+        TraceLimit::OutOfBudget { reason } => reason,
+        TraceLimit::Unsupported { thread, instr } => format!(
+            "the candidate enumerator, which runs where the graph explorer's completeness \
+             gate fails, cannot follow {} (a warp collective, or a barrier whose \
+             rounds it cannot match: a count other than the CTA's, a register, \
+             `bar.arrive`, or a second barrier in one thread)",
+            describe_instr(program, thread, instr)
+        ),
+    }
+}
+
+/// The findings of a finished exploration; a fault some consistent execution reaches is the
+/// program's error.
+fn findings(
+    program: &Program,
+    opts: &CheckOptions,
+    exploration: Exploration,
+) -> Result<Findings, CheckError> {
+    // The first in thread and instruction order, whichever the search met first.
+    if let Some(f) = exploration
+        .faults
+        .iter()
+        .min_by_key(|f| (f.thread, f.instr))
+    {
+        return Err(CheckError::Program {
+            message: format!(
+                "{}: {}",
+                describe_instr(program, f.thread, f.instr),
+                f.message
+            ),
+            span: Some(program.thread(f.thread).code[f.instr].span),
+        });
+    }
+    let mut incomplete = None;
+    if !exploration.cut.is_empty() {
+        // In thread and instruction order, whichever order the search met them in.
+        let mut cut: Vec<_> = exploration
+            .cut
+            .iter()
+            .map(|c| (c.thread, c.instr))
+            .collect();
+        cut.sort_unstable();
+        cut.dedup();
+        let loops: Vec<String> = cut
+            .into_iter()
+            .map(|(t, i)| describe_instr(program, t, i))
+            .collect();
+        incomplete = Some(Incomplete {
+            reason: format!(
+                "the loop at {} was cut at --unroll {}",
+                loops.join(", "),
+                opts.unroll
+            ),
+        });
+    }
+    if let Some(why) = &exploration.cut_short {
+        incomplete = Some(Incomplete {
+            reason: format!("the search stopped early: {why}"),
+        });
+    }
+    if let Some(why) = &exploration.fallback {
+        incomplete = Some(Incomplete {
+            reason: format!("the graph explorer cannot vouch for its completeness: {why}"),
+        });
+    }
+    let mut hangs: Vec<HangReport> = exploration
+        .hangs
+        .iter()
+        .map(|h| hang_report(program, opts, h))
+        .collect();
+    hangs.sort_by_key(|h: &HangReport| {
+        let at = |v: &[Spin]| {
+            v.iter()
+                .map(|s| (s.thread, s.line, s.waits.clone()))
+                .collect::<Vec<_>>()
+        };
+        (
+            at(&h.spinning),
+            at(&h.at_barrier),
+            h.starved.clone(),
+            h.reason.clone(),
+        )
+    });
+    Ok(Findings {
+        incomplete,
+        rejected: exploration.rejected.by_axiom,
+        hangs,
+        reduced_loops: exploration.reduced_loops.len(),
+        symmetry_classes: exploration.symmetry.iter().map(Vec::len).collect(),
+    })
+}
+
+/// The verdict on the condition, from how many executions satisfy its proposition
+/// (`positive`) and how many do not (`negative`).
+fn outcome(program: &Program, found: &Findings, positive: u128, negative: u128) -> Outcome {
+    let q = program.condition.quantifier;
+    let complete = found.incomplete.is_none();
+    let outcome = match q {
+        Quantifier::Exists if positive > 0 => Outcome::Ok,
+        Quantifier::NotExists | Quantifier::Forall
+            if (q == Quantifier::NotExists && positive > 0)
+                || (q == Quantifier::Forall && negative > 0) =>
+        {
+            Outcome::No
+        }
+        _ if !complete => Outcome::Unknown,
+        Quantifier::Exists => Outcome::No,
+        Quantifier::NotExists | Quantifier::Forall => Outcome::Ok,
+    };
+    // A harness that waits for its kernels (host code ordered after them) never reaches its
+    // checks in an execution that hangs: for a CUDA or OpenCL program that is a failed
+    // requirement, not a pass.
+    let harness_waits = program
+        .threads
+        .iter()
+        .any(|t| t.placement == scopecheck_ir::Placement::Host && !t.after.is_empty());
+    if complete && harness_waits && !found.hangs.is_empty() && q != Quantifier::Exists {
+        Outcome::No
+    } else {
+        outcome
+    }
 }
 
 fn hang_report(program: &Program, opts: &CheckOptions, h: &scopecheck_explore::Hang) -> HangReport {
