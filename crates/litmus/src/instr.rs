@@ -8,9 +8,13 @@
 use crate::lexer::Tok;
 use crate::ptx::{register_name, Parser};
 use crate::ParseError;
+use scopecheck_ir::ptx::{
+    barrier_reduction, integer_type, membar_level, scope as parse_scope, BarrierMode, Opcode, Sem,
+    FENCE_DEFAULT, INTEGER_TYPES, MEMBAR_LEVELS, RMW_DEFAULT, SCOPES, SCOPE_LIST,
+};
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
-    IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, IntType,
+    LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// One `.qualifier` of an opcode, without its dot; its span includes the dot.
@@ -46,86 +50,16 @@ fn split_opcode(word: &str, span: Span) -> (String, Span, Vec<Qual>) {
     (op, op_span, quals)
 }
 
-/// The semantics qualifiers of memory operations and fences.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Sem {
-    Weak,
-    Relaxed,
-    Acquire,
-    Release,
-    AcqRel,
-    Sc,
-    Volatile,
-}
-
-impl Sem {
-    const ALL: [Sem; 7] = [
-        Sem::Weak,
-        Sem::Relaxed,
-        Sem::Acquire,
-        Sem::Release,
-        Sem::AcqRel,
-        Sem::Sc,
-        Sem::Volatile,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Sem::Weak => "weak",
-            Sem::Relaxed => "relaxed",
-            Sem::Acquire => "acquire",
-            Sem::Release => "release",
-            Sem::AcqRel => "acq_rel",
-            Sem::Sc => "sc",
-            Sem::Volatile => "volatile",
-        }
-    }
-
-    fn order(self) -> Order {
-        match self {
-            Sem::Weak => Order::Weak,
-            Sem::Relaxed | Sem::Volatile => Order::Relaxed,
-            Sem::Acquire => Order::Acquire,
-            Sem::Release => Order::Release,
-            Sem::AcqRel => Order::AcqRel,
-            Sem::Sc => Order::SeqCst,
-        }
-    }
-}
-
+/// The semantics spelled `s` that the dialect knows: the table's, but for `.mmio` (a litmus
+/// test has no memory-mapped I/O; the word stays an unknown qualifier here).
 fn parse_sem(s: &str) -> Option<Sem> {
-    Sem::ALL.into_iter().find(|m| m.name() == s)
+    Sem::from_name(s).filter(|sem| *sem != Sem::Mmio)
 }
-
-const SCOPES: [(&str, Scope); 4] = [
-    ("cta", Scope::Cta),
-    ("cluster", Scope::Cluster),
-    ("gpu", Scope::Gpu),
-    ("sys", Scope::Sys),
-];
-
-fn parse_scope(s: &str) -> Option<Scope> {
-    SCOPES.iter().find(|(n, _)| *n == s).map(|(_, sc)| *sc)
-}
-
-const SCOPE_LIST: &str = ".cta, .cluster, .gpu, .sys";
 
 fn scope_expected() -> Vec<String> {
     SCOPES.iter().map(|(n, _)| format!(".{n}")).collect()
 }
 
-/// Type suffixes. An access or arithmetic instruction computes in its type (`.b` types are
-/// untyped bits: unsigned here); `.pred` is accepted where PTX writes it (barriers) and ignored.
-const TYPES: [&str; 13] = [
-    "u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32", "b32", "u64", "s64", "b64", "pred",
-];
-
-/// The integer type a type suffix names (`None` for `.pred`).
-fn int_type(name: &str) -> Option<IntType> {
-    let signed = name.starts_with('s');
-    let bits: u8 = name.get(1..)?.parse().ok()?;
-    Some(IntType::new(bits, signed))
-}
 /// The one state space accepted (and ignored) on an instruction; a location's space comes from
 /// the initial state.
 const SPACE: &str = "global";
@@ -175,7 +109,7 @@ impl Accepts {
             out.push(".cas".to_string());
         }
         out.extend(self.ignored.iter().map(|w| format!(".{w}")));
-        out.extend(TYPES.iter().map(|t| format!(".{t}")));
+        out.extend(INTEGER_TYPES.iter().map(|t| format!(".{t}")));
         out.push(format!(".{SPACE}"));
         out
     }
@@ -255,8 +189,11 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
                 return Err(not_allowed(q));
             }
             set_once(&mut out.rmw, op, q, &mut seen, OP)?;
-        } else if TYPES.contains(&name) {
-            match int_type(name) {
+        } else if INTEGER_TYPES.contains(&name) {
+            // An access or arithmetic instruction computes in its type (`.b` types are untyped
+            // bits: unsigned here); `.pred` is accepted where PTX writes it (barriers) and
+            // ignored.
+            match integer_type(name) {
                 Some(ty) => set_once(&mut out.ty, ty, q, &mut seen, TYPE)?,
                 None => set_once(&mut ignored, (), q, &mut seen, TYPE)?,
             }
@@ -273,7 +210,7 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
         } else {
             // Guess what the unknown word was meant to be, to name it in the message.
             if looks_like_type(name) {
-                let types: Vec<String> = TYPES.iter().map(|t| format!(".{t}")).collect();
+                let types: Vec<String> = INTEGER_TYPES.iter().map(|t| format!(".{t}")).collect();
                 return Err(ParseError::new(
                     q.span,
                     format!(
@@ -338,7 +275,8 @@ fn looks_like_type(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_digit())
 }
 
-/// Opcodes, for the unknown-instruction message.
+/// The opcodes of the dialect, for the unknown-instruction message: PTX's (meanings in
+/// [`Opcode`]) and the dialect's own branches `beq`, `bne`, `goto`.
 const OPCODES: [&str; 23] = [
     "ld", "st", "atom", "red", "fence", "membar", "bar", "barrier", "mov", "add", "sub", "mul",
     "div", "rem", "shl", "shr", "and", "or", "xor", "beq", "bne", "bra", "goto",
@@ -388,35 +326,27 @@ impl Parser<'_> {
             _ => op.clone(),
         };
         self.bump();
-        match kind.as_str() {
-            "ld" => self.load(t, &quals),
-            "st" => self.store(t, &quals),
-            "atom" => self.rmw(t, true, op_span, &quals),
-            "red" => self.rmw(t, false, op_span, &quals),
-            "fence" => self.fence(op_span, &quals),
-            "membar" => self.membar(op_span, &quals),
-            "bar" | "barrier" => self.barrier(t, &kind, op_span, &quals),
-            "mov" => {
+        match Opcode::from_name(&kind) {
+            Some(Opcode::Ld) => self.load(t, &quals),
+            Some(Opcode::St) => self.store(t, &quals),
+            Some(Opcode::Atom) => self.rmw(t, true, op_span, &quals),
+            Some(Opcode::Red) => self.rmw(t, false, op_span, &quals),
+            Some(Opcode::Fence) => self.fence(op_span, &quals),
+            Some(Opcode::Membar) => self.membar(op_span, &quals),
+            Some(Opcode::Bar | Opcode::Barrier) => self.barrier(t, &kind, op_span, &quals),
+            Some(Opcode::Mov) => {
                 classify(&kind, &quals, &PLAIN)?;
                 let dst = self.dst(t)?;
                 self.comma("the source operand")?;
                 let src = self.value(t)?;
                 Ok((InstrKind::Mov { dst, src }, None))
             }
-            "beq" | "bne" | "bra" | "goto" => self.branch(t, &kind, &quals),
-            _ => {
-                let op = match kind.as_str() {
-                    "add" => BinOp::Add,
-                    "sub" => BinOp::Sub,
-                    "mul" => BinOp::Mul,
-                    "div" => BinOp::Div,
-                    "rem" => BinOp::Rem,
-                    "shl" => BinOp::Shl,
-                    "shr" => BinOp::Shr,
-                    "and" => BinOp::And,
-                    "or" => BinOp::Or,
-                    _ => BinOp::Xor,
-                };
+            // `bra`, and the dialect's own `beq`, `bne` and `goto` (not PTX opcodes).
+            Some(Opcode::Bra) | None => self.branch(t, &kind, &quals),
+            Some(op) => {
+                let op = op
+                    .binary()
+                    .expect("the other opcodes of OPCODES are binary");
                 let q = classify(&kind, &quals, &PLAIN)?;
                 let dst = self.dst(t)?;
                 self.comma("the first source operand")?;
@@ -515,8 +445,8 @@ impl Parser<'_> {
             ignored: &[],
         };
         let q = classify(opcode, quals, &acc)?;
-        let order = q.sem.map_or(Order::Relaxed, |(s, _)| s.order());
-        let scope = q.scope.map_or(Scope::Gpu, |(s, _)| s);
+        let order = q.sem.map_or(RMW_DEFAULT.0, |(s, _)| s).order();
+        let scope = q.scope.map_or(RMW_DEFAULT.1, |(s, _)| s);
         let Some((sel, _)) = q.rmw else {
             let mut ops: Vec<String> = RmwOp::PTX_NAMES
                 .iter()
@@ -575,11 +505,11 @@ impl Parser<'_> {
             ..PLAIN
         };
         let q = classify("fence", quals, &acc)?;
-        // PTX's default fence semantics is acq_rel.
-        let order = match q.sem {
-            Some((Sem::Sc, _)) => FenceOrder::Sc,
-            _ => FenceOrder::AcqRel,
-        };
+        // `classify` let only `.sc` and `.acq_rel` through.
+        let order = q
+            .sem
+            .and_then(|(s, _)| s.fence_order())
+            .unwrap_or(FENCE_DEFAULT);
         let Some((scope, _)) = q.scope else {
             let span = q.sem.map_or(op_span, |(_, s)| s);
             return Err(ParseError::new(
@@ -599,20 +529,19 @@ impl Parser<'_> {
     }
 
     fn membar(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
-        const LEVELS: [&str; 3] = [".cta", ".gl", ".sys"];
+        let levels = MEMBAR_LEVELS.map(|(n, _)| format!(".{n}"));
         let mut level: Option<(Scope, &Qual)> = None;
         for q in quals {
-            let scope = match q.name.as_str() {
-                "cta" => Scope::Cta,
-                "gl" => Scope::Gpu,
-                "sys" => Scope::Sys,
-                other => {
-                    return Err(ParseError::new(
-                        q.span,
-                        format!("unknown membar level `.{other}`; expected one of .cta, .gl, .sys"),
-                    )
-                    .expecting(&LEVELS))
-                }
+            let Some(scope) = membar_level(&q.name) else {
+                return Err(ParseError::new(
+                    q.span,
+                    format!(
+                        "unknown membar level `.{}`; expected one of {}",
+                        q.name,
+                        levels.join(", ")
+                    ),
+                )
+                .expecting(&levels));
             };
             if let Some((_, first)) = level {
                 return Err(ParseError::new(
@@ -637,9 +566,12 @@ impl Parser<'_> {
             )),
             None => Err(ParseError::new(
                 op_span,
-                "`membar` needs a level; expected one of .cta, .gl, .sys",
+                format!(
+                    "`membar` needs a level; expected one of {}",
+                    levels.join(", ")
+                ),
             )
-            .expecting(&LEVELS)),
+            .expecting(&levels)),
         }
     }
 
@@ -652,32 +584,31 @@ impl Parser<'_> {
         op_span: Span,
         quals: &[Qual],
     ) -> Result<Parsed, ParseError> {
-        #[derive(Clone, Copy, PartialEq)]
-        enum Mode {
-            Sync,
-            Arrive,
-            Red,
-        }
         let accepted = [
             ".cta", ".sync", ".arrive", ".red", ".popc", ".and", ".or", ".aligned", ".u32", ".pred",
         ];
-        let mut mode: Option<(Mode, Span)> = None;
+        let mut mode: Option<(BarrierMode, Span)> = None;
         let mut red_op: Option<(BarrierRedOp, Span)> = None;
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut flag: Option<((), Span)> = None;
         for (i, q) in quals.iter().enumerate() {
-            match q.name.as_str() {
-                "sync" => set_once(&mut mode, Mode::Sync, q, &mut seen, 0)?,
-                "arrive" => set_once(&mut mode, Mode::Arrive, q, &mut seen, 0)?,
-                "red" => set_once(&mut mode, Mode::Red, q, &mut seen, 0)?,
-                "popc" => set_once(&mut red_op, BarrierRedOp::Popc, q, &mut seen, 1)?,
-                "and" => set_once(&mut red_op, BarrierRedOp::And, q, &mut seen, 1)?,
-                "or" => set_once(&mut red_op, BarrierRedOp::Or, q, &mut seen, 1)?,
+            let name = q.name.as_str();
+            if let Some(m) = BarrierMode::from_name(name) {
+                set_once(&mut mode, m, q, &mut seen, 0)?;
+                continue;
+            }
+            if let Some(op) = barrier_reduction(name) {
+                set_once(&mut red_op, op, q, &mut seen, 1)?;
+                continue;
+            }
+            match name {
                 // `.cta` is the only barrier scope, `.aligned` a promise about convergence:
                 // both change nothing here.
                 "cta" => set_once(&mut flag, (), q, &mut seen, 2)?,
                 "aligned" => set_once(&mut flag, (), q, &mut seen, 3)?,
-                name if TYPES.contains(&name) => set_once(&mut flag, (), q, &mut seen, 4 + i)?,
+                name if INTEGER_TYPES.contains(&name) => {
+                    set_once(&mut flag, (), q, &mut seen, 4 + i)?
+                }
                 name => {
                     return Err(ParseError::new(
                         q.span,
@@ -697,14 +628,14 @@ impl Parser<'_> {
             )
             .expecting(&[".sync", ".arrive", ".red"]));
         };
-        if let (Some((_, span)), false) = (red_op, mode == Mode::Red) {
+        if let (Some((_, span)), false) = (red_op, mode == BarrierMode::Red) {
             return Err(ParseError::new(
                 span,
                 "a reduction operation is only allowed on a `.red` barrier",
             ));
         }
         match mode {
-            Mode::Sync => {
+            BarrierMode::Sync => {
                 let id = self.barrier_id(t)?;
                 let count = if self.eat(&Tok::Comma).is_some() {
                     Some(self.thread_count(t)?)
@@ -721,7 +652,7 @@ impl Parser<'_> {
                     None,
                 ))
             }
-            Mode::Arrive => {
+            BarrierMode::Arrive => {
                 let id = self.barrier_id(t)?;
                 self.comma("the thread count (required for `arrive`)")?;
                 let count = Some(self.thread_count(t)?);
@@ -735,7 +666,7 @@ impl Parser<'_> {
                     None,
                 ))
             }
-            Mode::Red => {
+            BarrierMode::Red => {
                 let Some((op, _)) = red_op else {
                     return Err(ParseError::new(
                         op_span,

@@ -1,5 +1,6 @@
 //! The integer, logic, warp and conversion instructions.
 
+use scopecheck_ir::ptx::Opcode;
 use scopecheck_ir::{BinOp, InstrKind, IntType, Operand, ShflMode, Value, VoteOp, WarpOp};
 
 use crate::ast::{Instruction, Operand as Op, ScalarType, StateSpace};
@@ -105,17 +106,9 @@ impl<'a, 'm> Lower<'a, 'm> {
         let q = quals(ins, false);
         no_memory_quals(ins, &q)?;
         only(ins, &q, &[])?;
-        let op = match ins.opcode.as_str() {
-            "add" => BinOp::Add,
-            "sub" => BinOp::Sub,
-            "and" => BinOp::And,
-            "or" => BinOp::Or,
-            "xor" => BinOp::Xor,
-            "div" => BinOp::Div,
-            "rem" => BinOp::Rem,
-            "shl" => BinOp::Shl,
-            _ => BinOp::Shr,
-        };
+        let op = Opcode::from_name(&ins.opcode)
+            .and_then(Opcode::binary)
+            .expect("`op` sends only binary opcodes here");
         let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
         let ty = arith_type(ins, &q, logic)?;
         let [d, a, b] = self.operands(ins, 3)? else {

@@ -1,8 +1,7 @@
 //! The memory instructions: `ld`, `ld.param`, `st`, `atom` and `red`.
 
-use scopecheck_ir::{
-    Address, BinOp, InstrKind, IntType, LocId, Operand, Order, RmwKind, RmwOp, Scope,
-};
+use scopecheck_ir::ptx::{Sem, RMW_DEFAULT};
+use scopecheck_ir::{Address, BinOp, InstrKind, IntType, LocId, Operand, RmwKind, RmwOp};
 
 use crate::ast::{Instruction, Operand as Op, ScalarType, StateSpace};
 
@@ -140,7 +139,7 @@ impl<'a, 'm> Lower<'a, 'm> {
                 ),
             ));
         }
-        if q.sem == Some("mmio") {
+        if q.sem == Some(Sem::Mmio) {
             return Err(LowerError::at(
                 ins,
                 format!("`{}`: `.mmio` is not supported", mnemonic(ins)),
@@ -425,21 +424,18 @@ impl<'a, 'm> Lower<'a, 'm> {
                 ),
             ));
         }
-        // Mirrors crates/litmus/src/instr.rs (`rmw`): no semantics is `.relaxed`, no scope
-        // `.gpu` (PTX ISA, "atom": "the default is .relaxed ... .gpu").
-        let order = match q.sem {
-            None | Some("relaxed") => Order::Relaxed,
-            Some("acquire") => Order::Acquire,
-            Some("release") => Order::Release,
-            Some("acq_rel") => Order::AcqRel,
-            Some(other) => {
+        // The defaults of the table (as in the litmus dialect): no semantics is `.relaxed`, no
+        // scope `.gpu`.
+        let order = match q.sem.unwrap_or(RMW_DEFAULT.0) {
+            sem @ (Sem::Relaxed | Sem::Acquire | Sem::Release | Sem::AcqRel) => sem.order(),
+            other => {
                 return Err(LowerError::at(
                     ins,
-                    format!("`.{other}` is not allowed on `{}`", ins.opcode),
+                    format!("`.{}` is not allowed on `{}`", other.name(), ins.opcode),
                 ))
             }
         };
-        let scope = q.scope.unwrap_or(Scope::Gpu);
+        let scope = q.scope.unwrap_or(RMW_DEFAULT.1);
         let ops =
             self.memory_operands(ins, usize::from(is_atom) + 2 + usize::from(*sel == "cas"))?;
         let ops = if is_atom { &ops[1..] } else { ops };

@@ -1,5 +1,6 @@
 //! Types and qualifiers of an instruction, classified, and the instruction as text.
 
+use scopecheck_ir::ptx::{scope, Sem, SCOPE_LIST};
 use scopecheck_ir::{IntType, Order, Scope};
 
 use crate::ast::{Instruction, Operand as Op, ScalarType, StateSpace};
@@ -54,7 +55,7 @@ pub(super) const PRED: IntType = IntType::U32;
 pub(super) struct Quals<'a> {
     pub(super) types: Vec<ScalarType>,
     pub(super) space: Option<StateSpace>,
-    pub(super) sem: Option<&'a str>,
+    pub(super) sem: Option<Sem>,
     pub(super) scope: Option<Scope>,
     pub(super) vec: Option<usize>,
     /// The rest, in order, for the opcode to interpret.
@@ -69,17 +70,6 @@ fn space_of(m: &str) -> Option<StateSpace> {
         "const" => StateSpace::Const,
         "local" => StateSpace::Local,
         "param" | "param::entry" | "param::func" => StateSpace::Param,
-        _ => return None,
-    })
-}
-
-// Mirrors the scope table of crates/litmus/src/instr.rs (`SCOPES`).
-pub(super) fn scope_of(m: &str) -> Option<Scope> {
-    Some(match m {
-        "cta" => Scope::Cta,
-        "cluster" => Scope::Cluster,
-        "gpu" => Scope::Gpu,
-        "sys" => Scope::Sys,
         _ => return None,
     })
 }
@@ -101,14 +91,9 @@ pub(super) fn quals(ins: &Instruction, memory: bool) -> Quals<'_> {
             q.types.push(t);
         } else if let (true, Some(s)) = (memory, space_of(m)) {
             q.space = Some(s);
-        } else if memory
-            && matches!(
-                m,
-                "weak" | "relaxed" | "acquire" | "release" | "acq_rel" | "sc" | "volatile" | "mmio"
-            )
-        {
-            q.sem = Some(m);
-        } else if let (true, Some(s)) = (memory, scope_of(m)) {
+        } else if let (true, Some(s)) = (memory, Sem::from_name(m)) {
+            q.sem = Some(s);
+        } else if let (true, Some(s)) = (memory, scope(m)) {
             q.scope = Some(s);
         } else if let (true, Some(n)) = (memory, m.strip_prefix('v')) {
             match n.parse() {
@@ -256,13 +241,13 @@ pub(super) fn render(ins: &Instruction) -> String {
     s
 }
 
-/// The order and scope of `ld` (`load`) or `st`; mirrors `access_order` of
-/// crates/litmus/src/instr.rs: no semantics or `.weak` is a weak access (its scope is
+/// The order and scope of `ld` (`load`) or `st`, as the litmus dialect's `access_order`
+/// (both from the table of `scopecheck_ir::ptx`): no semantics or `.weak` is a weak access (its scope is
 /// irrelevant: `Sys`); `.volatile` is `.relaxed.sys`; `.relaxed`, `.acquire` (loads) and
 /// `.release` (stores) need a scope (PTX ISA, "ld", "st").
 pub(super) fn access_order(ins: &Instruction, q: &Quals, load: bool) -> R<(Order, Scope)> {
     match q.sem {
-        None | Some("weak") => {
+        None | Some(Sem::Weak) => {
             if q.scope.is_some() {
                 return Err(LowerError::at(
                     ins,
@@ -271,7 +256,7 @@ pub(super) fn access_order(ins: &Instruction, q: &Quals, load: bool) -> R<(Order
             }
             Ok((Order::Weak, Scope::Sys))
         }
-        Some("volatile") => {
+        Some(Sem::Volatile) => {
             if q.scope.is_some() {
                 return Err(LowerError::at(
                     ins,
@@ -282,13 +267,11 @@ pub(super) fn access_order(ins: &Instruction, q: &Quals, load: bool) -> R<(Order
         }
         Some(sem) => {
             let order = match (sem, load) {
-                ("relaxed", _) => Order::Relaxed,
-                ("acquire", true) => Order::Acquire,
-                ("release", false) => Order::Release,
+                (Sem::Relaxed, _) | (Sem::Acquire, true) | (Sem::Release, false) => sem.order(),
                 _ => {
                     return Err(LowerError::at(
                         ins,
-                        format!("`.{sem}` is not allowed on `{}`", ins.opcode),
+                        format!("`.{}` is not allowed on `{}`", sem.name(), ins.opcode),
                     ))
                 }
             };
@@ -297,8 +280,9 @@ pub(super) fn access_order(ins: &Instruction, q: &Quals, load: bool) -> R<(Order
                 None => Err(LowerError::at(
                     ins,
                     format!(
-                        "`{}.{sem}` needs a scope; expected one of .cta, .cluster, .gpu, .sys",
-                        ins.opcode
+                        "`{}.{}` needs a scope; expected one of {SCOPE_LIST}",
+                        ins.opcode,
+                        sem.name()
                     ),
                 )),
             }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use scopecheck_ir::ptx::Opcode;
 use scopecheck_ir::{BinOp, BranchCond, IntType, Operand};
 
 use crate::ast::{Body, Instruction, Operand as Op, ScalarType, Statement};
@@ -70,10 +71,13 @@ impl<'a, 'm> Lower<'a, 'm> {
         self.span = ins.span;
         self.text = render(ins);
         self.scratch_used = 0;
-        let op = ins.opcode.as_str();
+        let op = Opcode::from_name(&ins.opcode);
         // No effect on the memory the model sees (`nanosleep` only delays a thread, which the
         // explorer's schedules cover; prefetches only warm caches).
-        if matches!(op, "nanosleep" | "prefetch" | "prefetchu") {
+        if matches!(
+            op,
+            Some(Opcode::Nanosleep | Opcode::Prefetch | Opcode::Prefetchu)
+        ) {
             return Ok(());
         }
         let guard = match &ins.guard {
@@ -99,14 +103,18 @@ impl<'a, 'm> Lower<'a, 'm> {
             Some((p, true)) => BranchCond::Eq(p, Operand::Imm(0)),
         };
         match op {
-            "bra" => {
+            Some(Opcode::Bra) => {
                 only(ins, &quals(ins, false), &["uni"])?;
                 let l = self.label(f, ins)?;
                 self.branch(runs(guard), l);
             }
-            "ret" | "exit" => {
+            Some(Opcode::Ret | Opcode::Exit) => {
                 only(ins, &quals(ins, false), &["uni"])?;
-                let l = if op == "ret" { f.ret } else { self.exit };
+                let l = if op == Some(Opcode::Ret) {
+                    f.ret
+                } else {
+                    self.exit
+                };
                 self.branch(runs(guard), l);
             }
             _ => {
@@ -133,28 +141,37 @@ impl<'a, 'm> Lower<'a, 'm> {
         if float::is_float_op(ins) {
             return self.float_op(f, ins);
         }
-        match ins.opcode.as_str() {
-            "mov" => self.mov(f, ins),
-            "add" | "sub" | "and" | "or" | "xor" | "div" | "rem" | "shl" | "shr" => {
-                self.arith(f, ins)
-            }
-            "mul" | "mad" => self.mul(f, ins),
-            "bfi" => self.bfi(f, ins),
-            "not" | "cnot" | "neg" | "abs" => self.unary(f, ins),
-            "min" | "max" => self.min_max(f, ins),
-            "setp" => self.setp(f, ins),
-            "selp" => self.selp(f, ins),
-            "cvt" => self.cvt(f, ins),
-            "cvta" => self.cvta(f, ins),
-            "ld" | "ldu" => self.load(f, ins),
-            "st" => self.store(f, ins),
-            "atom" | "red" => self.rmw(f, ins),
-            "fence" => self.fence(ins),
-            "membar" => self.membar(ins),
-            "bar" | "barrier" => self.barrier(f, ins),
-            "call" => self.call(f, ins),
+        // Every opcode of the table is named here, so that one added there is handled here.
+        match Opcode::from_name(&ins.opcode) {
+            Some(Opcode::Mov) => self.mov(f, ins),
+            Some(
+                Opcode::Add
+                | Opcode::Sub
+                | Opcode::And
+                | Opcode::Or
+                | Opcode::Xor
+                | Opcode::Div
+                | Opcode::Rem
+                | Opcode::Shl
+                | Opcode::Shr,
+            ) => self.arith(f, ins),
+            Some(Opcode::Mul | Opcode::Mad) => self.mul(f, ins),
+            Some(Opcode::Bfi) => self.bfi(f, ins),
+            Some(Opcode::Not | Opcode::Cnot | Opcode::Neg | Opcode::Abs) => self.unary(f, ins),
+            Some(Opcode::Min | Opcode::Max) => self.min_max(f, ins),
+            Some(Opcode::Setp) => self.setp(f, ins),
+            Some(Opcode::Selp) => self.selp(f, ins),
+            Some(Opcode::Cvt) => self.cvt(f, ins),
+            Some(Opcode::Cvta) => self.cvta(f, ins),
+            Some(Opcode::Ld | Opcode::Ldu) => self.load(f, ins),
+            Some(Opcode::St) => self.store(f, ins),
+            Some(Opcode::Atom | Opcode::Red) => self.rmw(f, ins),
+            Some(Opcode::Fence) => self.fence(ins),
+            Some(Opcode::Membar) => self.membar(ins),
+            Some(Opcode::Bar | Opcode::Barrier) => self.barrier(f, ins),
+            Some(Opcode::Call) => self.call(f, ins),
             // A trap aborts the kernel with an error: a fault of the test at its line.
-            "trap" => {
+            Some(Opcode::Trap) => {
                 only(ins, &quals(ins, false), &[])?;
                 let t = self.scratch();
                 self.binary(
@@ -166,18 +183,28 @@ impl<'a, 'm> Lower<'a, 'm> {
                 );
                 Ok(())
             }
-            "shfl" => self.shfl(f, ins),
-            "vote" => self.vote(f, ins),
-            "popc" | "clz" | "brev" | "bfind" => self.bits(f, ins),
-            "activemask" => self.activemask(f, ins),
-            "match" | "redux" | "elect" => Err(LowerError::at(
+            Some(Opcode::Shfl) => self.shfl(f, ins),
+            Some(Opcode::Vote) => self.vote(f, ins),
+            Some(Opcode::Popc | Opcode::Clz | Opcode::Brev | Opcode::Bfind) => self.bits(f, ins),
+            Some(Opcode::Activemask) => self.activemask(f, ins),
+            Some(Opcode::Match | Opcode::Redux | Opcode::Elect) => Err(LowerError::at(
                 ins,
                 format!("warp-collective `{}` is not supported yet", ins.opcode),
             )),
-            other => Err(LowerError::at(
+            // Branches, returns and the no-effect instructions are done by `instruction`.
+            Some(
+                Opcode::Bra
+                | Opcode::Ret
+                | Opcode::Exit
+                | Opcode::Nanosleep
+                | Opcode::Prefetch
+                | Opcode::Prefetchu,
+            )
+            | None => Err(LowerError::at(
                 ins,
                 format!(
-                    "instruction `{other}` (`{}`) is not supported",
+                    "instruction `{}` (`{}`) is not supported",
+                    ins.opcode,
                     mnemonic(ins)
                 ),
             )),

@@ -1,17 +1,18 @@
 //! Fences and barriers.
 
-use scopecheck_ir::{
-    BarrierKind, BarrierRedOp, FenceOrder, FenceSpaces, InstrKind, IntType, Operand, Scope, Value,
+use scopecheck_ir::ptx::{
+    self, barrier_reduction, membar_level, BarrierMode, Sem, FENCE_DEFAULT, SCOPE_LIST,
 };
+use scopecheck_ir::{BarrierKind, FenceOrder, FenceSpaces, InstrKind, IntType, Operand, Value};
 
 use crate::ast::{Instruction, Operand as Op};
 
-use super::qualifiers::{mnemonic, scope_of, PRED};
+use super::qualifiers::{mnemonic, PRED};
 use super::{Frame, Lower, LowerError, R};
 
 impl<'a, 'm> Lower<'a, 'm> {
-    /// `fence{.sem}.scope`; mirrors crates/litmus/src/instr.rs (`fence`): the default
-    /// semantics is `.acq_rel` (PTX ISA, "membar/fence"), the scope is required.
+    /// `fence{.sem}.scope`, as in the litmus dialect: the default semantics is `.acq_rel`
+    /// (PTX ISA, "membar/fence"), the scope is required.
     pub(super) fn fence(&mut self, ins: &Instruction) -> R<()> {
         if ins
             .modifiers
@@ -26,13 +27,13 @@ impl<'a, 'm> Lower<'a, 'm> {
                 ),
             ));
         }
-        let mut order = FenceOrder::AcqRel;
+        let mut order = FENCE_DEFAULT;
         let mut scope = None;
         for m in &ins.modifiers {
-            match m.as_str() {
-                "sc" => order = FenceOrder::Sc,
-                "acq_rel" => order = FenceOrder::AcqRel,
-                s => match scope_of(s) {
+            let s = m.as_str();
+            match Sem::from_name(s).and_then(Sem::fence_order) {
+                Some(o) => order = o,
+                None => match ptx::scope(s) {
                     Some(sc) if scope.is_none() => scope = Some(sc),
                     _ => {
                         return Err(LowerError::at(
@@ -46,7 +47,7 @@ impl<'a, 'm> Lower<'a, 'm> {
         let Some(scope) = scope else {
             return Err(LowerError::at(
                 ins,
-                "`fence` needs a scope; expected one of .cta, .cluster, .gpu, .sys",
+                format!("`fence` needs a scope; expected one of {SCOPE_LIST}"),
             ));
         };
         self.emit(InstrKind::Fence {
@@ -57,20 +58,16 @@ impl<'a, 'm> Lower<'a, 'm> {
         Ok(())
     }
 
-    /// `membar.level`: `membar` is `fence.sc` (PTX ISA, "membar/fence"); mirrors
-    /// crates/litmus/src/instr.rs (`membar`).
+    /// `membar.level`: `membar` is `fence.sc` (PTX ISA, "membar/fence"), as in the litmus
+    /// dialect.
     pub(super) fn membar(&mut self, ins: &Instruction) -> R<()> {
-        let scope = match ins
-            .modifiers
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            ["cta"] => Scope::Cta,
-            ["gl"] => Scope::Gpu,
-            ["sys"] => Scope::Sys,
-            [p, ..] if p.starts_with("proxy") => {
+        let level = match ins.modifiers.as_slice() {
+            [l] => membar_level(l),
+            _ => None,
+        };
+        let scope = match (level, ins.modifiers.as_slice()) {
+            (Some(scope), _) => scope,
+            (None, [p, ..]) if p.starts_with("proxy") => {
                 return Err(LowerError::at(
                     ins,
                     format!("proxy fence `{}` is not supported yet", mnemonic(ins)),
@@ -95,17 +92,25 @@ impl<'a, 'm> Lower<'a, 'm> {
     }
 
     /// `bar{.cta}.sync a{, b}`, `bar{.cta}.arrive a, b`, `bar{.cta}.red.op.type d, a{, b},
-    /// {!}c` and the same with `barrier` (`bar.sync` is `barrier.sync.aligned`); mirrors
-    /// crates/litmus/src/instr.rs (`barrier`).
+    /// {!}c` and the same with `barrier` (`bar.sync` is `barrier.sync.aligned`), as in the
+    /// litmus dialect.
     pub(super) fn barrier(&mut self, f: &mut Frame<'m>, ins: &'m Instruction) -> R<()> {
         let mut mode = None;
         let mut red = None;
         for m in &ins.modifiers {
-            match m.as_str() {
-                "sync" | "arrive" | "red" if mode.is_none() => mode = Some(m.as_str()),
-                "popc" => red = Some(BarrierRedOp::Popc),
-                "and" => red = Some(BarrierRedOp::And),
-                "or" => red = Some(BarrierRedOp::Or),
+            let m = m.as_str();
+            match (BarrierMode::from_name(m), barrier_reduction(m)) {
+                (Some(md), _) if mode.is_none() => {
+                    mode = Some(md);
+                    continue;
+                }
+                (_, Some(op)) => {
+                    red = Some(op);
+                    continue;
+                }
+                _ => {}
+            }
+            match m {
                 // `.cta` is the only barrier scope here, `.aligned` a promise about
                 // convergence: neither changes what the barrier does.
                 "cta" | "aligned" | "u32" | "pred" => {}
@@ -149,7 +154,7 @@ impl<'a, 'm> Lower<'a, 'm> {
         };
         let ops = &ins.operands;
         let kind = match (mode, red) {
-            (Some("sync"), None) if matches!(ops.len(), 1 | 2) => InstrKind::Barrier {
+            (Some(BarrierMode::Sync), None) if matches!(ops.len(), 1 | 2) => InstrKind::Barrier {
                 id: id_of(self, f, &ops[0])?,
                 kind: BarrierKind::Sync,
                 count: match ops.get(1) {
@@ -157,12 +162,12 @@ impl<'a, 'm> Lower<'a, 'm> {
                     None => None,
                 }, spaces: scopecheck_ir::FenceSpaces::ALL,
             },
-            (Some("arrive"), None) if ops.len() == 2 => InstrKind::Barrier {
+            (Some(BarrierMode::Arrive), None) if ops.len() == 2 => InstrKind::Barrier {
                 id: id_of(self, f, &ops[0])?,
                 kind: BarrierKind::Arrive,
                 count: Some(count_of(self, f, &ops[1])?), spaces: scopecheck_ir::FenceSpaces::ALL,
             },
-            (Some("red"), Some(op)) if matches!(ops.len(), 3 | 4) => {
+            (Some(BarrierMode::Red), Some(op)) if matches!(ops.len(), 3 | 4) => {
                 let id = id_of(self, f, &ops[1])?;
                 let count = if ops.len() == 4 {
                     Some(count_of(self, f, &ops[2])?)
