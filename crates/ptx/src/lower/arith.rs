@@ -124,7 +124,7 @@ impl<'a, 'm> Lower<'a, 'm> {
             return Ok(());
         }
         if matches!(op, BinOp::Shl | BinOp::Shr) {
-            return self.shift(f, ins, op, ty, d, a, b);
+            return self.shift(f, ins, op, ty);
         }
         let a = self.src(f, ins, a, ty)?;
         let b = self.src(f, ins, b, ty)?;
@@ -136,17 +136,10 @@ impl<'a, 'm> Lower<'a, 'm> {
     /// `shl` / `shr`: the amount is a `.u32` whatever the type, clamped to the width (PTX ISA,
     /// "Logic and Shift Instructions"). `BinOp` clamps in its own type, which for 16-bit types
     /// would first cut the amount to 16 bits; those shift in 32 bits instead.
-    #[allow(clippy::too_many_arguments)]
-    fn shift(
-        &mut self,
-        f: &mut Frame<'m>,
-        ins: &Instruction,
-        op: BinOp,
-        ty: IntType,
-        d: &Op,
-        a: &Op,
-        b: &Op,
-    ) -> R<()> {
+    fn shift(&mut self, f: &mut Frame<'m>, ins: &Instruction, op: BinOp, ty: IntType) -> R<()> {
+        let [d, a, b] = self.operands(ins, 3)? else {
+            unreachable!()
+        };
         let a = self.src(f, ins, a, ty)?;
         let amount = match self.src(f, ins, b, IntType::U32)? {
             Operand::Imm(v) => Operand::Imm(v.min(i64::from(ty.bits))),
