@@ -731,3 +731,57 @@ fn an_atomic_ref_used_in_one_block_narrows_at_its_declaration() {
         Some(0.0)
     );
 }
+
+/// Issue 33, deliverable 7: atomics on `__shared__` memory written at device and system scope
+/// (crates/cli/tests/shared-scope-narrowed.cu). The front-end treats both at block scope,
+/// since shared memory is only reachable within its block, so the IR holds nothing to narrow;
+/// tune proposes the block-scope spelling of each, with that reason: the `atomic_ref`'s
+/// declaration (line 11) and the builtin's suffix (line 13). The warning is said once per
+/// statement (two lines), not once per thread of the launch (four threads, eight lines before).
+#[test]
+fn shared_atomics_are_proposed_at_block_scope() {
+    let file = "crates/cli/tests/shared-scope-narrowed.cu";
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["tune", "--json"])
+        .arg(root().join(file))
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("not JSON: {text}: {e}"));
+    let narrowest = v["narrowest"].as_array().expect("narrowest");
+    let edits: Vec<String> = narrowest
+        .iter()
+        .flat_map(|n| {
+            assert!(n["reason"].as_str().unwrap().contains("__shared__"), "{n}");
+            n["edits"].as_array().unwrap().iter().map(|e| {
+                format!(
+                    "{}: {} -> {}",
+                    e["line"],
+                    e["was"].as_str().unwrap(),
+                    e["becomes"].as_str().unwrap()
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        edits,
+        [
+            "11: cuda::atomic_ref<int, cuda::thread_scope_device> h(hits); -> cuda::atomic_ref<int, cuda::thread_scope_block> h(hits);",
+            "13: atomicAdd_system(&hits, 1) -> atomicAdd_block(&hits, 1)",
+        ],
+        "{v}"
+    );
+    let text = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .arg("tune")
+        .arg(root().join(file))
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&text.stdout);
+    let warnings = text
+        .lines()
+        .filter(|l| l.contains("treated as cta"))
+        .count();
+    assert_eq!(warnings, 2, "{text}");
+    assert_eq!(text.matches("Narrowest line").count(), 2, "{text}");
+}

@@ -155,7 +155,8 @@ fn shared_memory_has_one_copy_per_block_and_atomics_narrow_to_the_block() {
         ));
         assert!(matches!(kinds(&p, t)[1], InstrKind::Barrier { .. }));
     }
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    // One statement narrowed in both blocks' threads: said once (issue 33, deliverable 7).
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
 }
 
 #[test]

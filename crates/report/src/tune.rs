@@ -665,6 +665,96 @@ fn object_name(t: &str) -> Option<String> {
     (end > 0 && member).then(|| t[..end].to_string())
 }
 
+/// Why the checker treats an atomic on `__shared__` memory at block scope whatever scope it
+/// is written with (the CUDA front-end narrows it, with a warning at the access).
+const SHARED_SCOPE_REASON: &str = "the checker already treats it as block scope: an atomic on __shared__ memory is only meaningful within its block";
+
+/// The scope a CUDA access is written with, where it can be read from its text: a builtin's
+/// suffix (`atomicAdd_system`, `atomicAdd_block`, `atomicAdd` at device scope) or the
+/// `thread_scope_` of the nearest declaration of the object a member call works on.
+fn written_scope(text: &str, line: u32, source: &str) -> Option<Scope> {
+    if let Some((_, name, _)) = cuda_builtin(text) {
+        return Some(if name.ends_with("_system") {
+            Scope::Sys
+        } else if name.ends_with("_block") {
+            Scope::Cta
+        } else {
+            Scope::Gpu
+        });
+    }
+    let decl = declaration_edit(text, line, source, Scope::Cta)?;
+    let at = decl.was.find("thread_scope_")? + "thread_scope_".len();
+    let word = ident_at(&decl.was, at);
+    match word {
+        "system" => Some(Scope::Sys),
+        "device" => Some(Scope::Gpu),
+        "block" => Some(Scope::Cta),
+        _ => None,
+    }
+}
+
+/// The narrowings the checker already applies that the source does not say (CUDA only): an
+/// atomic on `__shared__` memory written at device or system scope, which the front-end
+/// treats as block scope. Each is proposed as the change to block scope, spelled as a tuning
+/// step would be, with the reason; one per site (a statement, in every thread that runs it).
+pub fn already_narrowed(
+    d: Dialect,
+    program: &Program,
+    t: &Tuned,
+    source: &str,
+) -> Vec<(usize, Spelling)> {
+    if d != Dialect::Cuda {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, site) in t.sites.iter().enumerate() {
+        let Some((Some(_), None, Scope::Cta)) = order_scope(&site.kind) else {
+            continue;
+        };
+        let shared = site.kind.named_loc().is_some_and(|l| {
+            program.locations[l.0 as usize].space == scopecheck_ir::MemorySpace::Shared
+        });
+        if !shared {
+            continue;
+        }
+        let Some(written) = written_scope(&site.text, site.span.line, source) else {
+            continue;
+        };
+        if written <= Scope::Cta {
+            continue;
+        }
+        // Spelled as the step from the written scope to block scope.
+        let mut as_written = site.clone();
+        set_scope(&mut as_written.kind, written);
+        let change = SiteChange {
+            site: k,
+            steps: vec![Step::Scope {
+                from: written,
+                to: Scope::Cta,
+            }],
+            becomes: Some(site.kind.clone()),
+            saved_cycles: None,
+        };
+        let mut s = spell(d, &as_written, &change, source);
+        s.words = SHARED_SCOPE_REASON.to_string();
+        if !s.edits.is_empty() {
+            out.push((k, s));
+        }
+    }
+    out
+}
+
+/// Sets the scope of an access or fence.
+fn set_scope(kind: &mut InstrKind, to: Scope) {
+    match kind {
+        InstrKind::Load { scope, .. }
+        | InstrKind::Store { scope, .. }
+        | InstrKind::Rmw { scope, .. }
+        | InstrKind::Fence { scope, .. } => *scope = to,
+        _ => {}
+    }
+}
+
 /// How one change of a set is spelled.
 pub fn spell(d: Dialect, site: &Site, change: &SiteChange, source: &str) -> Spelling {
     let words = words(d, &change.steps);
@@ -881,6 +971,21 @@ pub fn tune_text(
                     }
                 }
             }
+            let narrowed = already_narrowed(dialect, program, t, source);
+            for (k, s) in &narrowed {
+                let site = &t.sites[*k];
+                for e in &s.edits {
+                    let becomes = e.becomes.as_deref().unwrap_or("(removed)");
+                    let _ = writeln!(
+                        out,
+                        "Narrowest line {}: {} -> {becomes} ({}) [{}]",
+                        e.line,
+                        e.was,
+                        s.words,
+                        threads(program, site)
+                    );
+                }
+            }
             for w in &t.weakest {
                 let site = &t.sites[w.site];
                 let why = if w.breaking.is_empty() {
@@ -991,6 +1096,25 @@ pub fn tune_json(
                 })
                 .collect();
             m.insert("weakest".into(), weakest.into());
+            let narrowest: Vec<Value> = already_narrowed(dialect, program, t, source)
+                .into_iter()
+                .map(|(k, s)| {
+                    let site = &t.sites[k];
+                    json!({
+                        "threads": site.members.iter().map(|(th, _)| program.thread(*th).name.clone()).collect::<Vec<_>>(),
+                        "line": site.span.line,
+                        "column": site.span.column,
+                        "text": site.text,
+                        "reason": s.words,
+                        "edits": s.edits.iter().map(|e| json!({
+                            "line": e.line,
+                            "was": e.was,
+                            "becomes": e.becomes,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            m.insert("narrowest".into(), narrowest.into());
             m.insert("checks".into(), t.checks.into());
             m.insert(
                 "incomplete".into(),

@@ -20,11 +20,16 @@ impl<'s, 't> Ctx<'s, 't> {
         &self.src[n.byte_range()]
     }
 
+    /// Warns once per source position and message: a kernel's body is lowered once per
+    /// thread of the launch, and what it says about a statement is said once.
     pub(super) fn warn(&mut self, n: Node, message: impl Into<String>) {
-        self.warnings.push(Warning {
+        let w = Warning {
             span: span_of(n),
             message: message.into(),
-        });
+        };
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
     }
 
     /// A new array of `len` elements of type `ty` (or of the struct `strukt`: one location
