@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
 use crate::options::CheckFlags;
 use crate::output::{errln, outln};
+use crate::pipeline::check_guarded;
+use crate::render::Failure;
 
 /// Default least number of checks of each test.
 pub const DEFAULT_ITERS: u32 = 5;
@@ -102,9 +103,16 @@ pub fn run(args: &BenchArgs) -> bool {
     let harness = args.flags.cuda_options().harness;
     for input in inputs::collect(&args.paths, harness.as_deref()) {
         let read = crate::render::guarded(&input.file, || {
-            read_parse_warn(&input, &args.flags.cuda_options())
+            scopecheck_frontend::load(
+                &input,
+                &scopecheck_frontend::Options {
+                    cuda: args.flags.cuda_options(),
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| Failure::loading(*e))
         });
-        match read.map(|(s, p, _)| (s, p)) {
+        match read.map(|l| (l.source, l.program)) {
             Ok((source, program)) => parsed.push((input.file, source, program)),
             Err(f) => {
                 f.eprint();
@@ -176,7 +184,7 @@ pub fn run(args: &BenchArgs) -> bool {
     };
     match rayon::ThreadPoolBuilder::new()
         .num_threads(1)
-        .stack_size(crate::check::WORKER_STACK)
+        .stack_size(scopecheck_frontend::WORKER_STACK)
         .build()
     {
         Ok(pool) => pool.install(measure),

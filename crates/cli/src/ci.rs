@@ -6,7 +6,7 @@ use clap::Args;
 use scopecheck_ir::Quantifier;
 use scopecheck_model::{Outcome, Verdict};
 
-use crate::inputs::Input;
+use scopecheck_frontend::Input;
 
 /// Every file was checked and no finding `--fail-on` names was made.
 pub const EXIT_OK: u8 = 0;
@@ -57,11 +57,11 @@ impl CiFlags {
     }
 
     /// Runs `f` on a thread pool of `--jobs` threads (one per CPU without the flag), each
-    /// with a stack of `check::WORKER_STACK`.
+    /// with a stack of `scopecheck_frontend::WORKER_STACK`.
     pub fn with_jobs<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.jobs.map_or(0, |n| n as usize))
-            .stack_size(crate::check::WORKER_STACK)
+            .stack_size(scopecheck_frontend::WORKER_STACK)
             .build()
             .ok();
         match pool {

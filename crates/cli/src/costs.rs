@@ -32,7 +32,7 @@ pub fn load(file: Option<&std::path::Path>) -> Result<CostTable, String> {
     match file {
         Some(f) => {
             let shown = f.display().to_string();
-            let text = crate::inputs::read_text(f)?;
+            let text = scopecheck_frontend::read_text(f)?;
             parse(&text, &shown)
         }
         None => parse(H200, "docs/hardware/h200-cost.toml"),

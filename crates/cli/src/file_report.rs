@@ -9,15 +9,16 @@
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::OnceLock;
 
 use scopecheck_model::Verdict;
 use scopecheck_report::sarif::SarifResult;
 
-use crate::check::Checked;
-use crate::inputs::Input;
+use scopecheck_frontend::deadline::panic_message;
+use scopecheck_frontend::Input;
+
 use crate::options::FileOptions;
-use crate::render::{panic_message, Failure};
+use crate::pipeline::{inject_fault, Checked};
+use crate::render::Failure;
 
 /// Where the reports go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub struct Done {
 /// `--fail-on` needs, all inside one guard: a panic anywhere in them becomes this file's
 /// internal-error failure, reported as any failure is, and the files after it are still
 /// checked. (A stack overflow is no panic and cannot be caught: the worker threads' stacks
-/// are large, `check::WORKER_STACK`, until no recursion depends on the input.)
+/// are large, `scopecheck_frontend::WORKER_STACK`, until no recursion depends on the input.)
 pub fn make(
     input: &Input,
     check: impl FnOnce() -> Result<Checked, Box<Failure>>,
@@ -93,24 +94,6 @@ pub fn make(
             verdicts: Vec::new(),
         }
     })
-}
-
-/// For tests only: `SCOPECHECK_INJECT_FAULT=PART` makes scopecheck panic while checking each
-/// file whose name contains PART (`check::check_file`, which `tune` shares; `PART@report`:
-/// after checking it, while making its report),
-/// so that tests can show that a fault costs only that file. Unset, it costs one lookup.
-pub fn inject_fault(file: &str, stage: &str) {
-    static FAULT: OnceLock<Option<(String, String)>> = OnceLock::new();
-    let fault = FAULT.get_or_init(|| {
-        let v = std::env::var("SCOPECHECK_INJECT_FAULT").ok()?;
-        let (part, at) = v.split_once('@').unwrap_or((&v, "check"));
-        Some((part.to_string(), at.to_string()))
-    });
-    if let Some((part, at)) = fault {
-        if !part.is_empty() && at == stage && file.contains(part.as_str()) {
-            panic!("fault injected by SCOPECHECK_INJECT_FAULT into {file} ({stage})");
-        }
-    }
 }
 
 /// Makes the report of one file: its verdicts or its failure, in `mode`; writes its pictures.

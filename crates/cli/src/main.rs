@@ -1,8 +1,9 @@
 //! `scopecheck`: checks GPU litmus tests against scoped memory models.
 //!
 //! A thin layer over the library crates: argument parsing here, one module per subcommand
-//! (`check`, `bench`), how inputs are found (`inputs`), how errors are shown (`render`) and
-//! the SARIF log of `check --sarif` (`sarif`).
+//! (`check`, `bench`), one file from loading (`scopecheck_frontend::load`) to its verdicts
+//! (`pipeline`), the input flags (`inputs`), how errors are shown (`render`) and the SARIF log
+//! of `check --sarif` (`sarif`).
 //!
 //! Exit status (`ci`): 0 when every file was checked and no finding `check --fail-on` names
 //! was made (by default none is named: 0 whatever the verdicts), 1 when some file could not be
@@ -25,6 +26,7 @@ mod mutants;
 mod native;
 mod options;
 mod output;
+mod pipeline;
 mod progress;
 mod render;
 mod run;
@@ -74,15 +76,15 @@ fn main() -> ExitCode {
         Cli::command().get_matches_from(kernel_flags::nvcc_spellings(std::env::args_os()));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     output::watch_reader();
-    // Every thread that reads or checks a file gets the large stack `check::WORKER_STACK`: the
+    // Every thread that reads or checks a file gets the large stack `scopecheck_frontend::WORKER_STACK`: the
     // global pool's (which the search hands subtrees to) and the one the subcommand runs on.
     let _ = rayon::ThreadPoolBuilder::new()
-        .stack_size(check::WORKER_STACK)
+        .stack_size(scopecheck_frontend::WORKER_STACK)
         .build_global();
     let status = std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("scopecheck".into())
-            .stack_size(check::WORKER_STACK)
+            .stack_size(scopecheck_frontend::WORKER_STACK)
             .spawn_scoped(s, || dispatch(cli, &matches))
             .map(|t| t.join())
     });

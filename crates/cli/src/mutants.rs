@@ -20,8 +20,8 @@ use scopecheck_ir::{Program, Scope, Value};
 use scopecheck_model::{CheckOptions, Verdict};
 use serde_json::json;
 
-use crate::check::check_guarded;
 use crate::output::{out, outln};
+use crate::pipeline::check_guarded;
 
 /// What became of one mutant.
 enum Fate {

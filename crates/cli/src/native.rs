@@ -1,10 +1,10 @@
 //! `check --host native`: `.cu` files with a `main()` checked on the native host path
 //! (`scopecheck-hostrun`, docs/host.md), reported in text or as one JSON line each.
 
+use scopecheck_frontend::{Input, Kind};
 use scopecheck_hostrun::{Ending, HostOptions, HostReport};
 
 use crate::ci::Gate;
-use crate::inputs::{self, Input};
 use crate::options::CheckFlags;
 use crate::output::errln;
 
@@ -15,10 +15,7 @@ pub fn takes(input: &Input, flags: &CheckFlags) -> bool {
         && input.kernel.is_none()
         && input.problem.is_none()
         && flags.cuda_options().harness.is_none()
-        && input
-            .path
-            .extension()
-            .is_some_and(|e| e == inputs::CUDA_EXTENSION)
+        && Kind::of(&input.path) == Kind::Cuda
 }
 
 /// Checks `input` on the native host path and prints its report; returns whether it was
@@ -31,7 +28,7 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
             return false;
         }
     };
-    let cuda = inputs::file_options(&flags.cuda_options(), input);
+    let cuda = scopecheck_frontend::list::file_options(&flags.cuda_options(), input);
     let check = flags.check_options();
     let opts = HostOptions {
         max_outcomes: flags.max_outcomes,

@@ -154,9 +154,32 @@ fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `10s`, `500ms`, `2m`, or a plain number of seconds.
+pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 10s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("unknown unit `{unit}` (use ms, s, m or h)")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("`{s}` is not a duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// A `--timeout`: a duration as `run --time` reads it (`30s`, `500ms`, `2m`), more than zero.
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    match crate::run::parse_duration(s)? {
+    match duration(s)? {
         d if d.is_zero() => Err(format!("`{s}` is not a positive duration")),
         d => Ok(d),
     }
@@ -222,7 +245,7 @@ impl CheckFlags {
     pub fn platform(&self) -> Result<Platform, String> {
         if let Some(file) = &self.platform_file {
             let shown = file.display().to_string();
-            let text = crate::inputs::read_text(file)?;
+            let text = scopecheck_frontend::read_text(file)?;
             return platform_from_toml(&text, &shown);
         }
         match &self.platform {

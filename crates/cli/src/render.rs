@@ -3,6 +3,7 @@
 use std::fmt;
 
 use miette::{LabeledSpan, NamedSource, SourceCode};
+use scopecheck_frontend::LoadError;
 use scopecheck_ir::{Diagnostic, Program, Span};
 use scopecheck_model::CheckError;
 
@@ -21,16 +22,6 @@ impl Failure {
             diagnostic: diagnostic.in_file(file),
             source,
         })
-    }
-
-    /// A file that could not be found, read or listed.
-    pub fn io(file: &str, message: String) -> Box<Failure> {
-        Failure::new(file, Diagnostic::error(message), None)
-    }
-
-    /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
-    pub fn located(file: &str, message: String, source: String, span: Span) -> Box<Failure> {
-        Failure::new(file, Diagnostic::error(message).at(span), Some(source))
     }
 
     /// A front-end's error about `source` (a parse error: the span it points at, and what
@@ -60,11 +51,16 @@ impl Failure {
     /// A panic inside scopecheck: a bug, not a problem with the test. `source`: the file's
     /// text when it was read; `why`: the panic's message.
     pub fn internal(file: &str, source: Option<String>, why: &str) -> Box<Failure> {
-        let d = Diagnostic::error(format!(
-            "internal error: scopecheck panicked while checking this test: {why}"
-        ))
-        .with_note("this is a bug in scopecheck, not in the test; please report it");
-        Failure::new(file, d, source)
+        Failure::new(file, Diagnostic::internal(why), source)
+    }
+
+    /// A file the loader could not load: its diagnostic as it is.
+    pub fn loading(e: LoadError) -> Box<Failure> {
+        let LoadError { diagnostic, text } = e;
+        Box::new(Failure {
+            diagnostic,
+            source: text,
+        })
     }
 
     /// The file, as reports name it.
@@ -243,15 +239,6 @@ impl miette::Diagnostic for Diag {
     }
 }
 
-/// What a caught panic said: its message when it was a string, as `panic!` makes it.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
-}
-
 /// Runs one file's work `f`, turning a panic inside it into that file's internal-error
 /// failure, so that the files after it are still read, checked and reported.
 pub fn guarded<T>(
@@ -260,6 +247,10 @@ pub fn guarded<T>(
 ) -> Result<T, Box<Failure>> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => Err(Failure::internal(file, None, &panic_message(&*payload))),
+        Err(payload) => Err(Failure::internal(
+            file,
+            None,
+            &scopecheck_frontend::deadline::panic_message(&*payload),
+        )),
     }
 }

@@ -26,11 +26,12 @@ use scopecheck_ir::{Placement, Program};
 use scopecheck_model::{Platform, Verdict};
 use serde_json::{json, Value};
 
-use crate::check::{check_guarded, read_parse_warn};
 use crate::inputs;
-use crate::options::{CheckFlags, OnOff};
+use crate::options::{duration as parse_duration, CheckFlags, OnOff};
 use crate::output::{errln, out, outln};
+use crate::pipeline::check_guarded;
 use crate::supervise::{self, Mode, Note};
+use scopecheck_frontend::{Input, Loaded};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -106,29 +107,6 @@ pub struct RunArgs {
     paths: Vec<PathBuf>,
 }
 
-/// `10s`, `500ms`, `2m`, or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (e.g. 10s, 500ms, 2m)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("unknown unit `{unit}` (use ms, s, m or h)")),
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("`{s}` is not a duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 /// Set by Ctrl-C; the runner finishes the batch in flight and reports what it has.
 fn stop_flag() -> &'static AtomicBool {
     static STOP: OnceLock<AtomicBool> = OnceLock::new();
@@ -183,10 +161,8 @@ pub fn run(args: &RunArgs) -> bool {
     if args.emit_ptx {
         let mut ok = true;
         for input in &inputs {
-            match crate::render::guarded(&input.file, || {
-                read_parse_warn(input, &args.check.cuda_options())
-            })
-            .map(|(_, p, _)| generate(&p, &gen))
+            match crate::render::guarded(&input.file, || load(args, input))
+                .map(|l| generate(&l.program, &gen))
             {
                 Ok(Ok(k)) => out!("{}", k.ptx),
                 Ok(Err(e)) => {
@@ -219,7 +195,7 @@ pub fn run(args: &RunArgs) -> bool {
 
 /// Runs `inputs[from..]` in this process; in a child, ends the process after a hang or a driver
 /// error, for the supervisor to go on in a fresh one.
-fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
+fn run_files(args: &RunArgs, inputs: &[Input], from: usize) -> bool {
     let gen = args.gen_options();
     let child = matches!(supervise::mode(), Mode::Child(_));
     let device = match Device::open(args.device) {
@@ -311,7 +287,7 @@ fn run_files(args: &RunArgs, inputs: &[inputs::Input], from: usize) -> bool {
 /// Gives each of `inputs` its line when none can run (`why`): its own read, parse or check
 /// error if it has one, else `why`, so that `run --json` prints one object per file whatever
 /// the reason.
-fn refuse_all(args: &RunArgs, inputs: &[inputs::Input], why: &str) {
+fn refuse_all(args: &RunArgs, inputs: &[Input], why: &str) {
     for input in inputs {
         let message = match checked(args, input) {
             Ok(_) => why.to_string(),
@@ -321,14 +297,23 @@ fn refuse_all(args: &RunArgs, inputs: &[inputs::Input], why: &str) {
     }
 }
 
+/// Loads one file as `check` does, without a PTX view or a deadline.
+fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<crate::render::Failure>> {
+    let options = scopecheck_frontend::Options {
+        cuda: args.check.cuda_options(),
+        ..Default::default()
+    };
+    scopecheck_frontend::load(input, &options).map_err(|e| crate::render::Failure::loading(*e))
+}
+
 /// Reads, parses and checks one file: its text, program and verdict, or why not.
 fn checked(
     args: &RunArgs,
-    input: &inputs::Input,
+    input: &Input,
 ) -> Result<(String, Program, Verdict), Box<crate::render::Failure>> {
-    let (source, program, _) = crate::render::guarded(&input.file, || {
-        read_parse_warn(input, &args.check.cuda_options())
-    })?;
+    let Loaded {
+        source, program, ..
+    } = crate::render::guarded(&input.file, || load(args, input))?;
     let verdict = check_guarded(&input.file, &source, &program, &args.check.check_options())?;
     Ok((source, program, verdict))
 }
@@ -347,7 +332,7 @@ struct FileEnd {
 /// Checks and runs one file and prints its report; returns whether it passed.
 fn run_file(
     args: &RunArgs,
-    input: &inputs::Input,
+    input: &Input,
     device: &Device,
     gen: &GenOptions,
     opts: &scopecheck_model::CheckOptions,
@@ -356,10 +341,8 @@ fn run_file(
 ) -> (bool, FileEnd) {
     let stop = stop_flag();
     let mut end = FileEnd::default();
-    let (source, program) = match crate::render::guarded(&input.file, || {
-        read_parse_warn(input, &args.check.cuda_options())
-    })
-    .map(|(s, p, _)| (s, p))
+    let (source, program) = match crate::render::guarded(&input.file, || load(args, input))
+        .map(|l| (l.source, l.program))
     {
         Ok(x) => x,
         Err(f) => {
@@ -442,7 +425,7 @@ fn run_file(
     }
 }
 
-fn print_score(args: &RunArgs, inputs: &[inputs::Input], killable: u32, killed: u32) {
+fn print_score(args: &RunArgs, inputs: &[Input], killable: u32, killed: u32) {
     if args.mutants && !args.json && inputs.len() > 1 && killable > 0 {
         outln!(
             "Mutation score {killed} / {killable} = {:.2} over {} tests",

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use scopecheck_report::sarif::{CheckedVerdict, SarifLog, SarifResult};
 
-use crate::check::Checked;
-use crate::inputs::Input;
+use scopecheck_frontend::Input;
+
+use crate::pipeline::Checked;
 use crate::render::Failure;
 
 /// Where the log goes, and the log so far.

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::inputs::Input;
+use scopecheck_frontend::Input;
 
 /// Set in a child: the index of the first input it runs.
 pub const CHILD_ENV: &str = "SCOPECHECK_RUN_CHILD";

@@ -18,12 +18,13 @@ use scopecheck_model::tune::{self, Tuning};
 use scopecheck_model::{CheckOptions, ModelKind};
 use scopecheck_report::tune::Dialect;
 
-use crate::check::{self, CommandLine};
 use crate::ci;
-use crate::inputs::{self, Input};
+use crate::inputs;
 use crate::options::CheckFlags;
 use crate::output::{errln, outln};
+use crate::pipeline::{self, CommandLine};
 use crate::render::Failure;
+use scopecheck_frontend::{Input, Kind};
 
 #[derive(Args)]
 pub struct TuneArgs {
@@ -55,13 +56,13 @@ pub struct TuneArgs {
 }
 
 /// The language a file's changes are spelled in.
-fn dialect(input: &Input, c: &check::Checked) -> Dialect {
-    let ext = input.path.extension();
+fn dialect(input: &Input, c: &pipeline::Checked) -> Dialect {
+    let kind = Kind::of(&input.path);
     match c.program.arch {
         // A `.cu` file read as its PTX view, or a `.ptx` module.
         Arch::Ptx => Dialect::Ptx,
-        _ if ext.is_some_and(|e| e == inputs::CUDA_EXTENSION) => Dialect::Cuda,
-        _ if ext.is_some_and(|e| e == inputs::OPENCL_EXTENSION) => Dialect::OpenCl,
+        _ if kind == Kind::Cuda => Dialect::Cuda,
+        _ if kind == Kind::OpenCl => Dialect::OpenCl,
         _ => Dialect::LitmusC,
     }
 }
@@ -104,7 +105,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
     let (mut failed, mut wrong, mut unsettled) = (false, false, false);
     for input in &inputs {
         let checked = match crate::render::guarded(&input.file, || {
-            check::check_file(input, &opts, &models, &cuda, None, &cli)
+            pipeline::check_file(input, &opts, &models, &cuda, None, &cli)
         }) {
             Ok(c) => c,
             Err(f) => {
@@ -150,7 +151,7 @@ pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
                     &Failure::internal(
                         &input.file,
                         Some(checked.source.clone()),
-                        &crate::render::panic_message(&*payload),
+                        &scopecheck_frontend::deadline::panic_message(&*payload),
                     ),
                     args.json,
                 );

@@ -69,6 +69,15 @@ impl Diagnostic {
         }
     }
 
+    /// A panic inside scopecheck while reading or checking a file: a bug, not a problem with
+    /// the test. `why`: the panic's message.
+    pub fn internal(why: &str) -> Diagnostic {
+        Diagnostic::error(format!(
+            "internal error: scopecheck panicked while checking this test: {why}"
+        ))
+        .with_note("this is a bug in scopecheck, not in the test; please report it")
+    }
+
     /// The same, at `span`.
     pub fn at(mut self, span: Span) -> Diagnostic {
         self.span = Some(span);

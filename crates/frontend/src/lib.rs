@@ -1,0 +1,331 @@
+//! Loading a test file: the one entry point, [`load`], from a path to a [`Program`] with the
+//! front-end's warnings, whatever the file is. It owns
+//! - which front-end reads a file ([`Kind`], by extension; a litmus test's header then picks
+//!   its dialect inside `scopecheck-litmus`),
+//! - reading it safely ([`read`]: size limit, regular files only, UTF-8 located),
+//! - the CUDA and OpenCL front-end's options for the file (its folder for `#include "..."`, the
+//!   kernel of a kernel-only file, [`list::expand_kernels`]),
+//! - a `.ptx` module with its `--harness`, and NVRTC's PTX view of a `.cu` file: beside the
+//!   program the front-end read, or alone when the front-end refuses the file,
+//! - a deadline for all of that ([`deadline`]).
+//!
+//! Errors are [`LoadError`]s: a [`Diagnostic`] (its `file` set) with the file's text when it
+//! was read, for the snippet. Rendering them is the caller's (the command line's reports).
+//!
+//! A new kind of input is a new [`Kind`] (its extension, whether a directory search takes it)
+//! and its arm in [`load`]'s dispatch (`read_parse`).
+
+pub mod deadline;
+pub mod list;
+pub mod read;
+mod views;
+
+use std::path::Path;
+use std::time::Instant;
+
+use scopecheck_cuda::CudaOptions;
+use scopecheck_ir::{Diagnostic, Program, Span};
+use scopecheck_litmus::OptionWord;
+
+pub use deadline::{within, LOADING_TIMED_OUT, WORKER_STACK};
+pub use list::{collect, expand_kernels, Input, Listed};
+pub use read::{read_source, read_text, set_max_file_size, DEFAULT_MAX_FILE_SIZE};
+
+/// The kinds of file scopecheck reads, each by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A litmus test (`.litmus`): C or PTX dialect, by its header; also any file named
+    /// directly whose extension is none of the others.
+    Litmus,
+    /// A CUDA source (`.cu`): a harness with `main()`, or kernels alone.
+    Cuda,
+    /// An OpenCL C source (`.cl`), read by the CUDA front-end.
+    OpenCl,
+    /// A PTX module (`nvcc -ptx`), checked with the harness `--harness` names; a directory
+    /// search takes it only when there is a harness.
+    Ptx,
+}
+
+impl Kind {
+    /// Every kind, in the order a directory search names them.
+    pub const ALL: [Kind; 4] = [Kind::Litmus, Kind::Cuda, Kind::OpenCl, Kind::Ptx];
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Kind::Litmus => "litmus",
+            Kind::Cuda => "cu",
+            Kind::OpenCl => "cl",
+            Kind::Ptx => "ptx",
+        }
+    }
+
+    /// The kind of a file a directory search finds at `path`; `None`: not a test file.
+    pub fn searched(path: &Path) -> Option<Kind> {
+        let ext = path.extension()?;
+        Kind::ALL.into_iter().find(|k| ext == k.extension())
+    }
+
+    /// The kind a file named directly is read as: by its extension, a litmus test otherwise.
+    pub fn of(path: &Path) -> Kind {
+        Kind::searched(path).unwrap_or(Kind::Litmus)
+    }
+}
+
+/// How to load a file.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The CUDA and OpenCL front-end's options (its `--harness` included); the file's own
+    /// folder and kernel are added per file.
+    pub cuda: CudaOptions,
+    /// A `.cu` file the language-level front-end refuses (templates, classes, ...) is loaded
+    /// as its PTX view alone ([`Loaded::ptx_only`]), when NVRTC can compile it.
+    pub ptx_fallback: bool,
+    /// Also build a `.cu` file's PTX view ([`Loaded::ptx_view`]), for a PTX verdict.
+    pub ptx_view: bool,
+    /// Reading, preprocessing, parsing and lowering end by then, or the file is an error
+    /// ([`LOADING_TIMED_OUT`]). The PTX view beside a program is built after, unbounded.
+    pub deadline: Option<Instant>,
+}
+
+/// A file loaded.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The file's text, for diagnostics with code snippets.
+    pub source: String,
+    /// The program: named after the file (a `.cu`, `.cl` or `.ptx` file) or its header (a
+    /// litmus test), and for a kernel-only file's kernel `FILE:KERNEL`.
+    pub program: Program,
+    /// With [`Options::ptx_view`], a `.cu` file's kernels as NVRTC compiled them (`None` when
+    /// that could not be made: a warning says why).
+    pub ptx_view: Option<Program>,
+    /// What the front-end changed or doubts (a device scope narrowed on shared memory).
+    pub warnings: Vec<Diagnostic>,
+    /// Whether `program` is the PTX view itself: the front-end refused the file.
+    pub ptx_only: bool,
+    /// The words of a litmus test's `(* options: ... *)` comments.
+    pub option_words: Vec<OptionWord>,
+}
+
+/// Why a file could not be loaded: the diagnostic (its `file` set) and the file's text when
+/// it was read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", diagnostic.message)]
+pub struct LoadError {
+    pub diagnostic: Diagnostic,
+    /// The file's text, when it was read (not `source`: thiserror takes that name for the
+    /// error's cause).
+    pub text: Option<String>,
+}
+
+impl LoadError {
+    /// A file that could not be found, read or listed.
+    pub fn io(file: &str, message: String) -> Box<LoadError> {
+        Box::new(LoadError {
+            diagnostic: Diagnostic::error(message).in_file(file),
+            text: None,
+        })
+    }
+
+    /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
+    pub fn located(file: &str, message: String, source: String, span: Span) -> Box<LoadError> {
+        LoadError::in_source(file, source, Diagnostic::error(message).at(span))
+    }
+
+    /// A front-end's error about `source`, the text of `file`.
+    pub fn in_source(file: &str, source: String, err: impl Into<Diagnostic>) -> Box<LoadError> {
+        Box::new(LoadError {
+            diagnostic: err.into().in_file(file),
+            text: Some(source),
+        })
+    }
+
+    /// A panic while loading `file`: a bug in scopecheck.
+    pub fn internal(file: &str, why: &str) -> Box<LoadError> {
+        Box::new(LoadError {
+            diagnostic: Diagnostic::internal(why).in_file(file),
+            text: None,
+        })
+    }
+}
+
+/// Loads `input`: reads it, and preprocesses, parses and lowers it with the front-end its
+/// [`Kind`] names; builds the PTX view as `options` ask.
+pub fn load(input: &Input, options: &Options) -> Result<Loaded, Box<LoadError>> {
+    if let Some(problem) = &input.problem {
+        return Err(LoadError::io(&input.file, problem.clone()));
+    }
+    // This file's kernel (a kernel-only file) and folder (`#include "..."`).
+    let cuda = list::file_options(&options.cuda, input);
+    let owned = (Input::clone(input), cuda.clone(), options.ptx_fallback);
+    let mut loaded = deadline::load_within(&input.file, options.deadline, move || {
+        let (input, cuda, ptx_fallback) = owned;
+        read_or_view(&input, &cuda, ptx_fallback)
+    })?;
+    if let Some(k) = &input.kernel {
+        // One report per kernel: the test is named after the file and the kernel.
+        loaded.program.name = format!("{}:{}", loaded.program.name, k.name);
+    }
+    if options.ptx_view && !loaded.ptx_only && Kind::of(&input.path) == Kind::Cuda {
+        loaded.ptx_view = views::nvrtc_view(
+            input,
+            &loaded.source,
+            &loaded.program,
+            &cuda,
+            &mut loaded.warnings,
+        );
+    }
+    Ok(loaded)
+}
+
+/// Reads and parses `input`: through its front-end, or, for a `.cu` file it refuses
+/// (templates, classes, ...) when `ptx_fallback`, as NVRTC compiles it.
+fn read_or_view(
+    input: &Input,
+    cuda: &CudaOptions,
+    ptx_fallback: bool,
+) -> Result<Loaded, Box<LoadError>> {
+    match read_parse(input, cuda) {
+        Ok(loaded) => Ok(loaded),
+        // Kernels beyond the language-level front-end (templates, classes, ...): the file is
+        // checked as NVRTC compiles it, when its harness can be read.
+        Err(mut f) if ptx_fallback && Kind::of(&input.path) == Kind::Cuda => {
+            match views::ptx_only(input, cuda) {
+                Ok((source, program, warnings)) => Ok(Loaded {
+                    ptx_only: true,
+                    ..loaded(source, program, warnings)
+                }),
+                Err(why) => {
+                    // The PTX view's reason, unless it is the same failure (a preprocessor
+                    // error).
+                    let message = &mut f.diagnostic.message;
+                    if let Some(why) = why.filter(|w| !w.contains(message.as_str())) {
+                        *message = format!("{message}; and no PTX view could be made: {why}");
+                    }
+                    Err(f)
+                }
+            }
+        }
+        Err(f) => Err(f),
+    }
+}
+
+/// A program read, without a PTX view or option words.
+fn loaded(source: String, program: Program, warnings: Vec<Diagnostic>) -> Loaded {
+    Loaded {
+        source,
+        program,
+        ptx_view: None,
+        warnings,
+        ptx_only: false,
+        option_words: Vec::new(),
+    }
+}
+
+/// The dispatch: `input` read by the front-end of its [`Kind`].
+fn read_parse(input: &Input, cuda: &CudaOptions) -> Result<Loaded, Box<LoadError>> {
+    let source = read::read_source(&input.file, &input.path)?;
+    let kind = Kind::of(&input.path);
+    let parsed = match kind {
+        Kind::Ptx => {
+            let (source, program, warnings) = views::read_ptx(input, source, cuda)?;
+            return Ok(loaded(source, program, warnings));
+        }
+        Kind::Litmus => {
+            return match scopecheck_litmus::parse_test(&source) {
+                Ok(t) => {
+                    let warnings = t.warnings.into_iter().map(Diagnostic::from).collect();
+                    Ok(Loaded {
+                        option_words: t.options,
+                        ..loaded(source, t.program, warnings)
+                    })
+                }
+                Err(e) => Err(LoadError::in_source(&input.file, source, e)),
+            };
+        }
+        Kind::OpenCl => scopecheck_cuda::parse_opencl_with(&source, cuda),
+        Kind::Cuda => scopecheck_cuda::parse_cuda_with(&source, cuda),
+    };
+    match parsed {
+        Ok((mut program, warnings)) => {
+            // A `.cu` file's test is named after the file, as `seed1` for seed1.cu.
+            if let Some(stem) = input.path.file_stem() {
+                program.name = stem.to_string_lossy().into_owned();
+            }
+            let warnings = warnings.into_iter().map(Diagnostic::from).collect();
+            Ok(loaded(source, program, warnings))
+        }
+        Err(e) => Err(LoadError::in_source(&input.file, source, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example(path: &str) -> Input {
+        Input::new(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(path),
+        )
+    }
+
+    #[test]
+    fn the_extension_picks_the_front_end() {
+        // A directory search takes the four test extensions only; a file named directly with
+        // any other extension is read as a litmus test, as the command line always did.
+        assert_eq!(Kind::searched(Path::new("a/b.cu")), Some(Kind::Cuda));
+        assert_eq!(Kind::searched(Path::new("b.cl")), Some(Kind::OpenCl));
+        assert_eq!(Kind::searched(Path::new("b.ptx")), Some(Kind::Ptx));
+        assert_eq!(Kind::searched(Path::new("b.txt")), None);
+        assert_eq!(Kind::of(Path::new("b.txt")), Kind::Litmus);
+        assert_eq!(Kind::of(Path::new("noext")), Kind::Litmus);
+    }
+
+    #[test]
+    fn a_litmus_test_and_a_cuda_file_load() {
+        // The PTX litmus test is named by its header; the .cu file by its stem.
+        let l = load(
+            &example("examples/ptx/MP+fence.sc.cta.litmus"),
+            &Options::default(),
+        )
+        .expect("the example loads");
+        assert_eq!(l.program.name, "MP+fence.sc.cta");
+        assert!(!l.ptx_only && l.ptx_view.is_none());
+        let c = load(
+            &example("examples/cuda/block-counter.cu"),
+            &Options::default(),
+        )
+        .expect("the example loads");
+        assert_eq!(c.program.name, "block-counter");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_keep_its_text() {
+        // A parse error is in the file, with the text for the snippet; a missing file has
+        // neither text nor position; a problem known before reading is reported as it is.
+        let dir = std::env::temp_dir().join(format!("scopecheck-frontend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let bad = dir.join("bad.litmus");
+        let src = "PTX bad\n{ x=0; }\n P0 ;\n ld.foo r0, x ;\nexists (x == 0)\n";
+        std::fs::write(&bad, src).expect("written");
+        let e =
+            load(&Input::new(&bad), &Options::default()).expect_err("`ld.foo` is no instruction");
+        assert_eq!(
+            e.diagnostic.file.as_deref(),
+            Some(bad.display().to_string().as_str())
+        );
+        assert_eq!(e.diagnostic.line(), 4);
+        assert_eq!(e.text.as_deref(), Some(src));
+        let missing = load(&Input::new(dir.join("none.litmus")), &Options::default())
+            .expect_err("no such file");
+        assert!(missing.text.is_none() && missing.diagnostic.position().is_none());
+        let known = Input {
+            problem: Some("told before".into()),
+            ..Input::new(&bad)
+        };
+        let e = load(&known, &Options::default()).expect_err("a problem");
+        assert_eq!(e.diagnostic.message, "told before");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
