@@ -514,6 +514,17 @@ fn graphs<'p>(
             .collect(),
         ..Default::default()
     };
+    let setup = search::Setup {
+        program,
+        model,
+        scheduler: &opts.scheduler,
+        statics: &statics,
+        successors: &successors,
+        budget: opts.budget,
+        progress: opts.progress.clone(),
+        classes: &classes,
+        parallel: opts.parallel,
+    };
     let mut spun = false;
     for starved in candidates {
         if !starved.is_empty() && !spun {
@@ -522,20 +533,12 @@ fn graphs<'p>(
         let revisits_here = revisits && (starved.is_empty() || !opts.scheduler.preempts());
         let halt = std::sync::atomic::AtomicBool::new(false);
         let mut s = search::Search::new(
-            program,
-            model,
-            &opts.scheduler,
-            &statics,
-            &successors,
+            &setup,
             starved,
-            opts.budget,
-            opts.progress.clone(),
-            &classes,
             revisits_here,
             &mut out,
             on_execution,
             &halt,
-            opts.parallel,
         );
         s.run();
         spun |= s.spun;

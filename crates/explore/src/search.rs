@@ -270,24 +270,46 @@ pub(crate) fn launch_successors(program: &Program) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// What the searches of one exploration share, whichever threads each one starves.
+pub(crate) struct Setup<'a, 'p> {
+    pub program: &'p Program,
+    pub model: &'a dyn Model,
+    pub scheduler: &'a Scheduler,
+    pub statics: &'a [ThreadStatics],
+    /// Transitive launch successors of each thread.
+    pub successors: &'a [Vec<usize>],
+    pub budget: Budget,
+    pub progress: Option<std::sync::Arc<crate::Counters>>,
+    /// Classes of interchangeable threads, explored one state per orbit (`orbits`).
+    pub classes: &'a [Vec<usize>],
+    /// Whether the search may explore subtrees on rayon's threads (`ExploreOptions::parallel`).
+    pub parallel: bool,
+}
+
 impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
-    #[allow(clippy::too_many_arguments)]
+    /// The search of `setup`'s program that never schedules `starved` (again), revisiting
+    /// (`revisits`) or with holes, adding what it finds to `out` and handing executions to
+    /// `on_execution`; it stops when `halt` is set.
     pub(crate) fn new(
-        program: &'p Program,
-        model: &'a dyn Model,
-        scheduler: &'a Scheduler,
-        statics: &'a [ThreadStatics],
-        successors: &'a [Vec<usize>],
+        setup: &Setup<'a, 'p>,
         starved: Vec<ThreadId>,
-        budget: Budget,
-        progress: Option<std::sync::Arc<crate::Counters>>,
-        classes: &'a [Vec<usize>],
         revisits: bool,
         out: &'a mut Exploration,
         on_execution: &'a OnExecution<'f, 'p>,
         halt: &'a std::sync::atomic::AtomicBool,
-        parallel: bool,
     ) -> Self {
+        let Setup {
+            program,
+            model,
+            scheduler,
+            statics,
+            successors,
+            budget,
+            ref progress,
+            classes,
+            parallel,
+        } = *setup;
+        let progress = progress.clone();
         let cta_barriers = program.threads.iter().any(|t| {
             t.code
                 .iter()
