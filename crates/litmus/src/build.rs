@@ -9,7 +9,9 @@
 //! scopes of names, labels, and branches whose targets are resolved once the code is complete.
 //! [`CodeBuilder`] holds that, so the two front-ends name and number alike by construction.
 
-use scopecheck_ir::{BranchCond, Instr, InstrKind, IntType, Operand, RegId, Span};
+use scopecheck_ir::{BinOp, BranchCond, Instr, InstrKind, IntType, Operand, RegId, Span};
+
+use crate::vocab::{common_type, compares_raw};
 
 /// One thread's code being built, with the names in scope bound to `B` (each front-end's own
 /// kind of binding: a register, a pointer, ...).
@@ -138,6 +140,41 @@ impl<B: Copy> CodeBuilder<B> {
     pub fn branch(&mut self, cond: BranchCond, label: usize, span: Span, source: &str) {
         self.fixups.push((self.code.len(), label));
         self.emit(InstrKind::Branch { cond, target: 0 }, span, source);
+    }
+
+    /// Branches to `label` when `a == b` (`eq`) or `a != b` (`!eq`), for operands (with their
+    /// C types) that are not both constants (those the front-end folds). A branch compares raw
+    /// values: operands of different types compare in their common type first, through a
+    /// typed `Eq` into an `int` temporary.
+    pub fn branch_eq(
+        &mut self,
+        eq: bool,
+        (a, ta): (Operand, IntType),
+        (b, tb): (Operand, IntType),
+        label: usize,
+        (span, source): (Span, &str),
+    ) {
+        let (a, b) = if compares_raw(a, ta, b, tb) {
+            (a, b)
+        } else {
+            let ty = common_type(ta, tb);
+            let t = self.temp(IntType::S32);
+            let kind = InstrKind::Binary {
+                dst: t,
+                op: BinOp::Eq,
+                ty,
+                a,
+                b,
+            };
+            self.emit(kind, span, source);
+            (Operand::Reg(t), Operand::Imm(1))
+        };
+        let cond = if eq {
+            BranchCond::Eq(a, b)
+        } else {
+            BranchCond::Ne(a, b)
+        };
+        self.branch(cond, label, span, source);
     }
 
     /// Places the end label and resolves the branch targets; the code is then complete.

@@ -799,7 +799,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 if let Some(fo) = args.get(3) {
                     self.order_arg(*fo)?;
                 }
-                Ok(self.compare_exchange(addr, expected, new, order, scope, hint, e))
+                Ok(self.compare_exchange(addr, expected, new, (order, scope), hint, e))
             }
             _ => err(field(f, "field")?, format!("not supported: member function `{method}` (load, store, exchange, fetch_add/sub/and/or/xor/min/max, compare_exchange_strong/weak)")),
         }

@@ -9,7 +9,7 @@ use tree_sitter::Node;
 
 use super::{bin_op, err, field, first_line, only_child, opencl, Access, Binding, Lw, Ty, Val, R};
 use crate::{span_of, CudaError};
-use scopecheck_litmus::vocab::{common_type, compares_raw, promote};
+use scopecheck_litmus::vocab::{common_type, promote};
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// Emits code that jumps to `label` when `e` is `when` and falls through otherwise.
@@ -81,30 +81,9 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             return;
         }
-        // A branch compares raw values: operands of different types compare in their common
-        // type first (a constant the register's type holds compares as it is).
-        let (a, b) = if compares_raw(a.op, a.ty, b.op, b.ty) {
-            (a.op, b.op)
-        } else {
-            let t = self.build.temp(IntType::S32);
-            self.emit(
-                InstrKind::Binary {
-                    dst: t,
-                    op: BinOp::Eq,
-                    ty,
-                    a: a.op,
-                    b: b.op,
-                },
-                n,
-            );
-            (Operand::Reg(t), Operand::Imm(1))
-        };
-        let cond = if eq {
-            BranchCond::Eq(a, b)
-        } else {
-            BranchCond::Ne(a, b)
-        };
-        self.branch(cond, label, n);
+        let source = self.text(n);
+        self.build
+            .branch_eq(eq, (a.op, a.ty), (b.op, b.ty), label, (span_of(n), source));
     }
 
     /// Whether `e` only computes registers (so `&&` may evaluate both sides).

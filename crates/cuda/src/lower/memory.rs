@@ -182,14 +182,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     /// A compare-and-swap into a temporary, the result `old == expected` (a `bool`, as `int`),
     /// then `expected = old`: C++ `compare_exchange_*` and OpenCL `atomic_compare_exchange_*`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn compare_exchange(
         &mut self,
         (addr, ty): (Address, IntType),
         expected: RegId,
         new: Operand,
-        order: Order,
-        scope: Scope,
+        (order, scope): (Order, Scope),
         hint: Option<RegId>,
         n: Node<'t>,
     ) -> Operand {

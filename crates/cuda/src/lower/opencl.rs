@@ -260,7 +260,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 let scope = self.cl_scope_arg(args, 5, p)?;
                 let addr = self.address(p, args[0])?;
-                self.compare_exchange(addr, expected, new, order, scope, hint, e)
+                self.compare_exchange(addr, expected, new, (order, scope), hint, e)
             }
             "work_item_fence" => {
                 self.device_only(name, e)?;

@@ -7,7 +7,7 @@ use tree_sitter::Node;
 use super::{
     assigned_after, condition, err, field, first_line, fold_binary, has_array, host_array_type,
     is_dynamic_array, is_empty_stmt, only_child, writes_name, Access, Binding, Lw, Ptr, SharedDecl,
-    R,
+    Ty, R,
 };
 use crate::span_of;
 
@@ -130,266 +130,303 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let mut c = d.walk();
         let decls: Vec<Node> = d.children_by_field_name("declarator", &mut c).collect();
         for decl in decls {
-            if self.group_decl(d, decl)?
-                || self.arg_list_decl(d, decl)?
-                || self.thread_decl(d, decl)?
-            {
-                continue;
-            }
-            let ty = self.cx.ty(d, Some(decl))?;
-            // `cuda::atomic_ref<int, S> h(x);` parses as a function declaration (C++'s most
-            // vexing parse): in a body it constructs `h` from `x`.
-            let vexing = (ty.atomic_ref && decl.kind() == "function_declarator")
-                .then(|| {
-                    decl.child_by_field_name("declarator")
-                        .zip(decl.child_by_field_name("parameters"))
-                })
-                .flatten();
-            let (name_node, len, init) = match vexing {
-                Some((n, args)) if n.kind() == "identifier" => (n, 1, Some(args)),
-                _ if ty.shared && is_dynamic_array(self.text(d), decl) => {
-                    let name = field(decl, "declarator")?;
-                    (name, self.dynamic_shared_len(&ty, decl)?, None)
-                }
-                _ => self.cx.declarator_shape(decl)?,
-            };
-            let name = self.text(name_node).to_string();
-            if self
-                .build
-                .scopes
-                .last()
-                .is_some_and(|sc| sc.iter().any(|(n, _)| *n == name))
-            {
-                return err(
-                    name_node,
-                    format!("`{name}` is already declared in this block"),
-                );
-            }
-            if ty.shared {
-                if self.host() {
-                    return err(d, "`__shared__` variables belong in kernels");
-                }
-                self.cx.not_in_memory(ty.strukt, decl)?;
-                if init.is_some() {
-                    return err(decl, "a `__shared__` variable cannot have an initialiser");
-                }
-                // One declaration per source declaration (and size: a dynamic array is as long
-                // as its launch says), shared by every thread.
-                let idx = match self
-                    .cx
-                    .shared_decls
-                    .iter()
-                    .position(|s| s.node.id() == name_node.id() && s.len == len)
-                {
-                    Some(i) => i,
-                    None => {
-                        self.cx.shared_decls.push(SharedDecl {
-                            name: name.clone(),
-                            len,
-                            ty,
-                            node: name_node,
-                        });
-                        self.cx.shared_decls.len() - 1
-                    }
-                };
-                self.build.bind(&name, Binding::Shared(idx));
-                continue;
-            }
-            if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
-                // A host array: locations of ordinary host memory, which only the host touches.
-                let values = match init {
-                    Some(i) if i.kind() == "initializer_list" => {
-                        self.cx.const_init(i, len, &[ty.int])?
-                    }
-                    Some(i) => return err(i, "expected `{ constants }` to initialise an array"),
-                    None => Vec::new(),
-                };
-                let arr = self.cx.new_array(
-                    &name,
-                    len,
-                    None,
-                    ty.int,
-                    MemorySpace::HostPageable,
-                    &values,
-                    Some(span_of(name_node)),
-                    false,
-                )?;
-                self.build
-                    .bind(&name, Binding::HostArr(Ptr::start_of(arr, ty)));
-                continue;
-            }
-            if len > 1 || has_array(decl) {
-                return err(
-                    decl,
-                    "not supported: local arrays (use a `__shared__` array or an allocation)",
-                );
-            }
-            if let (Some(sid), false) = (ty.strukt, ty.pointer) {
-                self.val_struct_decl(&name, sid, init)?;
-                continue;
-            }
-            if self.host() && !ty.pointer && self.memory_locals.contains(&name) {
-                self.memory_local(&name, name_node, &ty, init, decl)?;
-                continue;
-            }
-            if ty.stream {
-                let b = match init {
-                    Some(_) => self.cl_create_queue(init, decl)?,
-                    None => Binding::Stream(None),
-                };
-                self.build.bind(&name, b);
-                continue;
-            }
-            if ty.event {
-                if !self.host() {
-                    return err(decl, "a `cudaEvent_t` belongs in host code");
-                }
-                if let Some(i) = init {
-                    return err(i, "create an event with cudaEventCreate(&e)");
-                }
-                self.build.bind(&name, Binding::Event(None));
-                continue;
-            }
-            if ty.dim3 {
-                let v = match init {
-                    Some(i) => self.dim3_init(i)?,
-                    None => [1, 1, 1],
-                };
-                self.build.bind(&name, Binding::Dim3(v));
-                continue;
-            }
-            if ty.atomic_ref {
-                let Some(i) = init else {
-                    return err(
-                        decl,
-                        "an atomic reference must be bound: `cuda::atomic_ref<int, S> r(*p);`",
-                    );
-                };
-                let target = match i.kind() {
-                    "argument_list" | "initializer_list" | "parameter_list" => {
-                        let mut c = i.walk();
-                        let items: Vec<Node> = i.named_children(&mut c).collect();
-                        let [t] = items.as_slice() else {
-                            return err(i, "an atomic reference binds to one object");
-                        };
-                        // The most vexing parse: `(x)` read as a parameter of type `x`, and
-                        // `(p[i])` as a parameter of type `p` declared an array of `i`.
-                        match (t.kind(), t.child_by_field_name("type")) {
-                            ("parameter_declaration", Some(ty))
-                                if t.child_by_field_name("declarator").is_none() =>
-                            {
-                                ty
-                            }
-                            ("parameter_declaration", Some(base)) => {
-                                let d = field(*t, "declarator")?;
-                                let size = d.child_by_field_name("size").filter(|_| {
-                                    d.kind() == "abstract_array_declarator"
-                                        && d.child_by_field_name("declarator").is_none()
-                                });
-                                let Some(size) = size else {
-                                    return err(*t, "an atomic reference binds to an object: write `*p`, `p[i]` or a global");
-                                };
-                                let p = self.pointer(base)?;
-                                let p = self.offset(p, size, false, *t)?;
-                                let p = self.retype(p, ty.ptr_ty(), *t)?;
-                                let p = self.keep_pointer(p, *t)?;
-                                self.build.bind(&name, Binding::Obj(p));
-                                continue;
-                            }
-                            _ => *t,
-                        }
-                    }
-                    _ => i,
-                };
-                let Some(p) = self.place(target)? else {
-                    return err(
-                        target,
-                        "an atomic reference binds to an object: write `*p`, `p[i]` or a global",
-                    );
-                };
-                let p = self.retype(p, ty.ptr_ty(), target)?;
-                let p = self.keep_pointer(p, target)?;
-                self.build.bind(&name, Binding::Obj(p));
-                continue;
-            }
-            if ty.cl_kernel {
-                let b = self.cl_create_kernel(init, decl)?;
-                self.build.bind(&name, b);
-                continue;
-            }
-            if ty.pointer && self.host() {
-                if let Some(i) = init {
-                    if let Some(p) = self.cl_alloc(&name, ty, i)? {
-                        self.build.bind(&name, Binding::Ptr(p));
-                        continue;
-                    }
-                }
-            }
-            if ty.pointer {
-                let b = match init {
-                    Some(i) => {
-                        let p = self.pointer(i)?;
-                        let p = self.retype(p, ty.ptr_ty(), i)?;
-                        Binding::Ptr(self.keep_pointer(p, i)?)
-                    }
-                    None => Binding::PtrUnset(ty.access, ty.size, ty.strukt, ty.int),
-                };
-                self.build.bind(&name, b);
-                continue;
-            }
-            if ty.access != Access::Plain {
-                return err(
-                    d,
-                    "not supported: a volatile or atomic local variable (locals are registers)",
-                );
-            }
-            // A host constant, or a local initialised with a constant (thread and block
-            // indices fold) and never assigned afterwards, is that constant (converted to its
-            // type), so it can index memory. (The value computed, when it is not constant, is
-            // the initial value of the register.)
-            let mut computed = None;
-            if let Some(i) = init {
-                // An OpenCL harness passes sizes by address (`&global`) without writing them.
-                let by_address = !(self.host() && self.cx.opencl);
-                let fold = (self.host() && ty.constant)
-                    || (self.foldable(i) && !assigned_after(d, &name, self.cx.src, by_address));
-                if fold && !matches!(i.kind(), "argument_list" | "initializer_list") {
-                    let v = self.value_as(i, ty.int, None)?;
-                    if let Operand::Imm(v) = v {
-                        self.build
-                            .bind(&name, Binding::Const(ty.int.wrap(v), ty.int));
-                        continue;
-                    }
-                    computed = Some(v);
-                }
-            }
-            // Host code evaluates the initialiser first: a runtime call in it may end the
-            // segment (`cudaError_t e = cudaDeviceSynchronize();`).
-            let runtime_call = |i: &Node| {
-                i.kind() == "call_expression"
-                    && i.child_by_field_name("function")
-                        .is_some_and(|f| f.kind() != "field_expression")
-            };
-            if let Some(i) = init.filter(|i| self.host() && computed.is_none() && runtime_call(i)) {
-                computed = Some(self.value_as(i, ty.int, None)?);
-            }
-            let r = self.build.new_reg(&name, ty.int);
-            match init {
-                Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
-                    return err(i, "not supported: this initialiser; write `int x = e;`");
-                }
-                Some(i) => {
-                    let v = match computed {
-                        Some(v) => v,
-                        None => self.value_as(i, ty.int, Some(r))?,
-                    };
-                    self.mov(r, v, decl);
-                }
-                None => {}
-            }
-            let seg = self.seg;
-            self.build.bind(&name, Binding::Reg(r, seg, ty.int));
+            self.declarator(d, decl)?;
         }
+        Ok(())
+    }
+
+    /// One declarator of the declaration `d`: a group, a thread, a `__shared__` object, a host
+    /// array, a struct, a stream, event or `dim3`, an atomic reference, a pointer, or a scalar.
+    fn declarator(&mut self, d: Node<'t>, decl: Node<'t>) -> R<()> {
+        if self.group_decl(d, decl)? || self.arg_list_decl(d, decl)? || self.thread_decl(d, decl)? {
+            return Ok(());
+        }
+        let ty = self.cx.ty(d, Some(decl))?;
+        // `cuda::atomic_ref<int, S> h(x);` parses as a function declaration (C++'s most
+        // vexing parse): in a body it constructs `h` from `x`.
+        let vexing = (ty.atomic_ref && decl.kind() == "function_declarator")
+            .then(|| {
+                decl.child_by_field_name("declarator")
+                    .zip(decl.child_by_field_name("parameters"))
+            })
+            .flatten();
+        let (name_node, len, init) = match vexing {
+            Some((n, args)) if n.kind() == "identifier" => (n, 1, Some(args)),
+            _ if ty.shared && is_dynamic_array(self.text(d), decl) => {
+                let name = field(decl, "declarator")?;
+                (name, self.dynamic_shared_len(&ty, decl)?, None)
+            }
+            _ => self.cx.declarator_shape(decl)?,
+        };
+        let name = self.text(name_node).to_string();
+        if self
+            .build
+            .scopes
+            .last()
+            .is_some_and(|sc| sc.iter().any(|(n, _)| *n == name))
+        {
+            return err(
+                name_node,
+                format!("`{name}` is already declared in this block"),
+            );
+        }
+        if ty.shared {
+            if self.host() {
+                return err(d, "`__shared__` variables belong in kernels");
+            }
+            self.cx.not_in_memory(ty.strukt, decl)?;
+            if init.is_some() {
+                return err(decl, "a `__shared__` variable cannot have an initialiser");
+            }
+            // One declaration per source declaration (and size: a dynamic array is as long
+            // as its launch says), shared by every thread.
+            let idx = match self
+                .cx
+                .shared_decls
+                .iter()
+                .position(|s| s.node.id() == name_node.id() && s.len == len)
+            {
+                Some(i) => i,
+                None => {
+                    self.cx.shared_decls.push(SharedDecl {
+                        name: name.clone(),
+                        len,
+                        ty,
+                        node: name_node,
+                    });
+                    self.cx.shared_decls.len() - 1
+                }
+            };
+            self.build.bind(&name, Binding::Shared(idx));
+            return Ok(());
+        }
+        if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
+            return self.host_array_decl(name_node, &name, len, ty, init);
+        }
+        if len > 1 || has_array(decl) {
+            return err(
+                decl,
+                "not supported: local arrays (use a `__shared__` array or an allocation)",
+            );
+        }
+        if let (Some(sid), false) = (ty.strukt, ty.pointer) {
+            self.val_struct_decl(&name, sid, init)?;
+            return Ok(());
+        }
+        if self.host() && !ty.pointer && self.memory_locals.contains(&name) {
+            self.memory_local(&name, name_node, &ty, init, decl)?;
+            return Ok(());
+        }
+        if ty.stream {
+            let b = match init {
+                Some(_) => self.cl_create_queue(init, decl)?,
+                None => Binding::Stream(None),
+            };
+            self.build.bind(&name, b);
+            return Ok(());
+        }
+        if ty.event {
+            if !self.host() {
+                return err(decl, "a `cudaEvent_t` belongs in host code");
+            }
+            if let Some(i) = init {
+                return err(i, "create an event with cudaEventCreate(&e)");
+            }
+            self.build.bind(&name, Binding::Event(None));
+            return Ok(());
+        }
+        if ty.dim3 {
+            let v = match init {
+                Some(i) => self.dim3_init(i)?,
+                None => [1, 1, 1],
+            };
+            self.build.bind(&name, Binding::Dim3(v));
+            return Ok(());
+        }
+        if ty.atomic_ref {
+            return self.atomic_ref_decl(&name, ty, init, decl);
+        }
+        if ty.cl_kernel {
+            let b = self.cl_create_kernel(init, decl)?;
+            self.build.bind(&name, b);
+            return Ok(());
+        }
+        if ty.pointer && self.host() {
+            if let Some(i) = init {
+                if let Some(p) = self.cl_alloc(&name, ty, i)? {
+                    self.build.bind(&name, Binding::Ptr(p));
+                    return Ok(());
+                }
+            }
+        }
+        if ty.pointer {
+            let b = match init {
+                Some(i) => {
+                    let p = self.pointer(i)?;
+                    let p = self.retype(p, ty.ptr_ty(), i)?;
+                    Binding::Ptr(self.keep_pointer(p, i)?)
+                }
+                None => Binding::PtrUnset(ty.access, ty.size, ty.strukt, ty.int),
+            };
+            self.build.bind(&name, b);
+            return Ok(());
+        }
+        self.scalar_decl(d, decl, &name, ty, init)
+    }
+
+    /// A host array: locations of ordinary host memory, which only the host touches.
+    fn host_array_decl(
+        &mut self,
+        name_node: Node<'t>,
+        name: &str,
+        len: usize,
+        ty: Ty,
+        init: Option<Node<'t>>,
+    ) -> R<()> {
+        let values = match init {
+            Some(i) if i.kind() == "initializer_list" => self.cx.const_init(i, len, &[ty.int])?,
+            Some(i) => return err(i, "expected `{ constants }` to initialise an array"),
+            None => Vec::new(),
+        };
+        let arr = self.cx.new_array(
+            name,
+            len,
+            None,
+            ty.int,
+            MemorySpace::HostPageable,
+            &values,
+            Some(span_of(name_node)),
+            false,
+        )?;
+        self.build
+            .bind(name, Binding::HostArr(Ptr::start_of(arr, ty)));
+        Ok(())
+    }
+
+    /// `cuda::atomic_ref<T, S> name(init)`: `name` is the object `init` designates.
+    fn atomic_ref_decl(
+        &mut self,
+        name: &str,
+        ty: Ty,
+        init: Option<Node<'t>>,
+        decl: Node<'t>,
+    ) -> R<()> {
+        let Some(i) = init else {
+            return err(
+                decl,
+                "an atomic reference must be bound: `cuda::atomic_ref<int, S> r(*p);`",
+            );
+        };
+        let target = match i.kind() {
+            "argument_list" | "initializer_list" | "parameter_list" => {
+                let mut c = i.walk();
+                let items: Vec<Node> = i.named_children(&mut c).collect();
+                let [t] = items.as_slice() else {
+                    return err(i, "an atomic reference binds to one object");
+                };
+                // The most vexing parse: `(x)` read as a parameter of type `x`, and
+                // `(p[i])` as a parameter of type `p` declared an array of `i`.
+                match (t.kind(), t.child_by_field_name("type")) {
+                    ("parameter_declaration", Some(ty))
+                        if t.child_by_field_name("declarator").is_none() =>
+                    {
+                        ty
+                    }
+                    ("parameter_declaration", Some(base)) => {
+                        let d = field(*t, "declarator")?;
+                        let size = d.child_by_field_name("size").filter(|_| {
+                            d.kind() == "abstract_array_declarator"
+                                && d.child_by_field_name("declarator").is_none()
+                        });
+                        let Some(size) = size else {
+                            return err(*t, "an atomic reference binds to an object: write `*p`, `p[i]` or a global");
+                        };
+                        let p = self.pointer(base)?;
+                        let p = self.offset(p, size, false, *t)?;
+                        let p = self.retype(p, ty.ptr_ty(), *t)?;
+                        let p = self.keep_pointer(p, *t)?;
+                        self.build.bind(name, Binding::Obj(p));
+                        return Ok(());
+                    }
+                    _ => *t,
+                }
+            }
+            _ => i,
+        };
+        let Some(p) = self.place(target)? else {
+            return err(
+                target,
+                "an atomic reference binds to an object: write `*p`, `p[i]` or a global",
+            );
+        };
+        let p = self.retype(p, ty.ptr_ty(), target)?;
+        let p = self.keep_pointer(p, target)?;
+        self.build.bind(name, Binding::Obj(p));
+        Ok(())
+    }
+
+    /// A scalar local `name` of the declaration `d`: a constant when its initialiser folds and
+    /// nothing assigns it afterwards, else a register.
+    fn scalar_decl(
+        &mut self,
+        d: Node<'t>,
+        decl: Node<'t>,
+        name: &str,
+        ty: Ty,
+        init: Option<Node<'t>>,
+    ) -> R<()> {
+        if ty.access != Access::Plain {
+            return err(
+                d,
+                "not supported: a volatile or atomic local variable (locals are registers)",
+            );
+        }
+        // A host constant, or a local initialised with a constant (thread and block
+        // indices fold) and never assigned afterwards, is that constant (converted to its
+        // type), so it can index memory. (The value computed, when it is not constant, is
+        // the initial value of the register.)
+        let mut computed = None;
+        if let Some(i) = init {
+            // An OpenCL harness passes sizes by address (`&global`) without writing them.
+            let by_address = !(self.host() && self.cx.opencl);
+            let fold = (self.host() && ty.constant)
+                || (self.foldable(i) && !assigned_after(d, name, self.cx.src, by_address));
+            if fold && !matches!(i.kind(), "argument_list" | "initializer_list") {
+                let v = self.value_as(i, ty.int, None)?;
+                if let Operand::Imm(v) = v {
+                    self.build
+                        .bind(name, Binding::Const(ty.int.wrap(v), ty.int));
+                    return Ok(());
+                }
+                computed = Some(v);
+            }
+        }
+        // Host code evaluates the initialiser first: a runtime call in it may end the
+        // segment (`cudaError_t e = cudaDeviceSynchronize();`).
+        let runtime_call = |i: &Node| {
+            i.kind() == "call_expression"
+                && i.child_by_field_name("function")
+                    .is_some_and(|f| f.kind() != "field_expression")
+        };
+        if let Some(i) = init.filter(|i| self.host() && computed.is_none() && runtime_call(i)) {
+            computed = Some(self.value_as(i, ty.int, None)?);
+        }
+        let r = self.build.new_reg(name, ty.int);
+        match init {
+            Some(i) if i.kind() == "argument_list" || i.kind() == "initializer_list" => {
+                return err(i, "not supported: this initialiser; write `int x = e;`");
+            }
+            Some(i) => {
+                let v = match computed {
+                    Some(v) => v,
+                    None => self.value_as(i, ty.int, Some(r))?,
+                };
+                self.mov(r, v, decl);
+            }
+            None => {}
+        }
+        let seg = self.seg;
+        self.build.bind(name, Binding::Reg(r, seg, ty.int));
         Ok(())
     }
 

@@ -10,8 +10,8 @@
 use super::parse::{Access, CType, Expr, ExprKind, Stmt, StmtKind, THREAD_SCOPES};
 use crate::build::CodeBuilder;
 use crate::vocab::{
-    cl_scope, common_type, compares_raw, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW,
-    HINT_LOADS, HINT_STORES, ORDERS, RMW_MEMBERS,
+    cl_scope, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS, HINT_STORES,
+    ORDERS, RMW_MEMBERS,
 };
 use crate::{ParseError, Warning};
 use scopecheck_ir::{
@@ -45,6 +45,14 @@ enum Expected {
     Reg(RegId),
     /// An object in memory (`e` a pointer parameter).
     Mem(Ptr, Address),
+}
+
+/// An atomic access: the address, order and scope an RMW or compare-exchange operates with.
+#[derive(Clone, Copy)]
+struct Atomic {
+    addr: Address,
+    order: Order,
+    scope: Scope,
 }
 
 /// What an order is used for, to reject the orders C forbids there.
@@ -1006,32 +1014,10 @@ impl<'a> Lower<'a> {
             }
             return;
         }
-        // A branch compares raw values: operands of different types compare in their common
-        // type first.
         let (ta, tb) = (self.build.operand_ty(a), self.build.operand_ty(b));
-        let (a, b) = if compares_raw(a, ta, b, tb) {
-            (a, b)
-        } else {
-            let ty = common_type(ta, tb);
-            let t = self.build.temp(IntType::S32);
-            self.emit(
-                InstrKind::Binary {
-                    dst: t,
-                    op: BinOp::Eq,
-                    ty,
-                    a,
-                    b,
-                },
-                span,
-            );
-            (Operand::Reg(t), Operand::Imm(1))
-        };
-        let cond = if eq {
-            BranchCond::Eq(a, b)
-        } else {
-            BranchCond::Ne(a, b)
-        };
-        self.branch(cond, label, span);
+        let source = self.source(span);
+        self.build
+            .branch_eq(eq, (a, ta), (b, tb), label, (span, source));
     }
 
     // ---- calls ----
@@ -1296,16 +1282,8 @@ impl<'a> Lower<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn rmw(
-        &mut self,
-        addr: Address,
-        kind: RmwKind,
-        order: Order,
-        scope: Scope,
-        hint: Option<RegId>,
-        span: Span,
-    ) -> Operand {
+    fn rmw(&mut self, at: Atomic, kind: RmwKind, hint: Option<RegId>, span: Span) -> Operand {
+        let Atomic { addr, order, scope } = at;
         let dst = self.build.dst_for(hint, self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
@@ -1323,17 +1301,15 @@ impl<'a> Lower<'a> {
 
     /// A C compare-exchange: CAS into a temporary, the result `old == expected`, then
     /// `expected := old`.
-    #[allow(clippy::too_many_arguments)]
     fn compare_exchange(
         &mut self,
-        addr: Address,
+        at: Atomic,
         expected: RegId,
         new: Operand,
-        order: Order,
-        scope: Scope,
         hint: Option<RegId>,
         span: Span,
     ) -> Result<Operand, ParseError> {
+        let Atomic { addr, order, scope } = at;
         let old = self.build.temp(self.ty_at(&addr));
         self.emit(
             InstrKind::Rmw {
@@ -1366,18 +1342,16 @@ impl<'a> Lower<'a> {
     /// stored back to `*e` (a success leaves `*e` unwritten, so the store sits behind a
     /// branch on the result):
     /// `ld e0, [e]; cas old, [x], e0, new; ok = old == e0; bne ok, 0, DONE; st [e], old; DONE:`.
-    #[allow(clippy::too_many_arguments)]
     fn compare_exchange_mem(
         &mut self,
-        addr: Address,
+        at: Atomic,
         (ep, eaddr): (Ptr, Address),
         new: Operand,
-        order: Order,
-        scope: Scope,
         hint: Option<RegId>,
         span: Span,
         expected_span: Span,
     ) -> Result<Operand, ParseError> {
+        let Atomic { addr, order, scope } = at;
         let (ty, ety) = (self.ty_at(&addr), self.ty_at(&eaddr));
         if ty.bits != ety.bits {
             return Err(err(
@@ -1544,14 +1518,9 @@ impl<'a> Lower<'a> {
             let (_, addr) = self.pointer(&args[0])?;
             let expected = self.value(&args[1], None)?;
             let new = self.value(&args[2], None)?;
-            return Ok(self.rmw(
-                addr,
-                RmwKind::Cas { expected, new },
-                Order::Relaxed,
-                scope,
-                hint,
-                span,
-            ));
+            let order = Order::Relaxed;
+            let kind = RmwKind::Cas { expected, new };
+            return Ok(self.rmw(Atomic { addr, order, scope }, kind, hint, span));
         }
         let op = CUDA_RMW
             .iter()
@@ -1560,7 +1529,13 @@ impl<'a> Lower<'a> {
         self.arity(name, args, (2, 2), "pointer, value", span)?;
         let (_, addr) = self.pointer(&args[0])?;
         let v = self.value(&args[1], None)?;
-        Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, span))
+        let order = Order::Relaxed;
+        Ok(self.rmw(
+            Atomic { addr, order, scope },
+            RmwKind::Op(op, v),
+            hint,
+            span,
+        ))
     }
 
     /// Scope argument at `idx` if present, else the object's default.
@@ -1570,6 +1545,49 @@ impl<'a> Lower<'a> {
             None => (Self::default_scope(p), None),
         };
         Ok(self.scope(s, explicit))
+    }
+
+    /// `atomic_compare_exchange_strong/weak[_explicit](object, &expected, desired[, success,
+    /// failure[, scope]])`, with `arity` the counts of arguments the form takes.
+    fn cl_compare_exchange(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        arity: (usize, usize),
+        hint: Option<RegId>,
+        span: Span,
+    ) -> Result<Operand, ParseError> {
+        self.arity(
+            name,
+            args,
+            arity,
+            "object, &expected, desired[, success, failure[, scope]]",
+            span,
+        )?;
+        let (p, addr) = self.rmw_obj(name, &args[0])?;
+        let expected = self.expected_arg(&args[1])?;
+        let new = self.value(&args[2], None)?;
+        let order = match args.get(3) {
+            Some(o) => self.order_arg(o, Use::Rmw)?,
+            None => Order::SeqCst,
+        };
+        if let Some(f) = args.get(4) {
+            self.order_arg(f, Use::Load)?;
+        }
+        let scope = self.scope_at(args, 5, p)?;
+        match expected {
+            Expected::Reg(e) => {
+                self.compare_exchange(Atomic { addr, order, scope }, e, new, hint, span)
+            }
+            Expected::Mem(ep, eaddr) => self.compare_exchange_mem(
+                Atomic { addr, order, scope },
+                (ep, eaddr),
+                new,
+                hint,
+                span,
+                args[1].span,
+            ),
+        }
     }
 
     fn cl_atomic(
@@ -1609,7 +1627,12 @@ impl<'a> Lower<'a> {
                 None => Order::SeqCst,
             };
             let scope = self.scope_at(args, 3, p)?;
-            return Ok(self.rmw(addr, RmwKind::Op(op, v), order, scope, hint, span));
+            return Ok(self.rmw(
+                Atomic { addr, order, scope },
+                RmwKind::Op(op, v),
+                hint,
+                span,
+            ));
         }
         match (base, explicit) {
             ("load", _) => {
@@ -1661,39 +1684,7 @@ impl<'a> Lower<'a> {
                 Ok(Operand::Imm(0))
             }
             ("compare_exchange_strong" | "compare_exchange_weak", _) => {
-                self.arity(
-                    name,
-                    args,
-                    ar(3, 2),
-                    "object, &expected, desired[, success, failure[, scope]]",
-                    span,
-                )?;
-                let (p, addr) = self.rmw_obj(name, &args[0])?;
-                let expected = self.expected_arg(&args[1])?;
-                let new = self.value(&args[2], None)?;
-                let order = match args.get(3) {
-                    Some(o) => self.order_arg(o, Use::Rmw)?,
-                    None => Order::SeqCst,
-                };
-                if let Some(f) = args.get(4) {
-                    self.order_arg(f, Use::Load)?;
-                }
-                let scope = self.scope_at(args, 5, p)?;
-                match expected {
-                    Expected::Reg(e) => {
-                        self.compare_exchange(addr, e, new, order, scope, hint, span)
-                    }
-                    Expected::Mem(ep, eaddr) => self.compare_exchange_mem(
-                        addr,
-                        (ep, eaddr),
-                        new,
-                        order,
-                        scope,
-                        hint,
-                        span,
-                        args[1].span,
-                    ),
-                }
+                self.cl_compare_exchange(name, args, ar(3, 2), hint, span)
             }
             ("init", false) => {
                 self.arity(name, args, (2, 2), "object, value", span)?;
@@ -1780,7 +1771,8 @@ impl<'a> Lower<'a> {
             self.arity(method, args, (1, 2), "value[, order]", span)?;
             let v = self.value(&args[0], None)?;
             let order = order_at(self, 1, Use::Rmw)?;
-            return Ok(self.rmw(addr, RmwKind::Op(*op, v), order, scope, hint, span));
+            let at = Atomic { addr, order, scope };
+            return Ok(self.rmw(at, RmwKind::Op(*op, v), hint, span));
         }
         match method {
             "load" => {
@@ -1829,7 +1821,7 @@ impl<'a> Lower<'a> {
                 if let Some(f) = args.get(3) {
                     self.order_arg(f, Use::Load)?;
                 }
-                self.compare_exchange(addr, expected, new, order, scope, hint, span)
+                self.compare_exchange(Atomic { addr, order, scope }, expected, new, hint, span)
             }
             _ => Err(err(
                 method_span,
