@@ -25,6 +25,8 @@ const RUNTIME: &[(&str, &str)] = &[
         "cooperative_groups.h",
         include_str!("runtime/cooperative_groups.h"),
     ),
+    ("cuda/atomic", include_str!("runtime/cuda/atomic")),
+    ("cuda/std/atomic", include_str!("runtime/cuda/std/atomic")),
     ("runtime.cpp", include_str!("runtime/runtime.cpp")),
 ];
 
@@ -123,7 +125,11 @@ fn runtime(compiler: &Path, root: &Path) -> Result<PathBuf, HostError> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
     for (name, text) in RUNTIME {
-        write_atomically(&dir.join(name), text.as_bytes())?;
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io("cannot create", parent, e))?;
+        }
+        write_atomically(&path, text.as_bytes())?;
     }
     let tmp = dir.join(format!("runtime.o.tmp{}", std::process::id()));
     run_compiler(

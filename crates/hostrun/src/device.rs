@@ -43,6 +43,8 @@ pub struct Alloc {
     /// The variable's name, for a `__device__` variable.
     pub symbol: Option<String>,
     pub freed: bool,
+    /// For managed memory: its address in the host process (kernels are given it).
+    pub host: Option<u64>,
 }
 
 /// A kernel launch waiting to be explored.
@@ -160,12 +162,21 @@ impl Device {
             bytes,
             symbol,
             freed: false,
+            host: None,
         });
         DEVICE_BASE + ((self.allocs.len() as u64) << 32)
     }
 
     /// The allocation and offset a device address points at (one past the end included).
     pub fn resolve(&self, addr: u64) -> Option<(usize, usize)> {
+        let managed = self.allocs.iter().position(|a| {
+            a.host
+                .is_some_and(|h| !a.freed && (h..=h + a.bytes.len() as u64).contains(&addr))
+        });
+        if let Some(i) = managed {
+            let h = self.allocs[i].host.unwrap_or(addr);
+            return Some((i, (addr - h) as usize));
+        }
         if !(DEVICE_BASE..DEVICE_END).contains(&addr) {
             return None;
         }
@@ -174,6 +185,15 @@ impl Device {
         let off = (rel & 0xffff_ffff) as usize;
         let a = self.allocs.get(id.checked_sub(1)?)?;
         (!a.freed && off <= a.bytes.len()).then_some((id - 1, off))
+    }
+
+    /// Managed memory's regions, for the process to write back.
+    pub fn managed(&self) -> Vec<(u64, &[u8])> {
+        self.allocs
+            .iter()
+            .filter(|a| !a.freed)
+            .filter_map(|a| a.host.map(|h| (h, a.bytes.as_slice())))
+            .collect()
     }
 
     /// The bytes `[addr, addr + n)` of one allocation.

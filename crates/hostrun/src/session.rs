@@ -259,6 +259,13 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
             Ok(r) => r,
             Err(_) => break (Ending::Lost, String::new()),
         };
+        if req.op == Op::ManagedPush {
+            // The host's view of managed memory, before its next call: no reply.
+            if push_managed(req, &mut device).is_err() {
+                break (Ending::Lost, String::new());
+            }
+            continue;
+        }
         if req.op == Op::Status {
             match status(req) {
                 Ok(x) => break x,
@@ -274,6 +281,7 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
             Err(e) => {
                 let why = e.to_string();
                 shared.lock().expect("the run").finding(why.clone());
+                path.push(format!("stopped: {why}"));
                 let _ = Reply::stop(&why).send(&mut stream);
             }
         }
@@ -325,6 +333,29 @@ fn hello(stream: &mut UnixStream, shared: &Mutex<Shared>) -> Option<(u64, Device
     }
 }
 
+fn push_managed(mut req: Request, device: &mut Device) -> Result<(), WireError> {
+    let n = req.u32()?;
+    for _ in 0..n {
+        let addr = req.u64()?;
+        let bytes = req.blob()?;
+        if let Some(m) = device.range(addr, bytes.len()) {
+            m.copy_from_slice(&bytes);
+        }
+    }
+    Ok(())
+}
+
+/// `reply`, after the contents of managed memory where the call observes the device.
+fn with_managed(call: &Call, device: &Device, reply: Reply) -> Reply {
+    let regions = device.managed();
+    if !call.observes() || regions.is_empty() {
+        return reply;
+    }
+    let mut r = Reply::managed(&regions);
+    r.append(reply);
+    r
+}
+
 /// The supervisor's report: how the process ended and what it printed.
 fn status(mut req: Request) -> Result<(Ending, String), WireError> {
     let kind = req.u8()?;
@@ -347,6 +378,11 @@ enum Call {
         managed: bool,
     },
     Malloc(u64),
+    MallocManaged {
+        host: u64,
+        n: u64,
+        name: String,
+    },
     Free(u64),
     CopyH2D {
         dst: u64,
@@ -408,6 +444,11 @@ fn read_call(op: Op, req: &mut Request, at: &At) -> Result<Call, WireError> {
             managed: req.u8()? != 0,
         },
         Op::Malloc => Call::Malloc(req.u64()?),
+        Op::MallocManaged => Call::MallocManaged {
+            host: req.u64()?,
+            n: req.u64()?,
+            name: req.str()?,
+        },
         Op::Free => Call::Free(req.u64()?),
         Op::CopyH2D => Call::CopyH2D {
             dst: req.u64()?,
@@ -468,7 +509,7 @@ fn read_call(op: Op, req: &mut Request, at: &At) -> Result<Call, WireError> {
         Op::Unsupported => Call::Unsupported(req.str()?),
         Op::Props => Call::Props,
         Op::SymbolAddress => Call::SymbolAddress(req.u64()?),
-        Op::HelloRoot | Op::HelloFork | Op::Status => {
+        Op::HelloRoot | Op::HelloFork | Op::Status | Op::ManagedPush => {
             return Err(WireError::Malformed(
                 "a hello or status in the middle of a run",
             ))
@@ -497,7 +538,8 @@ fn answer(
     }
     if !call.observes() || device.pending.is_empty() {
         let platform = shared.lock().expect("the run").platform.clone();
-        return apply(&call, device, &at, &platform);
+        let r = apply(&call, device, &at, &platform)?;
+        return Ok(with_managed(&call, device, r));
     }
     // Explored outside the lock: other processes go on meanwhile.
     let cx = Arc::clone(&shared.lock().expect("the run").cx);
@@ -530,7 +572,8 @@ fn answer(
     let platform = s.platform.clone();
     let mut replies = Vec::new();
     for d in &mut outcomes {
-        replies.push(apply(&call, d, &at, &platform)?);
+        let r = apply(&call, d, &at, &platform)?;
+        replies.push(with_managed(&call, d, r));
     }
     let n = outcomes.len();
     let here = |i: usize| format!("{at}: outcome {} of {n}", i + 1);
@@ -609,6 +652,21 @@ fn apply(
             let mut r = Reply::ok(code::SUCCESS);
             r.u64(addr);
             r
+        }
+        Call::MallocManaged { host, n, name } => {
+            if *n > MAX_ALLOCATION_BYTES {
+                return Err(bad(format!(
+                    "managed memory of {n} bytes: the native host path keeps at most {MAX_ALLOCATION_BYTES} bytes per allocation"
+                )));
+            }
+            let symbol = (!name.is_empty()).then(|| name.clone());
+            device.alloc(vec![0; *n as usize], symbol.clone());
+            let a = device.allocs.len() - 1;
+            device.allocs[a].host = Some(*host);
+            if symbol.is_some() {
+                device.symbols.insert(*host, a);
+            }
+            Reply::ok(code::SUCCESS)
         }
         Call::Free(addr) => match device.resolve(*addr) {
             Some((a, 0)) if device.allocs[a].symbol.is_none() => {

@@ -31,6 +31,8 @@ pub enum Op {
     Unsupported,
     Props,
     SymbolAddress,
+    ManagedPush,
+    MallocManaged,
     Status,
 }
 
@@ -55,6 +57,8 @@ impl Op {
             25 => Op::Unsupported,
             26 => Op::Props,
             27 => Op::SymbolAddress,
+            28 => Op::ManagedPush,
+            29 => Op::MallocManaged,
             30 => Op::Status,
             _ => return None,
         })
@@ -67,6 +71,9 @@ pub enum Tag {
     Reply = 0,
     Fork = 1,
     Stop = 2,
+    /// Managed memory's contents as the device left them: a `u32` count of regions, each its
+    /// host address (`u64`) and bytes; the process writes them and reads on.
+    Managed = 3,
 }
 
 /// The CUDA error codes scopecheck answers with (`enum cudaError` in cuda_runtime.h).
@@ -165,6 +172,15 @@ impl Reply {
     pub fn stop(why: &str) -> Reply {
         let mut r = Reply::tagged(Tag::Stop);
         r.blob(why.as_bytes());
+        r
+    }
+    /// The contents of managed memory, `(host address, bytes)` per region.
+    pub fn managed(regions: &[(u64, &[u8])]) -> Reply {
+        let mut r = Reply::tagged(Tag::Managed);
+        r.u32(regions.len() as u32);
+        for (addr, bytes) in regions {
+            r.u64(*addr).blob(bytes);
+        }
         r
     }
     /// A bare value (the hellos' connection number).

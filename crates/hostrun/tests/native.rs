@@ -161,17 +161,17 @@ fn streams_without_the_wait_race_and_fail() {
     );
 }
 
-/// cudaMallocManaged is refused at its line; the process is stopped, not failed.
+/// Mapped host memory is refused at its line; the process is stopped, not failed.
 #[test]
 fn an_unmodelled_call_is_refused_at_its_line() {
-    let Some(r) = run("managed-refused.cu") else {
+    let Some(r) = run("mapped-refused.cu") else {
         return;
     };
     assert!(!r.complete() && !r.failed(), "{r:?}");
     assert!(
         r.findings
             .iter()
-            .any(|f| f.contains("managed-refused.cu:9") && f.contains("cudaMallocManaged")),
+            .any(|f| f.contains("mapped-refused.cu:9") && f.contains("cudaHostAlloc")),
         "{:?}",
         r.findings
     );
@@ -204,4 +204,33 @@ fn a_host_compile_error_names_the_line() {
     let msg = e.to_string();
     assert!(msg.contains("host-compile-error.cu:7"), "{msg}");
     assert!(msg.contains("undeclared"), "{msg}");
+}
+
+/// Managed memory written and read by the host directly, a `__managed__` total added to
+/// atomically: {2, 4, 6, 8} and 20 in every execution, one process.
+#[test]
+fn managed_memory_goes_both_ways() {
+    let Some(r) = run("managed-sum.cu") else {
+        return;
+    };
+    assert!(r.complete() && !r.failed(), "{r:?}");
+    assert_eq!(r.processes.len(), 1, "{r:?}");
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+}
+
+/// A plain `+=` on a `__managed__` total: 1, 2 or 3 seen after the sync (three outcomes); the
+/// two forks that see less than 3 abort; the race is reported.
+#[test]
+fn a_racy_managed_total_fails_where_an_update_is_lost() {
+    let Some(r) = run("managed-racy-sum.cu") else {
+        return;
+    };
+    assert!(r.complete(), "{r:?}");
+    assert_eq!(r.processes.len(), 3, "{r:?}");
+    assert_eq!(
+        r.processes.iter().filter(|p| p.failed()).count(),
+        2,
+        "{r:?}"
+    );
+    assert!(r.racy);
 }

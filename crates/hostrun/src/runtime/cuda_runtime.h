@@ -9,9 +9,17 @@
 #ifndef SCOPECHECK_CUDA_RUNTIME_H
 #define SCOPECHECK_CUDA_RUNTIME_H
 
+// What nvcc's runtime headers bring in for every file (programs use assert, printf and
+// exit without including their headers, and nvcc builds them).
+#include <cassert>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+// libcu++'s atomics, which the interpreted harness's examples use without including them.
+#include <cuda/atomic>
 #include <tuple>
 #include <type_traits>
 #include <utility>

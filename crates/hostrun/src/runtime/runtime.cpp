@@ -43,17 +43,31 @@ enum Op : uint8_t {
   Unsupported = 25,
   Props = 26,
   SymbolAddress = 27,
+  ManagedPush = 28,
+  MallocManaged = 29,
   Status = 30,
 };
 
 // Replies begin with one of these.
-enum Tag : uint8_t { Reply = 0, Fork = 1, Stop = 2 };
+enum Tag : uint8_t { Reply = 0, Fork = 1, Stop = 2, Managed = 3 };
 
 // Device addresses scopecheck hands out lie in this range, which no host allocation uses.
 const uint64_t DEVICE_BASE = 0x5c0000000000ull;
 const uint64_t DEVICE_END = 0x5d0000000000ull;
 
 int fd = -1;
+
+// Managed memory (cudaMallocManaged, `__managed__` variables) is this process's own memory:
+// its contents go to scopecheck before every call and come back, as the device left them,
+// before the answer to every call that observes the device.
+struct Region {
+  void *p;
+  size_t n;
+};
+std::vector<Region> *managed_regions() {
+  static std::vector<Region> *r = new std::vector<Region>();
+  return r;
+}
 uint64_t conn_id = 0;
 const char *call_file = "?";
 int call_line = 0;
@@ -201,12 +215,36 @@ __attribute__((constructor)) void begin() { start(); }
 
 // Sends `m` and returns the reply, forking first where scopecheck says the observation has
 // several outcomes; `Stop` ends the process (scopecheck already reported why).
+void push_managed() {
+  std::vector<Region> &rs = *managed_regions();
+  if (rs.empty()) return;
+  Msg p(ManagedPush);
+  p.u32((uint32_t)rs.size());
+  for (const Region &r : rs) p.u64((uint64_t)r.p).blob(r.p, r.n);
+  p.send();
+}
+
+// Reads replies until one that is not a managed-memory update, applying those.
+uint8_t next_tag(In &r) {
+  for (;;) {
+    r.recv();
+    uint8_t tag = r.u8();
+    if (tag != Managed) return tag;
+    uint32_t n = r.u32();
+    for (uint32_t i = 0; i < n; i++) {
+      void *p = (void *)r.u64();
+      for (const Region &g : *managed_regions())
+        if (g.p == p) r.blob(p, g.n);
+    }
+  }
+}
+
 In ask(Msg &m) {
   start();
+  push_managed();
   m.send();
   In r;
-  r.recv();
-  uint8_t tag = r.u8();
+  uint8_t tag = next_tag(r);
   if (tag == Fork) {
     uint64_t n = r.u64();
     for (uint64_t i = 1; i < n; i++) {
@@ -224,8 +262,7 @@ In ask(Msg &m) {
         break; // the new process: outcome i
       }
     }
-    r.recv();
-    tag = r.u8();
+    tag = next_tag(r);
   }
   if (tag == Stop) {
     std::string why = r.str();
@@ -243,9 +280,22 @@ cudaError_t result(In &r) {
   return e;
 }
 
+// Device memory, or managed memory (whose copies scopecheck orders after the device work).
 bool is_device(const void *p) {
   uint64_t a = (uint64_t)p;
-  return a >= DEVICE_BASE && a < DEVICE_END;
+  if (a >= DEVICE_BASE && a < DEVICE_END) return true;
+  for (const Region &r : *managed_regions())
+    if (a >= (uint64_t)r.p && a < (uint64_t)r.p + r.n) return true;
+  return false;
+}
+
+cudaError_t add_managed(void *p, size_t bytes, const char *name) {
+  Msg m(MallocManaged);
+  m.at().u64((uint64_t)p).u64(bytes).str(name);
+  In r = ask(m);
+  cudaError_t e = result(r);
+  if (e == cudaSuccess) managed_regions()->push_back(Region{p, bytes});
+  return e;
 }
 
 [[noreturn]] void unsupported(const char *call) {
@@ -297,6 +347,10 @@ void here(const char *file, int line) {
 }
 
 Symbol::Symbol(const void *shadow, size_t bytes, const char *name, int managed) {
+  if (managed) {
+    add_managed((void *)shadow, bytes, name);
+    return;
+  }
   Msg m(Register);
   m.at().str(name).u64((uint64_t)shadow).blob(shadow, bytes).u8((uint8_t)managed);
   ask(m);
@@ -346,6 +400,14 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
 
 cudaError_t cudaFree(void *p) {
   if (p == nullptr) return cudaSuccess;
+  std::vector<Region> &rs = *managed_regions();
+  for (size_t i = 0; i < rs.size(); i++)
+    if (rs[i].p == p) {
+      cudaDeviceSynchronize();
+      rs.erase(rs.begin() + (long)i);
+      free(p);
+      return cudaSuccess;
+    }
   Msg m(Free);
   m.at().u64((uint64_t)p);
   In r = ask(m);
@@ -365,7 +427,11 @@ cudaError_t cudaFreeHost(void *p) {
   free(p);
   return cudaSuccess;
 }
-cudaError_t cudaMallocManaged(void **, size_t, unsigned int) { unsupported("cudaMallocManaged"); }
+cudaError_t cudaMallocManaged(void **p, size_t bytes, unsigned int) {
+  *p = calloc(bytes ? bytes : 1, 1);
+  if (!*p) return last_error = cudaErrorMemoryAllocation;
+  return add_managed(*p, bytes, "");
+}
 cudaError_t cudaHostRegister(void *, size_t, unsigned int) { unsupported("cudaHostRegister"); }
 cudaError_t cudaHostUnregister(void *) { unsupported("cudaHostUnregister"); }
 cudaError_t cudaHostGetDevicePointer(void **, void *, unsigned int) { unsupported("cudaHostGetDevicePointer"); }
