@@ -110,6 +110,84 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         Ok(self.typed(v))
     }
 
+    /// `atomicAdd`, `atomicCAS`, ... and their `_block` / `_system` forms (`base` and the
+    /// scope its suffix gives): a relaxed RMW.
+    fn cuda_atomic_call(
+        &mut self,
+        name: &str,
+        (base, scope): (&str, Scope),
+        args: &[Node<'t>],
+        f: Node<'t>,
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> R<Operand> {
+        self.device_only(name, f)?;
+        let scope = self.scope(scope, None);
+        if base == "atomicCAS" {
+            self.arity(name, args, (3, 3), "pointer, compare, value", e)?;
+            let p = self.pointer(args[0])?;
+            let addr = self.address(p, args[0])?;
+            let expected = self.value_as(args[1], addr.1, None)?;
+            let new = self.value_as(args[2], addr.1, None)?;
+            return Ok(self.rmw(
+                addr,
+                RmwKind::Cas { expected, new },
+                Order::Relaxed,
+                scope,
+                hint,
+                e,
+            ));
+        }
+        let op = CUDA_RMW
+            .iter()
+            .find(|(n, _)| *n == base)
+            .map_or(RmwOp::Add, |(_, o)| *o);
+        self.arity(name, args, (2, 2), "pointer, value", e)?;
+        let p = self.pointer(args[0])?;
+        let addr = self.address(p, args[0])?;
+        if addr.1.float && !matches!(op, RmwOp::Add | RmwOp::Exch) {
+            return err(
+                e,
+                format!("`{name}` takes an integer pointer (CUDA has no `{base}` on floats)"),
+            );
+        }
+        let v = self.value_as(args[1], addr.1, None)?;
+        Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, e))
+    }
+
+    /// `cuda::atomic_thread_fence(order[, scope])` and the `std` forms (no scope: system).
+    fn thread_fence_call(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<Operand> {
+        let max = if name == "cuda::atomic_thread_fence" {
+            2
+        } else {
+            1
+        };
+        self.arity(name, args, (1, max), "order[, scope]", e)?;
+        let order = self.fence_order(args[0])?;
+        let (scope, explicit) = match args.get(1) {
+            Some(s) => (
+                thread_scope(&self.word(*s)).ok_or_else(|| {
+                    CudaError::new(
+                        span_of(*s),
+                        "expected cuda::thread_scope_block / device / system",
+                    )
+                })?,
+                Some(*s),
+            ),
+            None => (Scope::Sys, None),
+        };
+        let scope = self.scope(scope, explicit);
+        self.emit(
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces: FenceSpaces::ALL,
+            },
+            e,
+        );
+        Ok(Operand::Imm(0))
+    }
+
     pub(super) fn call_op(&mut self, e: Node<'t>, hint: Option<RegId>) -> R<Operand> {
         let f = field(e, "function")?;
         let mut c = e.walk();
@@ -127,38 +205,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
         }
         if let Some((base, scope)) = cuda_atomic(&name) {
-            self.device_only(&name, f)?;
-            let scope = self.scope(scope, None);
-            if base == "atomicCAS" {
-                self.arity(&name, &args, (3, 3), "pointer, compare, value", e)?;
-                let p = self.pointer(args[0])?;
-                let addr = self.address(p, args[0])?;
-                let expected = self.value_as(args[1], addr.1, None)?;
-                let new = self.value_as(args[2], addr.1, None)?;
-                return Ok(self.rmw(
-                    addr,
-                    RmwKind::Cas { expected, new },
-                    Order::Relaxed,
-                    scope,
-                    hint,
-                    e,
-                ));
-            }
-            let op = CUDA_RMW
-                .iter()
-                .find(|(n, _)| *n == base)
-                .map_or(RmwOp::Add, |(_, o)| *o);
-            self.arity(&name, &args, (2, 2), "pointer, value", e)?;
-            let p = self.pointer(args[0])?;
-            let addr = self.address(p, args[0])?;
-            if addr.1.float && !matches!(op, RmwOp::Add | RmwOp::Exch) {
-                return err(
-                    e,
-                    format!("`{name}` takes an integer pointer (CUDA has no `{base}` on floats)"),
-                );
-            }
-            let v = self.value_as(args[1], addr.1, None)?;
-            return Ok(self.rmw(addr, RmwKind::Op(op, v), Order::Relaxed, scope, hint, e));
+            return self.cuda_atomic_call(&name, (base, scope), &args, f, hint, e);
         }
         if let Some(v) = self.cl_device_call(&name, &args, hint, e)? {
             return Ok(v);
@@ -212,37 +259,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             }
             "cuda::atomic_thread_fence"
             | "cuda::std::atomic_thread_fence"
-            | "std::atomic_thread_fence" => {
-                let max = if name == "cuda::atomic_thread_fence" {
-                    2
-                } else {
-                    1
-                };
-                self.arity(&name, &args, (1, max), "order[, scope]", e)?;
-                let order = self.fence_order(args[0])?;
-                let (scope, explicit) = match args.get(1) {
-                    Some(s) => (
-                        thread_scope(&self.word(*s)).ok_or_else(|| {
-                            CudaError::new(
-                                span_of(*s),
-                                "expected cuda::thread_scope_block / device / system",
-                            )
-                        })?,
-                        Some(*s),
-                    ),
-                    None => (Scope::Sys, None),
-                };
-                let scope = self.scope(scope, explicit);
-                self.emit(
-                    InstrKind::Fence {
-                        order,
-                        scope,
-                        spaces: FenceSpaces::ALL,
-                    },
-                    e,
-                );
-                Ok(Operand::Imm(0))
-            }
+            | "std::atomic_thread_fence" => self.thread_fence_call(&name, &args, e),
             n if HINT_LOADS.contains(&n) => {
                 self.device_only(&name, f)?;
                 self.arity(&name, &args, (1, 1), "a pointer", e)?;

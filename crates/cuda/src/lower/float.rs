@@ -244,7 +244,24 @@ impl<'t> Lw<'_, '_, 't> {
             }
             _ => {}
         }
-        // floorf, ceilf, truncf, rintf, nearbyintf and the double forms.
+        if let Some(v) = self.rounding_call(name, args, hint, e)? {
+            return Ok(Some(v));
+        }
+        if let Some(v) = self.bit_cast(name, args, e)? {
+            return Ok(Some(v));
+        }
+        self.conversion_call(name, args, hint, e)
+    }
+
+    /// `floorf`, `ceilf`, `truncf`, `rintf`, `nearbyintf` and the double forms: an integral
+    /// value of the same type, rounded so.
+    fn rounding_call(
+        &mut self,
+        name: &str,
+        args: &[Node<'t>],
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> R<Option<Val>> {
         let rounds = [
             ("floor", Rounding::Down),
             ("ceil", Rounding::Up),
@@ -264,7 +281,10 @@ impl<'t> Lw<'_, '_, 't> {
             let a = self.float_arg(args[0], ty)?;
             let op = BinOp::Cvt {
                 from: ty,
-                mode: FloatMode { round, ..plain },
+                mode: FloatMode {
+                    round,
+                    ..FloatMode::default()
+                },
                 integral: true,
             };
             return Ok(Some(self.in_register(
@@ -275,10 +295,7 @@ impl<'t> Lw<'_, '_, 't> {
                 e,
             )));
         }
-        if let Some(v) = self.bit_cast(name, args, e)? {
-            return Ok(Some(v));
-        }
-        self.conversion_call(name, args, hint, e)
+        Ok(None)
     }
 
     /// `__int_as_float` and the other bit casts: the argument converted to the source type,
