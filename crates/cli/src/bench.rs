@@ -91,7 +91,9 @@ fn print_families(samples: &[Sample]) {
 }
 
 /// Runs `bench`; returns whether every file was parsed and checked.
-pub fn run(args: &BenchArgs) -> bool {
+pub fn run(mut args: BenchArgs) -> bool {
+    args.input.apply(&mut args.flags);
+    let args = &args;
     if let Err(e) = args.flags.platform() {
         errln!("error: {e}");
         std::process::exit(2);
@@ -99,7 +101,6 @@ pub fn run(args: &BenchArgs) -> bool {
     let opts = args.flags.check_options();
     let mut all_checked = true;
     let mut parsed = Vec::new();
-    args.input.apply();
     let harness = args.flags.cuda_options().harness;
     for input in inputs::collect(&args.paths, harness.as_deref()) {
         let read = crate::render::guarded(&input.file, || {
@@ -107,6 +108,7 @@ pub fn run(args: &BenchArgs) -> bool {
                 &input,
                 &scopecheck_frontend::Options {
                     cuda: args.flags.cuda_options(),
+                    max_file_size: args.flags.max_file_size,
                     ..Default::default()
                 },
             )

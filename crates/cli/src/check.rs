@@ -54,13 +54,15 @@ pub struct CheckArgs {
 
 /// Runs `check`; returns the exit status (`crate::ci`). `given`: the ids of the options the
 /// command line gave explicitly, which a file's own options do not override.
-pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
-    args.input.apply();
+pub fn run(mut args: CheckArgs, given: &[String]) -> u8 {
+    args.input.apply(&mut args.flags);
+    let args = &args;
     let harness = args.flags.cuda_options().harness;
     let inputs = args.ci.shard(scopecheck_frontend::expand_kernels(
         inputs::collect(&args.paths, harness.as_deref()),
         &args.flags.cuda_options(),
         args.flags.check_options().timeout,
+        args.flags.max_file_size,
     ));
     if let Err(e) = args.flags.platform() {
         errln!("error: {e}");
@@ -91,7 +93,10 @@ pub fn run(args: &CheckArgs, given: &[String]) -> u8 {
     let graph_names = file_report::graph_names(&inputs);
     let cuda = args.flags.cuda_options();
     let models = args.flags.models();
-    let costs = match args.suggest.then(|| costs::load(args.cost_file.as_deref())) {
+    let costs = match args
+        .suggest
+        .then(|| costs::load(args.cost_file.as_deref(), args.flags.max_file_size))
+    {
         Some(Err(e)) => {
             errln!("error: {e}");
             return ci::EXIT_USAGE;

@@ -27,12 +27,13 @@ pub fn parse(text: &str, file: &str) -> Result<CostTable, String> {
     Ok(CostTable { cycles })
 }
 
-/// The table `--cost-file` names, or the built-in H200 one.
-pub fn load(file: Option<&std::path::Path>) -> Result<CostTable, String> {
+/// The table `--cost-file` names (read if at most `max_file_size` bytes), or the built-in
+/// H200 one.
+pub fn load(file: Option<&std::path::Path>, max_file_size: u64) -> Result<CostTable, String> {
     match file {
         Some(f) => {
             let shown = f.display().to_string();
-            let text = scopecheck_frontend::read_text(f)?;
+            let text = scopecheck_frontend::read_text(f, max_file_size)?;
             parse(&text, &shown)
         }
         None => parse(H200, "docs/hardware/h200-cost.toml"),
@@ -45,7 +46,8 @@ mod tests {
 
     #[test]
     fn the_built_in_table_is_the_h200_measurement() {
-        let t = load(None).expect("the shipped cost file parses");
+        let t = load(None, scopecheck_frontend::DEFAULT_MAX_FILE_SIZE)
+            .expect("the shipped cost file parses");
         let get = |k: &str| t.cycles.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
         // A .gpu release costs hundreds of cycles more than a .cta one on the H200.
         assert!(get("st.release.gpu").unwrap_or(0.0) > get("st.release.cta").unwrap_or(f64::MAX));

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use scopecheck_frontend::Input;
 
+use crate::options::CheckFlags;
 use crate::output::errln;
 
 /// The options about reading inputs that every subcommand reading test files shares.
@@ -19,9 +20,10 @@ pub struct InputFlags {
 }
 
 impl InputFlags {
-    /// Makes the flags hold for every read from now on.
-    pub fn apply(&self) {
-        scopecheck_frontend::set_max_file_size(self.max_file_size);
+    /// Applies these flags to `flags`: what reads a file (the loader, the platform and cost
+    /// files) takes the limit from them.
+    pub fn apply(&self, flags: &mut CheckFlags) {
+        flags.max_file_size = self.max_file_size;
     }
 }
 

@@ -109,17 +109,17 @@ fn dispatch(cli: Cli, matches: &clap::ArgMatches) -> u8 {
                 .subcommand_matches("check")
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
-            check::run(&args, &given)
+            check::run(args, &given)
         }
         Command::Tune(args) => {
             let given = matches
                 .subcommand_matches("tune")
                 .map(options::given_on_command_line)
                 .unwrap_or_default();
-            tune::run(&args, &given)
+            tune::run(args, &given)
         }
-        Command::Bench(args) => passed(bench::run(&args)),
-        Command::Run(args) => passed(run::run(&args)),
+        Command::Bench(args) => passed(bench::run(args)),
+        Command::Run(args) => passed(run::run(args)),
         Command::Caps(args) => passed(caps::run(&args)),
         Command::Cost(args) => passed(cost::run(&args)),
     }

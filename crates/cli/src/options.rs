@@ -126,6 +126,12 @@ pub struct CheckFlags {
     /// `off` explores every order (docs/explore.md, "Commuting atomics").
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     commute: OnOff,
+    /// The largest file read (`--max-file-size`, which `crate::inputs::InputFlags` reads):
+    /// carried here, beside the paths of the harness and the platform file it bounds, so that
+    /// whatever reads a file has it. Not an option a file may set, nor one of these flags'
+    /// own: a file's option comments leave the command line's.
+    #[arg(skip = scopecheck_frontend::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -245,7 +251,7 @@ impl CheckFlags {
     pub fn platform(&self) -> Result<Platform, String> {
         if let Some(file) = &self.platform_file {
             let shown = file.display().to_string();
-            let text = scopecheck_frontend::read_text(file)?;
+            let text = scopecheck_frontend::read_text(file, self.max_file_size)?;
             return platform_from_toml(&text, &shown);
         }
         match &self.platform {

@@ -87,6 +87,7 @@ pub fn check_file(
         // A `.cu` file has no options of its own: the command line's models are its models.
         ptx_view: is_cu && models.contains(&Some(ModelKind::Ptx)),
         deadline: load_by,
+        max_file_size: cli.flags.max_file_size,
     };
     let Loaded {
         source,

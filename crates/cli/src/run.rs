@@ -153,8 +153,9 @@ impl RunArgs {
 }
 
 /// Runs `run`; returns whether every file ran and no forbidden state was observed.
-pub fn run(args: &RunArgs) -> bool {
-    args.input.apply();
+pub fn run(mut args: RunArgs) -> bool {
+    args.input.apply(&mut args.check);
+    let args = &args;
     let harness = args.check.cuda_options().harness;
     let inputs = inputs::collect(&args.paths, harness.as_deref());
     let gen = args.gen_options();
@@ -301,6 +302,7 @@ fn refuse_all(args: &RunArgs, inputs: &[Input], why: &str) {
 fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<crate::render::Failure>> {
     let options = scopecheck_frontend::Options {
         cuda: args.check.cuda_options(),
+        max_file_size: args.check.max_file_size,
         ..Default::default()
     };
     scopecheck_frontend::load(input, &options).map_err(|e| crate::render::Failure::loading(*e))

@@ -68,13 +68,14 @@ fn dialect(input: &Input, c: &pipeline::Checked) -> Dialect {
 }
 
 /// Runs `tune`; returns the exit status.
-pub fn run(args: &TuneArgs, given: &[String]) -> u8 {
-    args.input.apply();
+pub fn run(mut args: TuneArgs, given: &[String]) -> u8 {
+    args.input.apply(&mut args.flags);
+    let args = &args;
     if let Err(e) = args.flags.platform() {
         errln!("error: {e}");
         return 2;
     }
-    let table = match crate::costs::load(args.cost_file.as_deref()) {
+    let table = match crate::costs::load(args.cost_file.as_deref(), args.flags.max_file_size) {
         Ok(t) => t,
         Err(e) => {
             errln!("error: {e}");

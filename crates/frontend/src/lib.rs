@@ -29,7 +29,7 @@ use scopecheck_litmus::OptionWord;
 
 pub use deadline::{within, LOADING_TIMED_OUT, WORKER_STACK};
 pub use list::{collect, expand_kernels, Input, Listed};
-pub use read::{read_source, read_text, set_max_file_size, DEFAULT_MAX_FILE_SIZE};
+pub use read::{read_source, read_text, DEFAULT_MAX_FILE_SIZE};
 
 /// The kinds of file scopecheck reads, each by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl Kind {
 }
 
 /// How to load a file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// The CUDA and OpenCL front-end's options (its `--harness` included); the file's own
     /// folder and kernel are added per file.
@@ -85,6 +85,20 @@ pub struct Options {
     /// Reading, preprocessing, parsing and lowering end by then, or the file is an error
     /// ([`LOADING_TIMED_OUT`]). The PTX view beside a program is built after, unbounded.
     pub deadline: Option<Instant>,
+    /// The largest file read, the file or its `--harness` (bytes; `--max-file-size`).
+    pub max_file_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cuda: CudaOptions::default(),
+            ptx_fallback: false,
+            ptx_view: false,
+            deadline: None,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+        }
+    }
 }
 
 /// A file loaded.
@@ -156,10 +170,10 @@ pub fn load(input: &Input, options: &Options) -> Result<Loaded, Box<LoadError>> 
     }
     // This file's kernel (a kernel-only file) and folder (`#include "..."`).
     let cuda = list::file_options(&options.cuda, input);
-    let owned = (Input::clone(input), cuda.clone(), options.ptx_fallback);
+    let owned = (Input::clone(input), cuda.clone(), options.clone());
     let mut loaded = deadline::load_within(&input.file, options.deadline, move || {
-        let (input, cuda, ptx_fallback) = owned;
-        read_or_view(&input, &cuda, ptx_fallback)
+        let (input, cuda, options) = owned;
+        read_or_view(&input, &cuda, &options)
     })?;
     if let Some(k) = &input.kernel {
         // One report per kernel: the test is named after the file and the kernel.
@@ -177,19 +191,20 @@ pub fn load(input: &Input, options: &Options) -> Result<Loaded, Box<LoadError>> 
     Ok(loaded)
 }
 
-/// Reads and parses `input`: through its front-end, or, for a `.cu` file it refuses
-/// (templates, classes, ...) when `ptx_fallback`, as NVRTC compiles it.
+/// Reads and parses `input` (`cuda`: the front-end's options for this file): through its
+/// front-end, or, for a `.cu` file it refuses (templates, classes, ...) with
+/// [`Options::ptx_fallback`], as NVRTC compiles it.
 fn read_or_view(
     input: &Input,
     cuda: &CudaOptions,
-    ptx_fallback: bool,
+    options: &Options,
 ) -> Result<Loaded, Box<LoadError>> {
-    match read_parse(input, cuda) {
+    match read_parse(input, cuda, options.max_file_size) {
         Ok(loaded) => Ok(loaded),
         // Kernels beyond the language-level front-end (templates, classes, ...): the file is
         // checked as NVRTC compiles it, when its harness can be read.
-        Err(mut f) if ptx_fallback && Kind::of(&input.path) == Kind::Cuda => {
-            match views::ptx_only(input, cuda) {
+        Err(mut f) if options.ptx_fallback && Kind::of(&input.path) == Kind::Cuda => {
+            match views::ptx_only(input, cuda, options.max_file_size) {
                 Ok((source, program, warnings)) => Ok(Loaded {
                     ptx_only: true,
                     ..loaded(source, program, warnings)
@@ -221,13 +236,14 @@ fn loaded(source: String, program: Program, warnings: Vec<Diagnostic>) -> Loaded
     }
 }
 
-/// The dispatch: `input` read by the front-end of its [`Kind`].
-fn read_parse(input: &Input, cuda: &CudaOptions) -> Result<Loaded, Box<LoadError>> {
-    let source = read::read_source(&input.file, &input.path)?;
+/// The dispatch: `input` read by the front-end of its [`Kind`]; no file read over `limit`
+/// bytes.
+fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, Box<LoadError>> {
+    let source = read::read_source(&input.file, &input.path, limit)?;
     let kind = Kind::of(&input.path);
     let parsed = match kind {
         Kind::Ptx => {
-            let (source, program, warnings) = views::read_ptx(input, source, cuda)?;
+            let (source, program, warnings) = views::read_ptx(input, source, cuda, limit)?;
             return Ok(loaded(source, program, warnings));
         }
         Kind::Litmus => {
@@ -326,6 +342,30 @@ mod tests {
         };
         let e = load(&known, &Options::default()).expect_err("a problem");
         assert_eq!(e.diagnostic.message, "told before");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn each_load_has_its_own_size_limit() {
+        // The limit is an option of the load, not of the process: the same 41-byte file is
+        // over a limit of 20 bytes in one load and within the default in the next.
+        let dir = std::env::temp_dir().join(format!("scopecheck-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("small.litmus");
+        let src = "PTX small\n{ x=0; }\n P0 ;\nexists (x == 0)\n";
+        assert_eq!(src.len(), 41);
+        std::fs::write(&file, src).expect("written");
+        let tight = Options {
+            max_file_size: 20,
+            ..Options::default()
+        };
+        let e = load(&Input::new(&file), &tight).expect_err("41 bytes are over 20");
+        assert_eq!(
+            e.diagnostic.message,
+            "this file is 41 bytes, more than the limit of 20 bytes (--max-file-size raises it)"
+        );
+        let l = load(&Input::new(&file), &Options::default()).expect("within 16 MiB");
+        assert_eq!(l.program.name, "small");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

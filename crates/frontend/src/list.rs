@@ -221,13 +221,16 @@ pub fn file_options(
     o
 }
 
+/// Each `.cu` or `.cl` input without a harness (no `main()`), as one input per kernel to check
+/// (`scopecheck_cuda::plan_kernels`); a kernel that cannot be checked (a template without its
 /// arguments, a `--kernel` not in the file) is an input with that problem, reported under the
-/// file's name. Files with a harness, or that cannot be read or parsed, stay as they are:
-/// checking them reports what is wrong.
+/// file's name. Files with a harness, or that cannot be read (over `max_file_size` bytes) or
+/// parsed, stay as they are: checking them reports what is wrong.
 pub fn expand_kernels(
     inputs: Vec<Input>,
     cuda: &scopecheck_cuda::CudaOptions,
     timeout: Option<std::time::Duration>,
+    max_file_size: u64,
 ) -> Vec<Input> {
     let mut out = Vec::with_capacity(inputs.len());
     for input in inputs {
@@ -237,7 +240,7 @@ pub fn expand_kernels(
             out.push(input);
             continue;
         }
-        let Ok(source) = read_source(&input.file, &input.path) else {
+        let Ok(source) = read_source(&input.file, &input.path, max_file_size) else {
             out.push(input);
             continue;
         };

@@ -6,24 +6,15 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use scopecheck_ir::Span;
 
 use crate::LoadError;
 
-/// The default `--max-file-size`: far above any test, far below what hurts.
+/// The default `--max-file-size`: far above any test, far below what hurts. Each reader takes
+/// its limit as an argument (`crate::Options::max_file_size` for what [`crate::load`] reads):
+/// no process-wide setting, so that a library user's two loads can have two limits.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 16 << 20;
-
-/// The size limit of every file read. Process-wide because it is set once from the command
-/// line before anything is read, and threading it through every reader (tests, harnesses,
-/// platform and cost files) would change every signature for one number.
-static MAX_FILE_SIZE: AtomicU64 = AtomicU64::new(DEFAULT_MAX_FILE_SIZE);
-
-/// Makes `limit` (bytes) the size limit of every read from now on (`--max-file-size`).
-pub fn set_max_file_size(limit: u64) {
-    MAX_FILE_SIZE.store(limit, Ordering::Relaxed);
-}
 
 /// A size as people read it: `16 MiB`, `1500 bytes`.
 fn show_size(n: u64) -> String {
@@ -63,10 +54,10 @@ pub(crate) fn unreadable(path: &Path, e: &std::io::Error) -> String {
     }
 }
 
-/// Reads a test file (or a harness) whose reports name it `file`: its text, or the failure
-/// to report, with the position of the first byte that is not UTF-8.
-pub fn read_source(file: &str, path: &Path) -> Result<String, Box<LoadError>> {
-    let bytes = read_bytes(path).map_err(|e| LoadError::io(file, e))?;
+/// Reads a test file (or a harness) whose reports name it `file`, of at most `limit` bytes:
+/// its text, or the failure to report, with the position of the first byte that is not UTF-8.
+pub fn read_source(file: &str, path: &Path, limit: u64) -> Result<String, Box<LoadError>> {
+    let bytes = read_bytes(path, limit).map_err(|e| LoadError::io(file, e))?;
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let bytes = e.into_bytes();
@@ -80,11 +71,11 @@ pub fn read_source(file: &str, path: &Path) -> Result<String, Box<LoadError>> {
     })
 }
 
-/// Reads a text file given by a flag (a platform or cost table): its text, or why not, in one
-/// line naming the file.
-pub fn read_text(path: &Path) -> Result<String, String> {
+/// Reads a text file given by a flag (a platform or cost table), of at most `limit` bytes: its
+/// text, or why not, in one line naming the file.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
     let shown = path.display();
-    let bytes = read_bytes(path).map_err(|e| format!("{shown}: {e}"))?;
+    let bytes = read_bytes(path, limit).map_err(|e| format!("{shown}: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         format!("{shown}: {}", not_utf8(e.as_bytes(), offset).1)
@@ -115,12 +106,11 @@ fn not_utf8(bytes: &[u8], offset: usize) -> (Span, String) {
     (span, message)
 }
 
-/// A file's bytes, at most `--max-file-size` of them. Only a regular file is opened: a FIFO
-/// would block the open and the read, a device like /dev/zero would never end.
-fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
+/// A file's bytes, at most `limit` (`--max-file-size`) of them. Only a regular file is opened:
+/// a FIFO would block the open and the read, a device like /dev/zero would never end.
+fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| unreadable(path, &e))?;
     check_regular(&meta)?;
-    let limit = MAX_FILE_SIZE.load(Ordering::Relaxed);
     if meta.len() > limit {
         return Err(too_large(Some(meta.len()), limit));
     }

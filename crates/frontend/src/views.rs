@@ -9,12 +9,13 @@ use crate::{Input, LoadError};
 
 /// A `.cu` file the language-level front-end cannot read, as its PTX view alone. When that
 /// cannot be built either, the caller reports the front-end's error, with why the PTX view
-/// failed when it got that far (`Some`).
+/// failed when it got that far (`Some`). `limit`: the largest file read.
 pub(crate) fn ptx_only(
     input: &Input,
     cuda: &CudaOptions,
+    limit: u64,
 ) -> Result<(String, Program, Vec<Diagnostic>), Option<String>> {
-    let source = crate::read::read_source(&input.file, &input.path).map_err(|_| None)?;
+    let source = crate::read::read_source(&input.file, &input.path, limit).map_err(|_| None)?;
     let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
         return Err(None);
     };
@@ -43,11 +44,13 @@ pub(crate) fn ptx_only(
     Ok((source, program, warnings))
 }
 
-/// A `.ptx` module with the harness `--harness` names (`scopecheck_cuda::ptx_file_view`).
+/// A `.ptx` module with the harness `--harness` names (`scopecheck_cuda::ptx_file_view`), read
+/// within `limit` bytes as the module was.
 pub(crate) fn read_ptx(
     input: &Input,
     source: String,
     cuda: &CudaOptions,
+    limit: u64,
 ) -> Result<(String, Program, Vec<Diagnostic>), Box<LoadError>> {
     let Some(harness) = &cuda.harness else {
         return Err(LoadError::io(
@@ -56,10 +59,11 @@ pub(crate) fn read_ptx(
         ));
     };
     let harness_file = harness.display().to_string();
-    let harness_source = crate::read::read_source(&harness_file, harness).map_err(|mut f| {
-        f.diagnostic.message = format!("{} (the --harness file)", f.diagnostic.message);
-        f
-    })?;
+    let harness_source =
+        crate::read::read_source(&harness_file, harness, limit).map_err(|mut f| {
+            f.diagnostic.message = format!("{} (the --harness file)", f.diagnostic.message);
+            f
+        })?;
     match scopecheck_cuda::ptx_file_view(&source, &harness_source, cuda) {
         Ok(view) => {
             let mut program = view.program;
