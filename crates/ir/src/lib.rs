@@ -9,6 +9,7 @@
 //! Front-ends (litmus parsers, the CUDA front-end) produce a `Program`; the explorer and the
 //! models consume it. Nothing here knows about any particular memory model.
 
+pub mod cursor;
 pub mod diagnostic;
 pub mod float;
 pub mod ptx;

@@ -1,17 +1,30 @@
-//! A character cursor over the source with line and column, shared by the dialects' lexers.
+//! The cursor the dialects' lexers share: the IR's character cursor, the comments skipped, and
+//! the `"..."` strings both dialects write alike.
 
 use scopecheck_ir::Span;
 
 use crate::ParseError;
 
+/// The shared character cursor ([`scopecheck_ir::cursor::Cursor`]) with what both dialects'
+/// lexers keep besides: the comments they skipped.
 pub(crate) struct Cursor<'a> {
-    pub(crate) src: &'a str,
-    pub(crate) pos: usize,
-    line: u32,
-    column: u32,
+    chars: scopecheck_ir::cursor::Cursor<'a>,
     /// The spans of the `(* ... *)` comments skipped so far, for the option comments
     /// ([`crate::option_words`]).
     pub(crate) comments: Vec<Span>,
+}
+
+impl<'a> std::ops::Deref for Cursor<'a> {
+    type Target = scopecheck_ir::cursor::Cursor<'a>;
+    fn deref(&self) -> &Self::Target {
+        &self.chars
+    }
+}
+
+impl std::ops::DerefMut for Cursor<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.chars
+    }
 }
 
 pub(crate) fn is_word_char(c: char) -> bool {
@@ -22,67 +35,9 @@ impl<'a> Cursor<'a> {
     /// A cursor at `at` (its offset, line and column) in `src`.
     pub(crate) fn at(src: &'a str, at: Span) -> Self {
         Cursor {
-            src,
-            pos: at.offset.min(src.len()),
-            line: at.line,
-            column: at.column,
+            chars: scopecheck_ir::cursor::Cursor::at(src, at),
             comments: Vec::new(),
         }
-    }
-
-    pub(crate) fn rest(&self) -> &'a str {
-        self.src.get(self.pos..).unwrap_or("")
-    }
-
-    pub(crate) fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
-    }
-
-    /// The character `n` after the next one (`peek_n(0)` is `peek()`).
-    pub(crate) fn peek_n(&self, n: usize) -> Option<char> {
-        self.rest().chars().nth(n)
-    }
-
-    pub(crate) fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.pos += c.len_utf8();
-        if c == '\n' {
-            self.line = self.line.saturating_add(1);
-            self.column = 1;
-        } else {
-            self.column = self.column.saturating_add(1);
-        }
-        Some(c)
-    }
-
-    pub(crate) fn here(&self) -> Span {
-        Span {
-            offset: self.pos,
-            len: 0,
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    /// The span of the next character (or the empty span at the end of the input).
-    pub(crate) fn here_token_span(&self) -> Span {
-        Span {
-            len: self.peek().map_or(0, char::len_utf8),
-            ..self.here()
-        }
-    }
-
-    pub(crate) fn since(&self, start: Span) -> Span {
-        Span {
-            len: self.pos.saturating_sub(start.offset),
-            ..start
-        }
-    }
-
-    pub(crate) fn text(&self, span: Span) -> &'a str {
-        self.src
-            .get(span.offset..span.offset + span.len)
-            .unwrap_or("")
     }
 
     /// A `"..."` string at the cursor: its contents and span.
@@ -104,7 +59,7 @@ impl<'a> Cursor<'a> {
         }
         let span = self.since(start);
         let inner = self
-            .src
+            .src()
             .get(span.offset + 1..span.offset + span.len - 1)
             .unwrap_or("");
         Ok((inner.to_string(), span))

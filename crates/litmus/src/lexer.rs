@@ -122,7 +122,7 @@ impl<'a> Lexer<'a> {
     }
 
     pub(crate) fn source(&self) -> &'a str {
-        self.src
+        self.src()
     }
 
     /// Skips whitespace and `(* ... *)` comments.
@@ -130,7 +130,7 @@ impl<'a> Lexer<'a> {
         loop {
             match self.peek() {
                 // A byte-order mark at the start of the file is invisible in editors.
-                Some(c) if c.is_whitespace() || (c == '\u{feff}' && self.pos == 0) => {
+                Some(c) if c.is_whitespace() || (c == '\u{feff}' && self.pos() == 0) => {
                     self.bump();
                 }
                 Some('(') if self.peek_n(1) == Some('*') => self.comment()?,
@@ -310,13 +310,13 @@ impl<'a> Lexer<'a> {
             self.bump();
             self.bump();
         }
-        let digits_start = self.pos;
+        let digits_start = self.pos();
         // Consume every word character so that `12ab` is one bad number, not `12` then `ab`.
         while self.peek().is_some_and(is_word_char) {
             self.bump();
         }
         let span = self.since(start);
-        let digits = self.src.get(digits_start..self.pos).unwrap_or("");
+        let digits = self.src().get(digits_start..self.pos()).unwrap_or("");
         let radix = if hex { 16 } else { 10 };
         let valid = !digits.is_empty() && digits.chars().all(|d| d.is_digit(radix));
         if !valid {

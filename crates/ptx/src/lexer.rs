@@ -8,9 +8,10 @@
 //! The lexer stops at the first bad character or number; the parser only meets that error
 //! when it reaches it, so an earlier syntax error is still the one reported.
 //!
-//! Columns count characters, not bytes, so that an editor puts the cursor on the right spot
-//! after non-ASCII text in a comment.
+//! Columns count characters, not bytes (the shared [`Cursor`] keeps them), so that an editor
+//! puts the cursor on the right spot after non-ASCII text in a comment.
 
+use scopecheck_ir::cursor::Cursor;
 use scopecheck_ir::Span;
 
 use crate::error::ParseError;
@@ -61,10 +62,7 @@ pub(crate) struct Token {
 /// `Eof` sits at the error's position and the error comes with it.
 pub(crate) fn tokens(src: &str) -> (Vec<Token>, Option<ParseError>) {
     let mut lexer = Lexer {
-        src,
-        pos: 0,
-        line: 1,
-        column: 1,
+        cur: Cursor::new(src),
     };
     let mut out = Vec::new();
     loop {
@@ -93,65 +91,30 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '$'
 }
 
+/// The lexer: PTX's token grammar over the shared character cursor.
 struct Lexer<'a> {
-    src: &'a str,
-    pos: usize,
-    line: u32,
-    column: u32,
+    cur: Cursor<'a>,
+}
+
+impl<'a> std::ops::Deref for Lexer<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cur
+    }
+}
+
+impl std::ops::DerefMut for Lexer<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cur
+    }
 }
 
 impl Lexer<'_> {
-    fn rest(&self) -> &str {
-        self.src.get(self.pos..).unwrap_or("")
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
-    }
-
-    fn peek_n(&self, n: usize) -> Option<char> {
-        self.rest().chars().nth(n)
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.pos += c.len_utf8();
-        if c == '\n' {
-            self.line = self.line.saturating_add(1);
-            self.column = 1;
-        } else {
-            self.column = self.column.saturating_add(1);
-        }
-        Some(c)
-    }
-
-    fn here(&self) -> Span {
-        Span {
-            offset: self.pos,
-            len: 0,
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    fn since(&self, start: Span) -> Span {
-        Span {
-            len: self.pos - start.offset,
-            ..start
-        }
-    }
-
-    fn text(&self, span: Span) -> &str {
-        self.src
-            .get(span.offset..span.offset + span.len)
-            .unwrap_or("")
-    }
-
     /// Skips whitespace, `// ...` and `/* ... */`.
     fn skip_trivia(&mut self) -> Result<(), ParseError> {
         loop {
             match (self.peek(), self.peek_n(1)) {
-                (Some(c), _) if c.is_whitespace() || (c == '\u{feff}' && self.pos == 0) => {
+                (Some(c), _) if c.is_whitespace() || (c == '\u{feff}' && self.pos() == 0) => {
                     self.bump();
                 }
                 (Some('/'), Some('/')) => {

@@ -224,12 +224,12 @@ impl<'a> CLexer<'a> {
             self.bump();
             self.bump();
         }
-        let digits_start = self.pos;
+        let digits_start = self.pos();
         while self.peek().is_some_and(is_word_char) {
             self.bump();
         }
         let span = self.since(start);
-        let word = self.src.get(digits_start..self.pos).unwrap_or("");
+        let word = self.src().get(digits_start..self.pos()).unwrap_or("");
         let digits = word.trim_end_matches(['u', 'U', 'l', 'L']);
         let radix = if hex { 16 } else { 10 };
         let valid = !digits.is_empty() && digits.chars().all(|d| d.is_digit(radix));
