@@ -2,8 +2,8 @@
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
-use scopecheck_ir::Span;
-use scopecheck_litmus::{OptionWord, ParseError};
+use scopecheck_ir::{Diagnostic, Span};
+use scopecheck_litmus::OptionWord;
 use scopecheck_model::{
     CheckOptions, Engine, ModelKind, Platform, Progress, Scheduler, DEFAULT_UNROLL,
 };
@@ -374,12 +374,8 @@ fn option_id(word: &str) -> Option<String> {
     Some(name.replace('-', "_"))
 }
 
-fn at(w: &OptionWord, message: String) -> ParseError {
-    ParseError {
-        message,
-        span: w.span,
-        expected: Vec::new(),
-    }
+fn at(w: &OptionWord, message: String) -> Diagnostic {
+    Diagnostic::error(message).at(w.span)
 }
 
 impl CheckFlags {
@@ -391,7 +387,7 @@ impl CheckFlags {
         &self,
         cli_given: &[String],
         words: &[OptionWord],
-    ) -> Result<(CheckFlags, FileOptions), ParseError> {
+    ) -> Result<(CheckFlags, FileOptions), Diagnostic> {
         let mut groups: Vec<(String, String)> = Vec::new();
         for w in words {
             if w.word.starts_with('-') {
@@ -466,18 +462,14 @@ impl CheckFlags {
                 .iter()
                 .find(|w| option_id(&w.word).as_deref() == Some("platform"))
                 .or(words.first());
-            return Err(ParseError {
-                message: e,
-                span: w.map_or_else(Span::default, |w| w.span),
-                expected: Vec::new(),
-            });
+            return Err(Diagnostic::error(e).at(w.map_or_else(Span::default, |w| w.span)));
         }
         Ok((out, report))
     }
 }
 
 /// A clap error about a file's option words, at the word it is about.
-fn clap_error(e: &clap::Error, words: &[OptionWord]) -> ParseError {
+fn clap_error(e: &clap::Error, words: &[OptionWord]) -> Diagnostic {
     use clap::error::{ContextKind, ContextValue};
     let text = e.to_string();
     let message = text
@@ -503,13 +495,9 @@ fn clap_error(e: &clap::Error, words: &[OptionWord]) -> ParseError {
                 .iter()
                 .find(|w| w.word == name || w.word.starts_with(&format!("{name}=")))
         });
-    ParseError {
-        message: format!("in the file's options: {message}"),
-        span: word
-            .or(words.first())
-            .map_or_else(Span::default, |w| w.span),
-        expected: Vec::new(),
-    }
+    Diagnostic::error(format!("in the file's options: {message}")).at(word
+        .or(words.first())
+        .map_or_else(Span::default, |w| w.span))
 }
 
 #[cfg(test)]
@@ -571,7 +559,7 @@ mod tests {
         let e = defaults()
             .with_file_options(&[], &words("--unroll 3 --harness h.cu"))
             .unwrap_err();
-        assert_eq!(e.span.column, 12);
+        assert_eq!(e.column(), 12);
         assert!(
             e.message.contains("cannot be set by a file"),
             "{}",
@@ -588,17 +576,17 @@ mod tests {
         let e = defaults()
             .with_file_options(&[], &words("--unroll x"))
             .unwrap_err();
-        assert_eq!(e.span.column, 10, "{}", e.message);
+        assert_eq!(e.column(), 10, "{}", e.message);
         assert!(e.message.contains("invalid value"), "{}", e.message);
         let e = defaults()
             .with_file_options(&[], &words("--its maybe"))
             .unwrap_err();
-        assert_eq!(e.span.column, 7, "{}", e.message);
+        assert_eq!(e.column(), 7, "{}", e.message);
         let e = defaults()
             .with_file_options(&[], &words("--platform mars"))
             .unwrap_err();
         assert!(e.message.contains("unknown platform"), "{}", e.message);
-        assert_eq!(e.span.column, 1);
+        assert_eq!(e.column(), 1);
         let e = defaults()
             .with_file_options(&[], &words("--unroll 2 --unroll 3"))
             .unwrap_err();
@@ -606,7 +594,7 @@ mod tests {
         let e = defaults()
             .with_file_options(&[], &words("--unroll 2 stray"))
             .unwrap_err();
-        assert_eq!(e.span.column, 12, "{}", e.message);
+        assert_eq!(e.column(), 12, "{}", e.message);
         let e = defaults()
             .with_file_options(&[], &words("-u 2"))
             .unwrap_err();

@@ -170,8 +170,8 @@ fn run_corpus(dir: &str, minimum: usize) {
                 failures.push(format!(
                     "{}:{}:{}: parse error: {e}",
                     path.display(),
-                    e.span.line,
-                    e.span.column
+                    e.line(),
+                    e.column()
                 ));
                 continue;
             }

@@ -248,13 +248,10 @@ fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, B
         }
         Kind::Litmus => {
             return match scopecheck_litmus::parse_test(&source) {
-                Ok(t) => {
-                    let warnings = t.warnings.into_iter().map(Diagnostic::from).collect();
-                    Ok(Loaded {
-                        option_words: t.options,
-                        ..loaded(source, t.program, warnings)
-                    })
-                }
+                Ok(t) => Ok(Loaded {
+                    option_words: t.options,
+                    ..loaded(source, t.program, t.warnings)
+                }),
                 Err(e) => Err(LoadError::in_source(&input.file, source, e)),
             };
         }

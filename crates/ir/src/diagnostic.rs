@@ -1,9 +1,9 @@
 //! What every front-end, the loader and the model tell the user about a file: one shape for
 //! errors and warnings alike (a message, a severity, where in which file, and notes), so that
 //! the edge (the command line's text, JSON and SARIF reports) renders each once, whatever made
-//! it. The front-ends keep their own error types, which carry what their callers branch on
-//! (a PTX `.loc`, NVRTC's log); each converts into a `Diagnostic` at its boundary
-//! (`impl From<...> for Diagnostic` in the front-end's crate).
+//! it. The front-ends return it as their error and their warnings (`Diagnostic::error(..).at(span)`
+//! where they find the problem); a front-end keeps a type of its own only where its caller
+//! branches on more than a message and a span, and that type holds a `Diagnostic`.
 
 use std::fmt;
 
@@ -35,13 +35,15 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub message: String,
     /// The file, as reports name it (the path as given on the command line); `None` until the
-    /// loader, which knows it, sets it: the front-ends read text, not files.
-    pub file: Option<String>,
+    /// loader, which knows it, sets it: the front-ends read text, not files. (This and `label`
+    /// are boxed `str`s to keep a `Result<_, Diagnostic>` small: the front-ends return it
+    /// from every parsing function.)
+    pub file: Option<Box<str>>,
     /// Where in the file: `line` and `column` 1-based. A span with line 0 has an offset but no
     /// line (the name of a test found in its text); `None`: no position at all.
     pub span: Option<Span>,
     /// The text put at the span when the file is shown; `None` says "here".
-    pub label: Option<String>,
+    pub label: Option<Box<str>>,
     /// What would have been accepted there, or what to do: shown after the message (miette's
     /// help, one line each), appended to it where one line is all there is (SARIF).
     pub notes: Vec<String>,
@@ -86,13 +88,13 @@ impl Diagnostic {
 
     /// The same, in `file` (as reports name it).
     pub fn in_file(mut self, file: impl Into<String>) -> Diagnostic {
-        self.file = Some(file.into());
+        self.file = Some(file.into().into_boxed_str());
         self
     }
 
     /// The same, with `label` put at its span in place of "here".
     pub fn labelled(mut self, label: impl Into<String>) -> Diagnostic {
-        self.label = Some(label.into());
+        self.label = Some(label.into().into_boxed_str());
         self
     }
 
@@ -104,12 +106,12 @@ impl Diagnostic {
 
     /// The note that says what a parser would have accepted: `expected X`, or `expected one
     /// of: X, Y`; none when the list is empty.
-    pub fn expecting<S: AsRef<str>>(self, expected: &[S]) -> Diagnostic {
+    pub fn expecting<S: ToString>(self, expected: &[S]) -> Diagnostic {
         match expected {
             [] => self,
-            [one] => self.with_note(format!("expected {}", one.as_ref())),
+            [one] => self.with_note(format!("expected {}", one.to_string())),
             many => {
-                let many: Vec<&str> = many.iter().map(AsRef::as_ref).collect();
+                let many: Vec<String> = many.iter().map(ToString::to_string).collect();
                 self.with_note(format!("expected one of: {}", many.join(", ")))
             }
         }
@@ -134,6 +136,13 @@ impl Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diagnostic_is_small_enough_to_return() {
+        // Every parsing function returns `Result<_, Diagnostic>`; clippy's result_large_err
+        // asks for at most 128 bytes.
+        assert!(std::mem::size_of::<Diagnostic>() <= 128);
+    }
 
     #[test]
     fn expected_tokens_become_one_note() {

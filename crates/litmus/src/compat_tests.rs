@@ -14,7 +14,9 @@ fn test(src: &str) -> Test {
         Ok(t) => t,
         Err(e) => panic!(
             "unexpected error at {}:{}: {}",
-            e.span.line, e.span.column, e.message
+            e.line(),
+            e.column(),
+            e.message
         ),
     }
 }
@@ -409,8 +411,8 @@ fn atomic_functions_on_plain_objects_warn_but_cuda_atomics_do_not() {
     ))
     .unwrap();
     assert_eq!(w.len(), 2, "{w:?}");
-    assert_eq!((w[0].span.line, w[0].span.column), (3, 26));
-    assert_eq!((w[1].span.line, w[1].span.column), (4, 52));
+    assert_eq!((w[0].line(), w[0].column()), (3, 26));
+    assert_eq!((w[1].line(), w[1].column()), (4, 52));
     for w in &w {
         assert!(
             w.message.contains("non-atomic")

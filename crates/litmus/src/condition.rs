@@ -14,8 +14,9 @@
 
 use crate::lexer::Tok;
 use crate::ptx::{register_name, Parser};
-use crate::ParseError;
-use scopecheck_ir::{CmpOp, Condition, LocId, Observable, Prop, Quantifier, Term, ThreadId};
+use scopecheck_ir::{
+    CmpOp, Condition, Diagnostic, LocId, Observable, Prop, Quantifier, Term, ThreadId,
+};
 
 /// How deeply `~` and parentheses may nest; far beyond any real test, and low enough that the
 /// recursion cannot exhaust the stack.
@@ -25,7 +26,7 @@ const QUANTIFIERS: [&str; 3] = ["`exists`", "`~exists`", "`forall`"];
 
 impl Parser<'_> {
     /// `[locations [...]] quantifier proposition`.
-    pub(crate) fn condition_section(&mut self) -> Result<(Vec<Observable>, Condition), ParseError> {
+    pub(crate) fn condition_section(&mut self) -> Result<(Vec<Observable>, Condition), Diagnostic> {
         let mut extra = Vec::new();
         if matches!(&self.peek().tok, Tok::Word(w) if w == "locations") {
             self.bump();
@@ -85,7 +86,7 @@ impl Parser<'_> {
 
     /// `a \/ b \/ ...`, read by a loop; a long chain becomes a balanced tree
     /// ([`Prop::chain`]), so that walking it later takes no deep recursion.
-    fn or(&mut self) -> Result<Prop, ParseError> {
+    fn or(&mut self) -> Result<Prop, Diagnostic> {
         let mut parts = vec![self.and()?];
         while self.eat(&Tok::Disj).is_some() {
             parts.push(self.and()?);
@@ -93,7 +94,7 @@ impl Parser<'_> {
         Ok(Prop::chain(parts, false).unwrap_or(Prop::False))
     }
 
-    fn and(&mut self) -> Result<Prop, ParseError> {
+    fn and(&mut self) -> Result<Prop, Diagnostic> {
         let mut parts = vec![self.unary()?];
         while self.eat(&Tok::Conj).is_some() {
             parts.push(self.unary()?);
@@ -101,12 +102,12 @@ impl Parser<'_> {
         Ok(Prop::chain(parts, true).unwrap_or(Prop::True))
     }
 
-    fn unary(&mut self) -> Result<Prop, ParseError> {
+    fn unary(&mut self) -> Result<Prop, Diagnostic> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError::new(
-                self.peek().span,
-                format!("condition nested too deeply (more than {MAX_DEPTH} levels)"),
-            ));
+            return Err(Diagnostic::error(format!(
+                "condition nested too deeply (more than {MAX_DEPTH} levels)"
+            ))
+            .at(self.peek().span));
         }
         self.depth += 1;
         let result = self.unary_inner();
@@ -114,7 +115,7 @@ impl Parser<'_> {
         result
     }
 
-    fn unary_inner(&mut self) -> Result<Prop, ParseError> {
+    fn unary_inner(&mut self) -> Result<Prop, Diagnostic> {
         match &self.peek().tok {
             Tok::Tilde => {
                 self.bump();
@@ -153,7 +154,7 @@ impl Parser<'_> {
         }
     }
 
-    fn term(&mut self) -> Result<Term, ParseError> {
+    fn term(&mut self) -> Result<Term, Diagnostic> {
         match (&self.peek().tok, &self.peek_at(1).tok) {
             (Tok::Int(v), t) if *t != Tok::Colon => {
                 let v = *v;
@@ -179,28 +180,26 @@ impl Parser<'_> {
     }
 
     /// `P1:r0`, `1:r0`, `x` or `[x]`.
-    fn observable(&mut self) -> Result<Observable, ParseError> {
+    fn observable(&mut self) -> Result<Observable, Diagnostic> {
         if self.peek_at(1).tok == Tok::Colon {
             let (t, thread_span) = self.thread_ref()?;
             self.bump(); // `:`
             let (reg, reg_span) = self.register()?;
             let n = self.threads.len();
             let Some(state) = self.threads.get(t as usize) else {
-                return Err(ParseError::new(
-                    thread_span,
-                    format!(
-                        "no thread P{t} in this test: the placement row has {n} thread{}",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "no thread P{t} in this test: the placement row has {n} thread{}",
+                    if n == 1 { "" } else { "s" }
+                ))
+                .at(thread_span));
             };
             return match state.thread.reg(&reg) {
                 Some(r) => Ok(Observable::Reg(ThreadId(t), r)),
-                None => Err(ParseError::new(
-                    reg_span,
-                    format!("thread P{t} never uses register `{reg}`"),
-                )
-                .expecting(&state.thread.registers)),
+                None => Err(
+                    Diagnostic::error(format!("thread P{t} never uses register `{reg}`"))
+                        .at(reg_span)
+                        .expecting(&state.thread.registers),
+                ),
             };
         }
         let bracket = self.eat(&Tok::LBracket).is_some();
@@ -214,10 +213,10 @@ impl Parser<'_> {
             }
         };
         if register_name(&name).is_some() {
-            return Err(ParseError::new(
-                span,
-                format!("register `{name}` needs its thread, as in `P0:{name}`"),
-            )
+            return Err(Diagnostic::error(format!(
+                "register `{name}` needs its thread, as in `P0:{name}`"
+            ))
+            .at(span)
             .expecting(&["`P0:r0`"]));
         }
         self.location_name(&name, span)?;
@@ -228,30 +227,23 @@ impl Parser<'_> {
             let (i, ispan) = self.u32_literal("an element number")?;
             self.expect(&Tok::RBracket, "`]` after the element number")?;
             let Some(a) = self.array(&name) else {
-                return Err(ParseError::new(
-                    span,
-                    format!("`{name}` is not an array of the initial state (declare it as `int {name}[N]` or `{name}={{...}}`)"),
-                ));
+                return Err(Diagnostic::error(format!("`{name}` is not an array of the initial state (declare it as `int {name}[N]` or `{name}={{...}}`)")).at(span));
             };
             if i >= a.len {
-                return Err(ParseError::new(
-                    ispan,
-                    format!(
-                        "element {i} is out of bounds of `{name}`, which has {} elements",
-                        a.len
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "element {i} is out of bounds of `{name}`, which has {} elements",
+                    a.len
+                ))
+                .at(ispan));
             }
             Some(LocId(a.first.0 + i))
         } else {
             if let Some(a) = self.array(&name) {
-                return Err(ParseError::new(
-                    span,
-                    format!(
-                        "`{name}` is an array of {} elements: name one, as in `{name}[0]`",
-                        a.len
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "`{name}` is an array of {} elements: name one, as in `{name}[0]`",
+                    a.len
+                ))
+                .at(span));
             }
             None
         };

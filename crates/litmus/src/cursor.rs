@@ -1,9 +1,7 @@
 //! The cursor the dialects' lexers share: the IR's character cursor, the comments skipped, and
 //! the `"..."` strings both dialects write alike.
 
-use scopecheck_ir::Span;
-
-use crate::ParseError;
+use scopecheck_ir::{Diagnostic, Span};
 
 /// The shared character cursor ([`scopecheck_ir::cursor::Cursor`]) with what both dialects'
 /// lexers keep besides: the comments they skipped.
@@ -41,16 +39,16 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `"..."` string at the cursor: its contents and span.
-    pub(crate) fn string(&mut self) -> Result<(String, Span), ParseError> {
+    pub(crate) fn string(&mut self) -> Result<(String, Span), Diagnostic> {
         let start = self.here();
         self.bump();
         loop {
             match self.bump() {
                 None => {
-                    return Err(ParseError::new(
-                        Span { len: 1, ..start },
+                    return Err(Diagnostic::error(
                         "unterminated string: this `\"` has no closing `\"`",
                     )
+                    .at(Span { len: 1, ..start })
                     .expecting(&["`\"`"]))
                 }
                 Some('"') => break,

@@ -7,14 +7,13 @@
 
 use crate::lexer::Tok;
 use crate::ptx::{register_name, Parser};
-use crate::ParseError;
 use scopecheck_ir::ptx::{
     barrier_reduction, integer_type, membar_level, scope as parse_scope, BarrierMode, Opcode, Sem,
     FENCE_DEFAULT, INTEGER_TYPES, MEMBAR_LEVELS, RMW_DEFAULT, SCOPES, SCOPE_LIST,
 };
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, IntType,
-    LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    Address, BarrierKind, BarrierRedOp, BranchCond, Diagnostic, FenceOrder, FenceSpaces, InstrKind,
+    IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// One `.qualifier` of an opcode, without its dot; its span includes the dot.
@@ -131,15 +130,16 @@ fn set_once<T: Copy>(
     q: &Qual,
     previous: &mut Vec<(String, usize)>,
     kind: usize,
-) -> Result<(), ParseError> {
+) -> Result<(), Diagnostic> {
     if let Some((name, _)) = previous.iter().find(|(_, k)| *k == kind) {
         return Err(if *name == q.name {
-            ParseError::new(q.span, format!("duplicate qualifier `.{}`", q.name))
+            Diagnostic::error(format!("duplicate qualifier `.{}`", q.name)).at(q.span)
         } else {
-            ParseError::new(
-                q.span,
-                format!("conflicting qualifiers `.{name}` and `.{}`", q.name),
-            )
+            Diagnostic::error(format!(
+                "conflicting qualifiers `.{name}` and `.{}`",
+                q.name
+            ))
+            .at(q.span)
         });
     }
     previous.push((q.name.clone(), kind));
@@ -147,7 +147,7 @@ fn set_once<T: Copy>(
     Ok(())
 }
 
-fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseError> {
+fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, Diagnostic> {
     // Kinds, for duplicate and conflict detection.
     const SEM: usize = 0;
     const SCOPE: usize = 1;
@@ -158,14 +158,12 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
     let mut seen: Vec<(String, usize)> = Vec::new();
     let mut ignored: Option<((), Span)> = None;
     let not_allowed = |q: &Qual| {
-        ParseError::new(
-            q.span,
-            format!(
-                "qualifier `.{}` is not allowed on `{opcode}`; expected one of {}",
-                q.name,
-                acc.list().join(", ")
-            ),
-        )
+        Diagnostic::error(format!(
+            "qualifier `.{}` is not allowed on `{opcode}`; expected one of {}",
+            q.name,
+            acc.list().join(", ")
+        ))
+        .at(q.span)
         .expecting(&acc.list())
     };
     for (i, q) in quals.iter().enumerate() {
@@ -201,23 +199,18 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
             set_once(&mut ignored, (), q, &mut seen, GLOBAL)?;
         } else if acc.ignored.contains(&name) {
             if seen.iter().any(|(n, _)| n == name) {
-                return Err(ParseError::new(
-                    q.span,
-                    format!("duplicate qualifier `.{name}`"),
-                ));
+                return Err(Diagnostic::error(format!("duplicate qualifier `.{name}`")).at(q.span));
             }
             seen.push((name.to_string(), 5 + i));
         } else {
             // Guess what the unknown word was meant to be, to name it in the message.
             if looks_like_type(name) {
                 let types: Vec<String> = INTEGER_TYPES.iter().map(|t| format!(".{t}")).collect();
-                return Err(ParseError::new(
-                    q.span,
-                    format!(
-                        "unsupported type `.{name}`; expected one of {}",
-                        types.join(", ")
-                    ),
-                )
+                return Err(Diagnostic::error(format!(
+                    "unsupported type `.{name}`; expected one of {}",
+                    types.join(", ")
+                ))
+                .at(q.span)
                 .expecting(&types));
             }
             let later_op = quals
@@ -238,29 +231,25 @@ fn classify(opcode: &str, quals: &[Qual], acc: &Accepts) -> Result<Quals, ParseE
                 if acc.cas {
                     ops.push(".cas".to_string());
                 }
-                return Err(ParseError::new(
-                    q.span,
-                    format!(
-                        "unknown operation `.{name}` on `{opcode}`; expected one of {}",
-                        ops.join(", ")
-                    ),
-                )
+                return Err(Diagnostic::error(format!(
+                    "unknown operation `.{name}` on `{opcode}`; expected one of {}",
+                    ops.join(", ")
+                ))
+                .at(q.span)
                 .expecting(&ops));
             }
             if acc.scope && out.scope.is_none() && after_sem {
-                return Err(ParseError::new(
-                    q.span,
-                    format!("unknown scope `.{name}`; expected one of {SCOPE_LIST}"),
-                )
+                return Err(Diagnostic::error(format!(
+                    "unknown scope `.{name}`; expected one of {SCOPE_LIST}"
+                ))
+                .at(q.span)
                 .expecting(&scope_expected()));
             }
-            return Err(ParseError::new(
-                q.span,
-                format!(
-                    "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
-                    acc.list().join(", ")
-                ),
-            )
+            return Err(Diagnostic::error(format!(
+                "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
+                acc.list().join(", ")
+            ))
+            .at(q.span)
             .expecting(&acc.list()));
         }
     }
@@ -287,7 +276,7 @@ pub(crate) type Parsed = (InstrKind, Option<(String, Span)>);
 
 impl Parser<'_> {
     /// Parses one instruction of thread `t`, from its opcode to its last operand.
-    pub(crate) fn instruction(&mut self, t: usize) -> Result<Parsed, ParseError> {
+    pub(crate) fn instruction(&mut self, t: usize) -> Result<Parsed, Diagnostic> {
         let tok = self.peek().clone();
         let Tok::Word(word) = &tok.tok else {
             return Err(self.error_expected(
@@ -298,29 +287,27 @@ impl Parser<'_> {
         let (op, op_span, quals) = split_opcode(word, tok.span);
         let kind = match op.as_str() {
             "suld" | "sust" | "sured" | "tex" | "tld4" => {
-                return Err(ParseError::new(
-                    op_span,
-                    format!("`{op}` is a proxy operation (texture/surface): not supported yet"),
+                return Err(Diagnostic::error(format!(
+                    "`{op}` is a proxy operation (texture/surface): not supported yet"
                 ))
+                .at(op_span))
             }
             "fence" | "membar" if quals.iter().any(|q| q.name == "proxy") => {
                 let span = Span {
                     len: tok.span.len,
                     ..op_span
                 };
-                return Err(ParseError::new(
-                    span,
-                    format!("proxy fence `{word}` is not supported yet"),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "proxy fence `{word}` is not supported yet"
+                ))
+                .at(span));
             }
             _ if !OPCODES.contains(&op.as_str()) => {
-                return Err(ParseError::new(
-                    op_span,
-                    format!(
-                        "unknown instruction `{op}`; expected one of {}",
-                        OPCODES.join(", ")
-                    ),
-                )
+                return Err(Diagnostic::error(format!(
+                    "unknown instruction `{op}`; expected one of {}",
+                    OPCODES.join(", ")
+                ))
+                .at(op_span)
                 .expecting(&OPCODES))
             }
             _ => op.clone(),
@@ -360,7 +347,7 @@ impl Parser<'_> {
         }
     }
 
-    fn load(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, ParseError> {
+    fn load(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, Diagnostic> {
         let acc = Accepts {
             sems: &[Sem::Weak, Sem::Relaxed, Sem::Acquire, Sem::Volatile],
             scope: true,
@@ -375,13 +362,11 @@ impl Parser<'_> {
         // order or a width that no access has, so only the bare form is accepted.
         if let Tok::Int(v) = self.peek().tok {
             if let Some(first) = quals.first() {
-                return Err(ParseError::new(
-                    first.span,
-                    format!(
-                        "`ld` with an integer operand is a register move (`ld r, {v}` means \
+                return Err(Diagnostic::error(format!(
+                    "`ld` with an integer operand is a register move (`ld r, {v}` means \
                          `mov r, {v}`) and takes no qualifiers; write `mov` or load a location"
-                    ),
-                ));
+                ))
+                .at(first.span));
             }
             self.bump();
             return Ok((
@@ -405,7 +390,7 @@ impl Parser<'_> {
         ))
     }
 
-    fn store(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, ParseError> {
+    fn store(&mut self, t: usize, quals: &[Qual]) -> Result<Parsed, Diagnostic> {
         let acc = Accepts {
             sems: &[Sem::Weak, Sem::Relaxed, Sem::Release, Sem::Volatile],
             scope: true,
@@ -435,7 +420,7 @@ impl Parser<'_> {
         is_atom: bool,
         op_span: Span,
         quals: &[Qual],
-    ) -> Result<Parsed, ParseError> {
+    ) -> Result<Parsed, Diagnostic> {
         let opcode = if is_atom { "atom" } else { "red" };
         let acc = Accepts {
             sems: &[Sem::Relaxed, Sem::Acquire, Sem::Release, Sem::AcqRel],
@@ -455,13 +440,11 @@ impl Parser<'_> {
             if is_atom {
                 ops.push(".cas".to_string());
             }
-            return Err(ParseError::new(
-                op_span,
-                format!(
-                    "`{opcode}` needs an operation; expected one of {}",
-                    ops.join(", ")
-                ),
-            )
+            return Err(Diagnostic::error(format!(
+                "`{opcode}` needs an operation; expected one of {}",
+                ops.join(", ")
+            ))
+            .at(op_span)
             .expecting(&ops));
         };
         let dst = if is_atom {
@@ -498,7 +481,7 @@ impl Parser<'_> {
         ))
     }
 
-    fn fence(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
+    fn fence(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, Diagnostic> {
         let acc = Accepts {
             sems: &[Sem::Sc, Sem::AcqRel],
             scope: true,
@@ -512,10 +495,10 @@ impl Parser<'_> {
             .unwrap_or(FENCE_DEFAULT);
         let Some((scope, _)) = q.scope else {
             let span = q.sem.map_or(op_span, |(_, s)| s);
-            return Err(ParseError::new(
-                span,
-                format!("`fence` needs a scope; expected one of {SCOPE_LIST}"),
-            )
+            return Err(Diagnostic::error(format!(
+                "`fence` needs a scope; expected one of {SCOPE_LIST}"
+            ))
+            .at(span)
             .expecting(&scope_expected()));
         };
         Ok((
@@ -528,30 +511,26 @@ impl Parser<'_> {
         ))
     }
 
-    fn membar(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, ParseError> {
+    fn membar(&mut self, op_span: Span, quals: &[Qual]) -> Result<Parsed, Diagnostic> {
         let levels = MEMBAR_LEVELS.map(|(n, _)| format!(".{n}"));
         let mut level: Option<(Scope, &Qual)> = None;
         for q in quals {
             let Some(scope) = membar_level(&q.name) else {
-                return Err(ParseError::new(
-                    q.span,
-                    format!(
-                        "unknown membar level `.{}`; expected one of {}",
-                        q.name,
-                        levels.join(", ")
-                    ),
-                )
+                return Err(Diagnostic::error(format!(
+                    "unknown membar level `.{}`; expected one of {}",
+                    q.name,
+                    levels.join(", ")
+                ))
+                .at(q.span)
                 .expecting(&levels));
             };
             if let Some((_, first)) = level {
-                return Err(ParseError::new(
-                    q.span,
-                    if first.name == q.name {
-                        format!("duplicate qualifier `.{}`", q.name)
-                    } else {
-                        format!("conflicting qualifiers `.{}` and `.{}`", first.name, q.name)
-                    },
-                ));
+                return Err(Diagnostic::error(if first.name == q.name {
+                    format!("duplicate qualifier `.{}`", q.name)
+                } else {
+                    format!("conflicting qualifiers `.{}` and `.{}`", first.name, q.name)
+                })
+                .at(q.span));
             }
             level = Some((scope, q));
         }
@@ -564,13 +543,11 @@ impl Parser<'_> {
                 },
                 None,
             )),
-            None => Err(ParseError::new(
-                op_span,
-                format!(
-                    "`membar` needs a level; expected one of {}",
-                    levels.join(", ")
-                ),
-            )
+            None => Err(Diagnostic::error(format!(
+                "`membar` needs a level; expected one of {}",
+                levels.join(", ")
+            ))
+            .at(op_span)
             .expecting(&levels)),
         }
     }
@@ -583,7 +560,7 @@ impl Parser<'_> {
         opcode: &str,
         op_span: Span,
         quals: &[Qual],
-    ) -> Result<Parsed, ParseError> {
+    ) -> Result<Parsed, Diagnostic> {
         let accepted = [
             ".cta", ".sync", ".arrive", ".red", ".popc", ".and", ".or", ".aligned", ".u32", ".pred",
         ];
@@ -610,29 +587,27 @@ impl Parser<'_> {
                     set_once(&mut flag, (), q, &mut seen, 4 + i)?
                 }
                 name => {
-                    return Err(ParseError::new(
-                        q.span,
-                        format!(
-                            "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
-                            accepted.join(", ")
-                        ),
-                    )
+                    return Err(Diagnostic::error(format!(
+                        "unknown qualifier `.{name}` on `{opcode}`; expected one of {}",
+                        accepted.join(", ")
+                    ))
+                    .at(q.span)
                     .expecting(&accepted))
                 }
             }
         }
         let Some((mode, _)) = mode else {
-            return Err(ParseError::new(
-                op_span,
-                format!("`{opcode}` needs .sync, .arrive or .red"),
-            )
-            .expecting(&[".sync", ".arrive", ".red"]));
+            return Err(
+                Diagnostic::error(format!("`{opcode}` needs .sync, .arrive or .red"))
+                    .at(op_span)
+                    .expecting(&[".sync", ".arrive", ".red"]),
+            );
         };
         if let (Some((_, span)), false) = (red_op, mode == BarrierMode::Red) {
-            return Err(ParseError::new(
-                span,
+            return Err(Diagnostic::error(
                 "a reduction operation is only allowed on a `.red` barrier",
-            ));
+            )
+            .at(span));
         }
         match mode {
             BarrierMode::Sync => {
@@ -668,12 +643,10 @@ impl Parser<'_> {
             }
             BarrierMode::Red => {
                 let Some((op, _)) = red_op else {
-                    return Err(ParseError::new(
-                        op_span,
-                        format!(
-                            "`{opcode}.red` needs an operation; expected one of .popc, .and, .or"
-                        ),
-                    )
+                    return Err(Diagnostic::error(format!(
+                        "`{opcode}.red` needs an operation; expected one of .popc, .and, .or"
+                    ))
+                    .at(op_span)
                     .expecting(&[".popc", ".and", ".or"]));
                 };
                 let dst = self.dst(t)?;
@@ -704,7 +677,7 @@ impl Parser<'_> {
         }
     }
 
-    fn branch(&mut self, t: usize, opcode: &str, quals: &[Qual]) -> Result<Parsed, ParseError> {
+    fn branch(&mut self, t: usize, opcode: &str, quals: &[Qual]) -> Result<Parsed, Diagnostic> {
         classify(
             opcode,
             quals,
@@ -733,7 +706,7 @@ impl Parser<'_> {
 
     // ---- operands ----
 
-    fn comma(&mut self, before: &str) -> Result<(), ParseError> {
+    fn comma(&mut self, before: &str) -> Result<(), Diagnostic> {
         self.expect(&Tok::Comma, &format!("`,` before {before}"))
             .map(|_| ())
     }
@@ -746,13 +719,13 @@ impl Parser<'_> {
     }
 
     /// A destination register.
-    fn dst(&mut self, t: usize) -> Result<RegId, ParseError> {
+    fn dst(&mut self, t: usize) -> Result<RegId, Diagnostic> {
         let (name, _) = self.register()?;
         Ok(self.reg(t, &name))
     }
 
     /// A register or an integer.
-    fn value(&mut self, t: usize) -> Result<Operand, ParseError> {
+    fn value(&mut self, t: usize) -> Result<Operand, Diagnostic> {
         let tok = self.peek().clone();
         match &tok.tok {
             Tok::Int(v) => {
@@ -764,13 +737,11 @@ impl Parser<'_> {
                     self.bump();
                     Ok(Operand::Reg(self.reg(t, &r)))
                 }
-                None => Err(ParseError::new(
-                    tok.span,
-                    format!(
-                        "expected a register or an integer, found `{w}` (a location is not a \
+                None => Err(Diagnostic::error(format!(
+                    "expected a register or an integer, found `{w}` (a location is not a \
                          value: load it first)"
-                    ),
-                )
+                ))
+                .at(tok.span)
                 .expecting(&["a register", "an integer"])),
             },
             _ => {
@@ -780,7 +751,7 @@ impl Parser<'_> {
     }
 
     /// `x`, `[x]` or `[x+r2]`.
-    fn address(&mut self, t: usize) -> Result<Address, ParseError> {
+    fn address(&mut self, t: usize) -> Result<Address, Diagnostic> {
         let bracket = self.eat(&Tok::LBracket).is_some();
         let (name, span) = match &self.peek().tok {
             Tok::Word(w) => (w.clone(), self.peek().span),
@@ -802,13 +773,11 @@ impl Parser<'_> {
                     let ispan = self.peek().span;
                     let len = self.array(&name).map_or(1, |a| a.len);
                     if !(0..i64::from(len)).contains(&i) {
-                        return Err(ParseError::new(
-                            ispan,
-                            format!(
-                                "element {i} is out of bounds of `{name}`, which has {len} element{}",
-                                if len == 1 { "" } else { "s" }
-                            ),
-                        ));
+                        return Err(Diagnostic::error(format!(
+                            "element {i} is out of bounds of `{name}`, which has {len} element{}",
+                            if len == 1 { "" } else { "s" }
+                        ))
+                        .at(ispan));
                     }
                     self.bump();
                     loc = LocId(loc.0 + i as u32);
@@ -823,32 +792,29 @@ impl Parser<'_> {
     }
 
     /// A barrier number: an immediate 0 to 15, or a register (checked when it runs).
-    fn barrier_id(&mut self, t: usize) -> Result<Operand, ParseError> {
+    fn barrier_id(&mut self, t: usize) -> Result<Operand, Diagnostic> {
         if let Some(r) = self.register_operand(t) {
             return Ok(r);
         }
         let (id, span) = self.u32_literal("a barrier number (0 to 15) or a register")?;
         if id > 15 {
-            return Err(ParseError::new(
-                span,
-                format!("barrier number {id} is out of range; PTX has barriers 0 to 15"),
-            )
+            return Err(Diagnostic::error(format!(
+                "barrier number {id} is out of range; PTX has barriers 0 to 15"
+            ))
+            .at(span)
             .expecting(&["a barrier number (0 to 15)"]));
         }
         Ok(Operand::Imm(id.into()))
     }
 
     /// A barrier's thread count: a positive immediate, or a register (checked when it runs).
-    fn thread_count(&mut self, t: usize) -> Result<Operand, ParseError> {
+    fn thread_count(&mut self, t: usize) -> Result<Operand, Diagnostic> {
         if let Some(r) = self.register_operand(t) {
             return Ok(r);
         }
         let (count, span) = self.u32_literal("a thread count or a register")?;
         if count == 0 {
-            return Err(ParseError::new(
-                span,
-                "a barrier's thread count must be positive",
-            ));
+            return Err(Diagnostic::error("a barrier's thread count must be positive").at(span));
         }
         Ok(Operand::Imm(count.into()))
     }
@@ -866,39 +832,35 @@ impl Parser<'_> {
 
 /// The order and scope of a load or store from its qualifiers. Weak accesses get `Sys` (their
 /// scope is irrelevant); strong ones need an explicit scope, except `.volatile` (relaxed.sys).
-fn access_order(opcode: &str, q: &Quals) -> Result<(Order, Scope), ParseError> {
+fn access_order(opcode: &str, q: &Quals) -> Result<(Order, Scope), Diagnostic> {
     match q.sem {
         None | Some((Sem::Weak, _)) => {
             if let Some((_, span)) = q.scope {
-                return Err(ParseError::new(
-                    span,
-                    format!(
-                        "a weak `{opcode}` takes no scope; write `.relaxed` or `.{}` with a scope \
+                return Err(Diagnostic::error(format!(
+                    "a weak `{opcode}` takes no scope; write `.relaxed` or `.{}` with a scope \
                          for a strong access",
-                        if opcode == "ld" { "acquire" } else { "release" }
-                    ),
-                ));
+                    if opcode == "ld" { "acquire" } else { "release" }
+                ))
+                .at(span));
             }
             Ok((Order::Weak, Scope::Sys))
         }
         Some((Sem::Volatile, _)) => {
             if let Some((_, span)) = q.scope {
-                return Err(ParseError::new(
-                    span,
+                return Err(Diagnostic::error(
                     "`.volatile` takes no scope: it means `.relaxed.sys`",
-                ));
+                )
+                .at(span));
             }
             Ok((Order::Relaxed, Scope::Sys))
         }
         Some((sem, span)) => match q.scope {
             Some((scope, _)) => Ok((sem.order(), scope)),
-            None => Err(ParseError::new(
-                span,
-                format!(
-                    "`{opcode}.{}` needs a scope; expected one of {SCOPE_LIST}",
-                    sem.name()
-                ),
-            )
+            None => Err(Diagnostic::error(format!(
+                "`{opcode}.{}` needs a scope; expected one of {SCOPE_LIST}",
+                sem.name()
+            ))
+            .at(span)
             .expecting(&scope_expected())),
         },
     }

@@ -9,8 +9,7 @@
 //! even after non-ASCII text in a comment or the description.
 
 use crate::cursor::{is_word_char, Cursor};
-use crate::ParseError;
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Tok {
@@ -126,7 +125,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips whitespace and `(* ... *)` comments.
-    pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
+    pub(crate) fn skip_trivia(&mut self) -> Result<(), Diagnostic> {
         loop {
             match self.peek() {
                 // A byte-order mark at the start of the file is invisible in editors.
@@ -139,17 +138,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn comment(&mut self) -> Result<(), ParseError> {
+    fn comment(&mut self) -> Result<(), Diagnostic> {
         let start = self.here();
         self.bump();
         self.bump();
         loop {
             match self.bump() {
                 None => {
-                    return Err(ParseError::new(
-                        Span { len: 2, ..start },
+                    return Err(Diagnostic::error(
                         "unterminated comment: this `(*` has no matching `*)`",
                     )
+                    .at(Span { len: 2, ..start })
                     .expecting(&["`*)`"]))
                 }
                 Some('*') if self.peek() == Some(')') => {
@@ -199,7 +198,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lexes everything from the current position to the end.
-    pub(crate) fn tokens(&mut self) -> Result<Vec<Token>, ParseError> {
+    pub(crate) fn tokens(&mut self) -> Result<Vec<Token>, Diagnostic> {
         let mut out = Vec::new();
         loop {
             self.skip_trivia()?;
@@ -212,7 +211,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn token(&mut self) -> Result<Token, ParseError> {
+    fn token(&mut self) -> Result<Token, Diagnostic> {
         let start = self.here();
         let Some(c) = self.peek() else {
             return Ok(Token {
@@ -270,28 +269,19 @@ impl<'a> Lexer<'a> {
                     '/' => "/\\",
                     _ => "\\/",
                 };
-                Err(ParseError::new(
-                    self.here_token_span(),
-                    format!("unexpected character `{c}`; expected `{op}`"),
-                )
+                Err(Diagnostic::error(format!("unexpected character `{c}`; expected `{op}`")).at(self.here_token_span())
                 .expecting(&[format!("`{op}`")]))
             }
             '"' => self.string(),
             '-' if self.peek_n(1).is_some_and(|d| d.is_ascii_digit()) => self.number(),
             '0'..='9' => self.number(),
             '%' | '_' | 'a'..='z' | 'A'..='Z' => self.word(),
-            '.' => Err(ParseError::new(
-                self.here_token_span(),
-                "unexpected `.`; a qualifier must follow its opcode directly, as in `ld.relaxed.gpu`",
-            )),
-            _ => Err(ParseError::new(
-                self.here_token_span(),
-                format!("unexpected character `{}`", c.escape_debug()),
-            )),
+            '.' => Err(Diagnostic::error("unexpected `.`; a qualifier must follow its opcode directly, as in `ld.relaxed.gpu`").at(self.here_token_span())),
+            _ => Err(Diagnostic::error(format!("unexpected character `{}`", c.escape_debug())).at(self.here_token_span())),
         }
     }
 
-    fn string(&mut self) -> Result<Token, ParseError> {
+    fn string(&mut self) -> Result<Token, Diagnostic> {
         let (inner, span) = self.cur.string()?;
         Ok(Token {
             tok: Tok::Str(inner),
@@ -299,7 +289,7 @@ impl<'a> Lexer<'a> {
         })
     }
 
-    fn number(&mut self) -> Result<Token, ParseError> {
+    fn number(&mut self) -> Result<Token, Diagnostic> {
         let start = self.here();
         let negative = self.peek() == Some('-');
         if negative {
@@ -321,7 +311,8 @@ impl<'a> Lexer<'a> {
         let valid = !digits.is_empty() && digits.chars().all(|d| d.is_digit(radix));
         if !valid {
             return Err(
-                ParseError::new(span, format!("invalid number `{}`", self.text(span)))
+                Diagnostic::error(format!("invalid number `{}`", self.text(span)))
+                    .at(span)
                     .expecting(&["a decimal or 0x-prefixed hexadecimal integer"]),
             );
         }
@@ -335,14 +326,15 @@ impl<'a> Lexer<'a> {
                 tok: Tok::Int(v),
                 span,
             }),
-            Err(_) => Err(ParseError::new(
-                span,
-                format!("integer `{}` does not fit in 64 bits", self.text(span)),
-            )),
+            Err(_) => Err(Diagnostic::error(format!(
+                "integer `{}` does not fit in 64 bits",
+                self.text(span)
+            ))
+            .at(span)),
         }
     }
 
-    fn word(&mut self) -> Result<Token, ParseError> {
+    fn word(&mut self) -> Result<Token, Diagnostic> {
         let start = self.here();
         if self.peek() == Some('%') {
             self.bump();
@@ -350,11 +342,11 @@ impl<'a> Lexer<'a> {
                 .peek()
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             {
-                return Err(ParseError::new(
-                    Span { len: 1, ..start },
-                    "expected a register name after `%`, as in `%r0`",
-                )
-                .expecting(&["a register"]));
+                return Err(
+                    Diagnostic::error("expected a register name after `%`, as in `%r0`")
+                        .at(Span { len: 1, ..start })
+                        .expecting(&["a register"]),
+                );
             }
         }
         while self.peek().is_some_and(is_word_char) {
@@ -437,10 +429,13 @@ mod tests {
     #[test]
     fn bad_numbers_and_unterminated_things_are_errors() {
         let e = Lexer::new("  12ab").tokens().unwrap_err();
-        assert_eq!((e.span.line, e.span.column, e.span.len), (1, 3, 4));
+        assert_eq!(
+            (e.line(), e.column(), e.span.expect("a span").len),
+            (1, 3, 4)
+        );
         let e = Lexer::new("x (* open").tokens().unwrap_err();
         assert_eq!(
-            (e.span.column, e.message.contains("unterminated comment")),
+            (e.column(), e.message.contains("unterminated comment")),
             (3, true)
         );
         let e = Lexer::new("\"abc").tokens().unwrap_err();
@@ -448,7 +443,7 @@ mod tests {
         let e = Lexer::new("99999999999999999999").tokens().unwrap_err();
         assert!(e.message.contains("64 bits"));
         let e = Lexer::new("a / b").tokens().unwrap_err();
-        assert_eq!(e.span.column, 3);
+        assert_eq!(e.column(), 3);
     }
 
     #[test]

@@ -33,59 +33,7 @@ pub const MAX_C_NESTING: usize = c::MAX_DEPTH;
 /// The most binary operators one expression chain of a C litmus thread may have.
 pub const MAX_C_CHAIN: usize = c::MAX_CHAIN;
 
-use scopecheck_ir::{Program, Span};
-
-/// A parse error: where, what went wrong, and what would have been accepted there.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ParseError {
-    pub message: String,
-    /// Where in the source; `span.line` and `span.column` are 1-based.
-    pub span: Span,
-    /// What the parser would have accepted at that point (may be empty).
-    pub expected: Vec<String>,
-}
-
-impl ParseError {
-    pub(crate) fn new(span: Span, message: impl Into<String>) -> Self {
-        ParseError {
-            message: message.into(),
-            span,
-            expected: Vec::new(),
-        }
-    }
-
-    /// Adds the list of what would have been accepted.
-    pub(crate) fn expecting<S: ToString>(mut self, expected: &[S]) -> Self {
-        self.expected = expected.iter().map(|s| s.to_string()).collect();
-        self
-    }
-}
-
-/// Something worth telling the user about a test that is not an error: the test parses, but
-/// a construct means something other than what it says (a device-scope atomic on shared
-/// memory is only block scope).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// Where in the source; `span.line` and `span.column` are 1-based.
-    pub span: Span,
-    pub message: String,
-}
-
-impl From<ParseError> for scopecheck_ir::Diagnostic {
-    /// The error at its span, with what would have been accepted there as a note.
-    fn from(e: ParseError) -> Self {
-        scopecheck_ir::Diagnostic::error(e.message)
-            .at(e.span)
-            .expecting(&e.expected)
-    }
-}
-
-impl From<Warning> for scopecheck_ir::Diagnostic {
-    fn from(w: Warning) -> Self {
-        scopecheck_ir::Diagnostic::warning(w.message).at(w.span)
-    }
-}
+use scopecheck_ir::{Diagnostic, Program, Span};
 
 /// A word of a per-file option comment `(* options: --unroll 3 *)`, with where it stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +48,9 @@ pub struct OptionWord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Test {
     pub program: Program,
-    pub warnings: Vec<Warning>,
+    /// What is worth telling the user though the test parses: a construct means something
+    /// other than what it says (a device-scope atomic on shared memory is only block scope).
+    pub warnings: Vec<Diagnostic>,
     /// The quoted strings after the description (`Program::description` holds the first):
     /// published corpora put a source or a URL there.
     pub docs: Vec<String>,
@@ -114,34 +64,34 @@ const ACCEPTED_ARCHES: &[&str] = &["PTX", "C", "CUDA", "OPENCL"];
 
 /// Parses a litmus test, choosing the dialect from its first word (`PTX`; `C`, `CUDA` or
 /// `OPENCL` for the C dialect). Warnings are dropped; see [`parse_with_warnings`].
-pub fn parse(source: &str) -> Result<Program, ParseError> {
+pub fn parse(source: &str) -> Result<Program, Diagnostic> {
     parse_test(source).map(|t| t.program)
 }
 
 /// Parses a litmus test and also returns its warnings (C dialect: scopes narrowed on shared
 /// memory, scopes of host threads, atomic functions on non-atomic objects).
-pub fn parse_with_warnings(source: &str) -> Result<(Program, Vec<Warning>), ParseError> {
+pub fn parse_with_warnings(source: &str) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
     parse_test(source).map(|t| (t.program, t.warnings))
 }
 
 /// Parses a litmus test with everything the file holds: program, warnings, the extra
 /// description strings and the option comments.
-pub fn parse_test(source: &str) -> Result<Test, ParseError> {
+pub fn parse_test(source: &str) -> Result<Test, Diagnostic> {
     let mut lexer = lexer::Lexer::new(source);
     lexer.skip_trivia()?;
     let (word, span) = lexer.header_word();
     match word.as_str() {
         "PTX" => ptx::parse(lexer),
         "C" | "CUDA" | "OPENCL" => c::parse(lexer, &word),
-        "" => Err(ParseError::new(
-            lexer.here_token_span(),
+        "" => Err(Diagnostic::error(
             "expected a litmus header such as `PTX NAME` or `C NAME` at the start of the test",
         )
+        .at(lexer.here_token_span())
         .expecting(ACCEPTED_ARCHES)),
-        _ => Err(ParseError::new(
-            span,
-            format!("unknown architecture `{word}`; expected PTX, C, CUDA or OPENCL"),
-        )
+        _ => Err(Diagnostic::error(format!(
+            "unknown architecture `{word}`; expected PTX, C, CUDA or OPENCL"
+        ))
+        .at(span)
         .expecting(ACCEPTED_ARCHES)),
     }
 }

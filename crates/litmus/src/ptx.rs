@@ -9,22 +9,22 @@
 //! come after its use.
 
 use crate::lexer::{Lexer, Tok, Token};
-use crate::{ParseError, Test};
+use crate::Test;
 use scopecheck_ir::{
-    Arch, Array, Condition, DevicePlacement, Instr, InstrKind, IntType, LocId, Location,
-    MemorySpace, Observable, Placement, Program, RegId, Span, Thread, Value,
+    Arch, Array, Condition, DevicePlacement, Diagnostic, Instr, InstrKind, IntType, LocId,
+    Location, MemorySpace, Observable, Placement, Program, RegId, Span, Thread, Value,
 };
 
 /// Parses a PTX test; `lexer` stands just after the `PTX` word.
-pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Test, ParseError> {
+pub(crate) fn parse(mut lexer: Lexer<'_>) -> Result<Test, Diagnostic> {
     let src = lexer.source();
     let (name, name_span) = lexer.rest_of_line();
     if name.is_empty() {
-        return Err(ParseError::new(
-            name_span,
-            "expected the test name after `PTX` on the header line",
-        )
-        .expecting(&["a test name"]));
+        return Err(
+            Diagnostic::error("expected the test name after `PTX` on the header line")
+                .at(name_span)
+                .expecting(&["a test name"]),
+        );
     }
     let tokens = lexer.tokens()?;
     let mut p = Parser::new(src, tokens);
@@ -159,7 +159,7 @@ impl<'a> Parser<'a> {
     #[allow(clippy::type_complexity)]
     pub(crate) fn finish_condition(
         mut self,
-    ) -> Result<(Vec<Location>, Vec<Thread>, Vec<Observable>, Condition), ParseError> {
+    ) -> Result<(Vec<Location>, Vec<Thread>, Vec<Observable>, Condition), Diagnostic> {
         let (extra, condition) = self.condition_section()?;
         if !self.at(&Tok::Eof) {
             return Err(self.error_expected(
@@ -209,7 +209,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Consumes `tok` or fails with "expected {what}, found ..." at the next token.
-    pub(crate) fn expect(&mut self, tok: &Tok, what: &str) -> Result<Span, ParseError> {
+    pub(crate) fn expect(&mut self, tok: &Tok, what: &str) -> Result<Span, Diagnostic> {
         match self.eat(tok) {
             Some(span) => Ok(span),
             None => Err(self.error_expected(what, &[tok.describe()])),
@@ -217,13 +217,11 @@ impl<'a> Parser<'a> {
     }
 
     /// "expected {what}, found {next token}", at the next token.
-    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> ParseError {
+    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> Diagnostic {
         let t = self.peek();
-        ParseError::new(
-            t.span,
-            format!("expected {what}, found {}", t.tok.describe()),
-        )
-        .expecting(expected)
+        Diagnostic::error(format!("expected {what}, found {}", t.tok.describe()))
+            .at(t.span)
+            .expecting(expected)
     }
 
     pub(crate) fn prev_span(&self) -> Span {
@@ -246,12 +244,12 @@ impl<'a> Parser<'a> {
     }
 
     /// A non-negative integer that fits in `u32`.
-    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), ParseError> {
+    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), Diagnostic> {
         match self.peek().tok {
             Tok::Int(v) => {
                 let span = self.peek().span;
                 let v = u32::try_from(v).map_err(|_| {
-                    ParseError::new(span, format!("{what} must be between 0 and {}", u32::MAX))
+                    Diagnostic::error(format!("{what} must be between 0 and {}", u32::MAX)).at(span)
                 })?;
                 self.bump();
                 Ok((v, span))
@@ -299,7 +297,7 @@ impl<'a> Parser<'a> {
     /// untyped integers, as 32-bit signed values (`.s32`, the width of the
     /// GPU's words). Accesses of two widths to one
     /// location are an error: that is mixed-size, which scopecheck's models do not cover.
-    fn type_accesses(&mut self) -> Result<(), ParseError> {
+    fn type_accesses(&mut self) -> Result<(), Diagnostic> {
         let mut stated: Vec<Option<(IntType, Span)>> = vec![None; self.locations.len()];
         for state in &self.threads {
             for &(i, ty, span) in &state.typed {
@@ -310,16 +308,13 @@ impl<'a> Parser<'a> {
                 let loc = self.allocation(loc).0;
                 match stated[loc.0 as usize] {
                     Some((first, at)) if first.bits != ty.bits => {
-                        return Err(ParseError::new(
-                            span,
-                            format!(
+                        return Err(Diagnostic::error(format!(
                                 "`{}` is accessed as .{} here and as .{} at line {}: mixed-size accesses to one location are not supported",
                                 self.locations[loc.0 as usize].name,
                                 ty.ptx_name(),
                                 first.ptx_name(),
                                 at.line
-                            ),
-                        ))
+                            )).at(span))
                     }
                     Some(_) => {}
                     None => stated[loc.0 as usize] = Some((ty, span)),
@@ -370,17 +365,18 @@ impl<'a> Parser<'a> {
     }
 
     /// Checks that `word` (at `span`) can name a location.
-    pub(crate) fn location_name(&self, word: &str, span: Span) -> Result<(), ParseError> {
+    pub(crate) fn location_name(&self, word: &str, span: Span) -> Result<(), Diagnostic> {
         if register_name(word).is_some() {
-            return Err(ParseError::new(
-                span,
-                format!("expected a location name, found register `{word}`"),
-            )
+            return Err(Diagnostic::error(format!(
+                "expected a location name, found register `{word}`"
+            ))
+            .at(span)
             .expecting(&["a location name"]));
         }
         if word.contains('.') || word.starts_with('%') {
             return Err(
-                ParseError::new(span, format!("`{word}` is not a valid location name"))
+                Diagnostic::error(format!("`{word}` is not a valid location name"))
+                    .at(span)
                     .expecting(&["a location name"]),
             );
         }
@@ -389,7 +385,7 @@ impl<'a> Parser<'a> {
 
     // ---- sections ----
 
-    fn program(&mut self, name: String) -> Result<Program, ParseError> {
+    fn program(&mut self, name: String) -> Result<Program, Diagnostic> {
         // The description, then any further strings (a source, a URL), kept as docs.
         let mut description = None;
         while let Tok::Str(s) = &self.peek().tok {
@@ -411,25 +407,21 @@ impl<'a> Parser<'a> {
         for init in reg_inits {
             let t = init.thread as usize;
             if t >= n {
-                return Err(ParseError::new(
-                    init.thread_span,
-                    format!(
-                        "no thread P{} in this test: the placement row has {n} thread{}",
-                        init.thread,
-                        if n == 1 { "" } else { "s" }
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "no thread P{} in this test: the placement row has {n} thread{}",
+                    init.thread,
+                    if n == 1 { "" } else { "s" }
+                ))
+                .at(init.thread_span));
             }
             let r = self.reg(t, &init.reg);
             if let Some(state) = self.threads.get_mut(t) {
                 if state.thread.init_regs.iter().any(|(id, _)| *id == r) {
-                    return Err(ParseError::new(
-                        init.span,
-                        format!(
-                            "register P{}:{} is initialised twice",
-                            init.thread, init.reg
-                        ),
-                    ));
+                    return Err(Diagnostic::error(format!(
+                        "register P{}:{} is initialised twice",
+                        init.thread, init.reg
+                    ))
+                    .at(init.span));
                 }
                 state.thread.init_regs.push((r, init.value));
             }
@@ -461,7 +453,7 @@ impl<'a> Parser<'a> {
 
     /// `{ x=0; int y = 1; [z]=2; w@shared=0; P1:r0=5; }`. Locations are created here, in
     /// order; register entries wait until the placement row says which threads exist.
-    fn init_section(&mut self) -> Result<Vec<RegInit>, ParseError> {
+    fn init_section(&mut self) -> Result<Vec<RegInit>, Diagnostic> {
         self.expect(&Tok::LBrace, "`{` to open the initial state")?;
         let mut regs = Vec::new();
         loop {
@@ -485,7 +477,7 @@ impl<'a> Parser<'a> {
         Ok(regs)
     }
 
-    fn init_entry(&mut self, regs: &mut Vec<RegInit>) -> Result<(), ParseError> {
+    fn init_entry(&mut self, regs: &mut Vec<RegInit>) -> Result<(), Diagnostic> {
         let start = self.peek().span;
         // A register of a thread: `P1:r0` or `1:r0`.
         if self.peek_at(1).tok == Tok::Colon {
@@ -538,10 +530,9 @@ impl<'a> Parser<'a> {
             MemorySpace::Global
         };
         if self.locations.iter().any(|l| l.name == name) || self.array(&name).is_some() {
-            return Err(ParseError::new(
-                name_span,
-                format!("location `{name}` is initialised twice"),
-            ));
+            return Err(
+                Diagnostic::error(format!("location `{name}` is initialised twice")).at(name_span),
+            );
         }
         let values =
             if declared_len.is_some() && matches!(self.peek().tok, Tok::Semi | Tok::RBrace) {
@@ -572,7 +563,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `{1, 2, -3}`: an array's values, each with its span.
-    fn array_values(&mut self) -> Result<Vec<(Value, Span)>, ParseError> {
+    fn array_values(&mut self) -> Result<Vec<(Value, Span)>, Diagnostic> {
         self.expect(&Tok::LBrace, "`{` and the array's values")?;
         let mut values = Vec::new();
         if self.eat(&Tok::RBrace).is_some() {
@@ -589,7 +580,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn memory_space(&mut self) -> Result<MemorySpace, ParseError> {
+    fn memory_space(&mut self) -> Result<MemorySpace, Diagnostic> {
         const SPACES: &[&str] = &["global", "shared", "host", "managed"];
         let t = self.peek().clone();
         let space = match &t.tok {
@@ -607,19 +598,17 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(s)
             }
-            None => Err(ParseError::new(
-                t.span,
-                format!(
-                    "unknown memory space {}; expected one of global, shared, host, managed",
-                    t.tok.describe()
-                ),
-            )
+            None => Err(Diagnostic::error(format!(
+                "unknown memory space {}; expected one of global, shared, host, managed",
+                t.tok.describe()
+            ))
+            .at(t.span)
             .expecting(SPACES)),
         }
     }
 
     /// An integer (for initial values).
-    pub(crate) fn int_value(&mut self, what: &str) -> Result<Value, ParseError> {
+    pub(crate) fn int_value(&mut self, what: &str) -> Result<Value, Diagnostic> {
         match self.peek().tok {
             Tok::Int(v) => {
                 self.bump();
@@ -630,7 +619,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A word without qualifiers or `%` (a name).
-    pub(crate) fn plain_word(&mut self, what: &str) -> Result<(String, Span), ParseError> {
+    pub(crate) fn plain_word(&mut self, what: &str) -> Result<(String, Span), Diagnostic> {
         match &self.peek().tok {
             Tok::Word(w) if !w.contains('.') && !w.starts_with('%') => {
                 let w = w.clone();
@@ -641,7 +630,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A thread as conditions and the initial state name it: `P1` or `1`.
-    pub(crate) fn thread_ref(&mut self) -> Result<(u32, Span), ParseError> {
+    pub(crate) fn thread_ref(&mut self) -> Result<(u32, Span), Diagnostic> {
         let t = self.peek().clone();
         let n = match &t.tok {
             Tok::Word(w) => thread_number(w),
@@ -658,7 +647,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A register `r<digits>` or `%r<digits>`, returned normalised (`r0`).
-    pub(crate) fn register(&mut self) -> Result<(String, Span), ParseError> {
+    pub(crate) fn register(&mut self) -> Result<(String, Span), Diagnostic> {
         let t = self.peek().clone();
         if let Tok::Word(w) = &t.tok {
             if let Some(r) = register_name(w) {
@@ -675,7 +664,7 @@ impl<'a> Parser<'a> {
     }
 
     /// The first row: `P0@cta 0,gpu 0 | P1@host | P2 ;`.
-    fn placement_row(&mut self) -> Result<(), ParseError> {
+    fn placement_row(&mut self) -> Result<(), Diagnostic> {
         let mut raw = Vec::new();
         loop {
             let cell_start = self.peek().span;
@@ -685,10 +674,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                 }
                 Tok::Word(w) if thread_number(w).is_some() => {
-                    return Err(ParseError::new(
-                        cell_start,
-                        format!("expected thread `{expected_name}`, found `{w}`: threads must be named P0, P1, ... in order"),
-                    )
+                    return Err(Diagnostic::error(format!("expected thread `{expected_name}`, found `{w}`: threads must be named P0, P1, ... in order")).at(cell_start)
                     .expecting(&[format!("`{expected_name}`")]));
                 }
                 _ => {
@@ -747,7 +733,7 @@ impl<'a> Parser<'a> {
 
     /// After `@`: `host`, or `[warp N,] cta N [, cluster N] [, gpu N]` (items in that order,
     /// commas optional, missing numbers 0).
-    fn placement(&mut self) -> Result<RawPlacement, ParseError> {
+    fn placement(&mut self) -> Result<RawPlacement, Diagnostic> {
         const ITEMS: [&str; 4] = ["warp", "cta", "cluster", "gpu"];
         if let Tok::Word(w) = &self.peek().tok {
             if w == "host" {
@@ -774,13 +760,10 @@ impl<'a> Parser<'a> {
                 );
             };
             if last.is_some_and(|l| l >= index) {
-                return Err(ParseError::new(
-                    t.span,
-                    format!(
+                return Err(Diagnostic::error(format!(
                         "`{}` out of place: placement items go in the order warp, cta, cluster, gpu, each at most once",
                         ITEMS[index]
-                    ),
-                ));
+                    )).at(t.span));
             }
             self.bump();
             let v = self.u32_literal(&format!("the {} number", ITEMS[index]))?;
@@ -803,7 +786,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Instruction rows, until the `locations` line, the condition or the end.
-    fn code_rows(&mut self) -> Result<(), ParseError> {
+    fn code_rows(&mut self) -> Result<(), Diagnostic> {
         let n = self.threads.len();
         loop {
             if self.at_condition_start() {
@@ -843,14 +826,12 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn too_many_cells(&self, span: Span, n: usize) -> ParseError {
-        ParseError::new(
-            span,
-            format!(
-                "this row has more cells than the {n} thread{} of the placement row",
-                if n == 1 { "" } else { "s" }
-            ),
-        )
+    fn too_many_cells(&self, span: Span, n: usize) -> Diagnostic {
+        Diagnostic::error(format!(
+            "this row has more cells than the {n} thread{} of the placement row",
+            if n == 1 { "" } else { "s" }
+        ))
+        .at(span)
         .expecting(&["`;`"])
     }
 
@@ -866,12 +847,13 @@ impl<'a> Parser<'a> {
     }
 
     /// One cell of thread `t`: labels `L:` then an optional instruction.
-    fn cell(&mut self, t: usize) -> Result<(), ParseError> {
+    fn cell(&mut self, t: usize) -> Result<(), Diagnostic> {
         while let (Tok::Word(w), Tok::Colon) = (&self.peek().tok, &self.peek_at(1).tok) {
             let (label, span) = (w.clone(), self.peek().span);
             if label.contains('.') || label.starts_with('%') {
                 return Err(
-                    ParseError::new(span, format!("`{label}` is not a valid label name"))
+                    Diagnostic::error(format!("`{label}` is not a valid label name"))
+                        .at(span)
                         .expecting(&["a label name"]),
                 );
             }
@@ -881,13 +863,11 @@ impl<'a> Parser<'a> {
                 break;
             };
             if state.labels.iter().any(|(l, _)| *l == label) {
-                return Err(ParseError::new(
-                    span,
-                    format!(
-                        "label `{label}` is defined twice in thread {}",
-                        state.thread.name
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "label `{label}` is defined twice in thread {}",
+                    state.thread.name
+                ))
+                .at(span));
             }
             let here = state.thread.code.len();
             state.labels.push((label, here));
@@ -924,25 +904,23 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn resolve_labels(&mut self) -> Result<(), ParseError> {
+    fn resolve_labels(&mut self) -> Result<(), Diagnostic> {
         for state in &mut self.threads {
             for fix in &state.fixups {
                 let Some(&(_, target)) = state.labels.iter().find(|(l, _)| *l == fix.label) else {
                     let known: Vec<String> =
                         state.labels.iter().map(|(l, _)| format!("`{l}`")).collect();
-                    return Err(ParseError::new(
-                        fix.span,
-                        format!(
-                            "unknown label `{}` in thread {}{}",
-                            fix.label,
-                            state.thread.name,
-                            if known.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; its labels are {}", known.join(", "))
-                            }
-                        ),
-                    )
+                    return Err(Diagnostic::error(format!(
+                        "unknown label `{}` in thread {}{}",
+                        fix.label,
+                        state.thread.name,
+                        if known.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; its labels are {}", known.join(", "))
+                        }
+                    ))
+                    .at(fix.span)
                     .expecting(&known));
                 };
                 if let Some(Instr {
@@ -959,18 +937,16 @@ impl<'a> Parser<'a> {
 }
 
 /// An array's length from its literal: at least one element.
-pub(crate) fn array_length((len, span): (u32, Span)) -> Result<u32, ParseError> {
+pub(crate) fn array_length((len, span): (u32, Span)) -> Result<u32, Diagnostic> {
     if len == 0 {
-        return Err(ParseError::new(span, "an array needs at least one element"));
+        return Err(Diagnostic::error("an array needs at least one element").at(span));
     }
     if len > crate::MAX_ARRAY_LENGTH {
-        return Err(ParseError::new(
-            span,
-            format!(
-                "an array of {len} elements is too long (at most {} elements)",
-                crate::MAX_ARRAY_LENGTH
-            ),
-        ));
+        return Err(Diagnostic::error(format!(
+            "an array of {len} elements is too long (at most {} elements)",
+            crate::MAX_ARRAY_LENGTH
+        ))
+        .at(span));
     }
     Ok(len)
 }
@@ -982,16 +958,14 @@ pub(crate) fn initialised_length(
     name_span: Span,
     declared_len: Option<u32>,
     values: &[(Value, Span)],
-) -> Result<u32, ParseError> {
+) -> Result<u32, Diagnostic> {
     match declared_len {
-        Some(len) if values.len() > len as usize => Err(ParseError::new(
-            values[len as usize].1,
-            format!(
-                "`{name}` has {len} element{} but {} values are given",
-                if len == 1 { "" } else { "s" },
-                values.len()
-            ),
-        )),
+        Some(len) if values.len() > len as usize => Err(Diagnostic::error(format!(
+            "`{name}` has {len} element{} but {} values are given",
+            if len == 1 { "" } else { "s" },
+            values.len()
+        ))
+        .at(values[len as usize].1)),
         Some(len) => Ok(len),
         None => array_length((values.len() as u32, name_span)),
     }
@@ -1008,16 +982,14 @@ pub(crate) fn add_array(
     len: u32,
     values: &[Value],
     space: MemorySpace,
-) -> Result<LocId, ParseError> {
+) -> Result<LocId, Diagnostic> {
     // Checked before anything is allocated: each element is a location.
     if locations.len().saturating_add(len as usize) > crate::MAX_LOCATIONS {
-        return Err(ParseError::new(
-            span,
-            format!(
-                "too many locations: with `{name}`'s {len} elements the test would have more than {}",
-                crate::MAX_LOCATIONS
-            ),
-        ));
+        return Err(Diagnostic::error(format!(
+            "too many locations: with `{name}`'s {len} elements the test would have more than {}",
+            crate::MAX_LOCATIONS
+        ))
+        .at(span));
     }
     let first = LocId(locations.len() as u32);
     for i in 0..len {
@@ -1048,7 +1020,7 @@ pub(crate) fn add_array(
 /// `.cluster` scope means the same as `.cta` for CTAs placed without one.
 pub(crate) fn number_clusters(
     raw: &[(RawPlacement, Span, String)],
-) -> Result<Vec<Placement>, ParseError> {
+) -> Result<Vec<Placement>, Diagnostic> {
     let mut named: Vec<((u32, u32), u32)> = Vec::new();
     for (p, _, _) in raw {
         if let RawPlacement::Device {
@@ -1060,13 +1032,11 @@ pub(crate) fn number_clusters(
         {
             match named.iter().find(|(k, _)| *k == (*gpu, *cta)) {
                 Some((_, other)) if other != c => {
-                    return Err(ParseError::new(
-                        *span,
-                        format!(
-                            "CTA {cta} of GPU {gpu} is already placed in cluster {other}; a CTA \
+                    return Err(Diagnostic::error(format!(
+                        "CTA {cta} of GPU {gpu} is already placed in cluster {other}; a CTA \
                              belongs to one cluster"
-                        ),
                     ))
+                    .at(*span))
                 }
                 Some(_) => {}
                 None => named.push(((*gpu, *cta), *c)),

@@ -89,5 +89,5 @@ fn mixed_size_accesses_are_an_error() {
     )
     .expect_err("mixed sizes");
     assert!(e.message.contains("mixed-size"), "{}", e.message);
-    assert_eq!(e.span.line, 5);
+    assert_eq!(e.line(), 5);
 }

@@ -55,8 +55,7 @@ fn log_with(file: &str, src: &str, models: &[Option<ModelKind>], opts: CheckOpti
             check(&t.program, &opts).expect("the test checks")
         })
         .collect();
-    let warnings: Vec<scopecheck_ir::Diagnostic> =
-        t.warnings.iter().cloned().map(Into::into).collect();
+    let warnings: Vec<scopecheck_ir::Diagnostic> = t.warnings.clone();
     let checked: Vec<_> = verdicts
         .iter()
         .map(|verdict| CheckedVerdict {
@@ -438,7 +437,7 @@ fn an_input_error_is_at_its_line_and_column() {
     let mut log = SarifLog::new();
     // The message alone: the notes (what the parser expected) are another test's matter.
     let error = scopecheck_ir::Diagnostic::error(e.message.clone())
-        .at(e.span)
+        .at(e.span.expect("a parse error has a span"))
         .in_file("bad.litmus");
     log.add_input_error(&error, Some(src));
     // A file without a position (unreadable) has its artifact only.

@@ -15,7 +15,7 @@ fn one(params: &str, body: &str) -> String {
 fn ok(src: &str) -> Program {
     match parse(src) {
         Ok(p) => p,
-        Err(e) => panic!("{}:{}: {}", e.span.line, e.span.column, e.message),
+        Err(e) => panic!("{}:{}: {}", e.line(), e.column(), e.message),
     }
 }
 
@@ -157,8 +157,8 @@ fn the_audits_nesting_reproducers_are_errors_with_positions() {
         let body = format!("int r = 1;\n{}*x = 1;", "if (r)\n".repeat(n));
         let e = crate::tests::err(&one("int* x", &body));
         assert!(e.message.contains("nested too deeply"), "{}", e.message);
-        assert_eq!(e.span.line, (3 + MAX_C_NESTING - 1) as u32, "{}", e.message);
-        assert_eq!(e.span.column, 5, "{}", e.message);
+        assert_eq!(e.line(), (3 + MAX_C_NESTING - 1) as u32, "{}", e.message);
+        assert_eq!(e.column(), 5, "{}", e.message);
     }
 }
 

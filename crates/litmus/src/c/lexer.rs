@@ -11,8 +11,7 @@
 //! conditions read the same in both dialects.
 
 use crate::cursor::{is_word_char, Cursor};
-use crate::ParseError;
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum CTok {
@@ -79,7 +78,7 @@ impl<'a> CLexer<'a> {
     }
 
     /// Skips whitespace and comments. `in_body`: inside a thread body, where `(*x)` is C.
-    fn skip_trivia(&mut self, in_body: bool) -> Result<(), ParseError> {
+    fn skip_trivia(&mut self, in_body: bool) -> Result<(), Diagnostic> {
         loop {
             match (self.peek(), self.peek_n(1)) {
                 (Some(c), _) if c.is_whitespace() || c == '\u{feff}' => {
@@ -107,7 +106,7 @@ impl<'a> CLexer<'a> {
         }
     }
 
-    fn comment(&mut self, open: &str, close: &'static str) -> Result<(), ParseError> {
+    fn comment(&mut self, open: &str, close: &'static str) -> Result<(), Diagnostic> {
         let start = self.here();
         self.bump();
         self.bump();
@@ -116,10 +115,10 @@ impl<'a> CLexer<'a> {
         loop {
             match self.bump() {
                 None => {
-                    return Err(ParseError::new(
-                        Span { len: 2, ..start },
-                        format!("unterminated comment: this `{open}` has no matching `{close}`"),
-                    )
+                    return Err(Diagnostic::error(format!(
+                        "unterminated comment: this `{open}` has no matching `{close}`"
+                    ))
+                    .at(Span { len: 2, ..start })
                     .expecting(&[format!("`{close}`")]))
                 }
                 Some(c) if Some(c) == c0 && self.peek() == c1 => {
@@ -137,7 +136,7 @@ impl<'a> CLexer<'a> {
 
     /// Lexes up to the condition (or the end of the input); the last token is [`CTok::End`]
     /// and its span is where the condition starts.
-    pub(crate) fn tokens(&mut self) -> Result<Vec<CToken>, ParseError> {
+    pub(crate) fn tokens(&mut self) -> Result<Vec<CToken>, Diagnostic> {
         let mut out: Vec<CToken> = Vec::new();
         let mut depth: u32 = 0;
         // Brace depth at which the current thread body opened, if inside one.
@@ -167,10 +166,11 @@ impl<'a> CLexer<'a> {
                     span: self.since(start),
                 }
             } else {
-                return Err(ParseError::new(
-                    self.here_token_span(),
-                    format!("unexpected character `{}`", c.escape_debug()),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "unexpected character `{}`",
+                    c.escape_debug()
+                ))
+                .at(self.here_token_span()));
             };
             if depth == 0 {
                 let cond = match &token.tok {
@@ -209,7 +209,7 @@ impl<'a> CLexer<'a> {
         }
     }
 
-    fn string(&mut self) -> Result<CToken, ParseError> {
+    fn string(&mut self) -> Result<CToken, Diagnostic> {
         let (inner, span) = self.cur.string()?;
         Ok(CToken {
             tok: CTok::Str(inner),
@@ -217,7 +217,7 @@ impl<'a> CLexer<'a> {
         })
     }
 
-    fn number(&mut self) -> Result<CToken, ParseError> {
+    fn number(&mut self) -> Result<CToken, Diagnostic> {
         let start = self.here();
         let hex = self.peek() == Some('0') && matches!(self.peek_n(1), Some('x' | 'X'));
         if hex {
@@ -235,7 +235,8 @@ impl<'a> CLexer<'a> {
         let valid = !digits.is_empty() && digits.chars().all(|d| d.is_digit(radix));
         if !valid {
             return Err(
-                ParseError::new(span, format!("invalid number `{}`", self.text(span)))
+                Diagnostic::error(format!("invalid number `{}`", self.text(span)))
+                    .at(span)
                     .expecting(&["a decimal or 0x-prefixed hexadecimal integer"]),
             );
         }
@@ -244,10 +245,11 @@ impl<'a> CLexer<'a> {
                 tok: CTok::Int(v),
                 span,
             }),
-            Err(_) => Err(ParseError::new(
-                span,
-                format!("integer `{}` does not fit in 64 bits", self.text(span)),
-            )),
+            Err(_) => Err(Diagnostic::error(format!(
+                "integer `{}` does not fit in 64 bits",
+                self.text(span)
+            ))
+            .at(span)),
         }
     }
 

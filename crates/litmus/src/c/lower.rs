@@ -13,10 +13,9 @@ use crate::vocab::{
     cl_scope, cuda_atomic, op_types, order_name, CL_SCOPES, CUDA_RMW, HINT_LOADS, HINT_STORES,
     ORDERS, RMW_MEMBERS,
 };
-use crate::{ParseError, Warning};
 use scopecheck_ir::{
-    Address, Arithmetic, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind,
-    IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
+    Address, Arithmetic, BarrierKind, BinOp, BranchCond, Diagnostic, FenceOrder, FenceSpaces,
+    InstrKind, IntType, LocId, Operand, Order, RegId, RmwKind, RmwOp, Scope, Span,
 };
 
 /// A pointer parameter (or an atomic reference): its location and how it is accessed.
@@ -72,7 +71,7 @@ pub(crate) struct Lower<'a> {
     loops: Vec<(usize, usize)>,
     /// The type of each location this thread reaches, from its declaration.
     loc_types: Vec<(LocId, IntType)>,
-    pub(crate) warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 fn order_word(o: Order) -> &'static str {
@@ -85,8 +84,8 @@ fn order_word(o: Order) -> &'static str {
     }
 }
 
-fn err(span: Span, msg: impl Into<String>) -> ParseError {
-    ParseError::new(span, msg)
+fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(msg).at(span)
 }
 
 impl<'a> Lower<'a> {
@@ -129,7 +128,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Lowers the body and resolves the branches.
-    pub(crate) fn body(&mut self, body: &Stmt) -> Result<(), ParseError> {
+    pub(crate) fn body(&mut self, body: &Stmt) -> Result<(), Diagnostic> {
         self.stmt(body)?;
         self.build.resolve();
         Ok(())
@@ -166,7 +165,7 @@ impl<'a> Lower<'a> {
     }
 
     fn warn(&mut self, span: Span, message: String) {
-        self.warnings.push(Warning { span, message });
+        self.warnings.push(Diagnostic::warning(message).at(span));
     }
 
     /// The scope an operation gets: host threads always operate at system scope.
@@ -187,7 +186,7 @@ impl<'a> Lower<'a> {
         scope
     }
 
-    fn device_only(&self, name: &str, span: Span) -> Result<(), ParseError> {
+    fn device_only(&self, name: &str, span: Span) -> Result<(), Diagnostic> {
         if self.host {
             return Err(err(
                 span,
@@ -199,7 +198,7 @@ impl<'a> Lower<'a> {
 
     // ---- statements ----
 
-    fn stmt(&mut self, s: &Stmt) -> Result<(), ParseError> {
+    fn stmt(&mut self, s: &Stmt) -> Result<(), Diagnostic> {
         match &s.kind {
             StmtKind::Empty => {}
             StmtKind::Block(b) => self.block(b)?,
@@ -280,7 +279,7 @@ impl<'a> Lower<'a> {
     }
 
     #[inline(never)]
-    fn block(&mut self, b: &[Stmt]) -> Result<(), ParseError> {
+    fn block(&mut self, b: &[Stmt]) -> Result<(), Diagnostic> {
         self.build.scopes.push(Vec::new());
         let r = b.iter().try_for_each(|s| self.stmt(s));
         self.build.scopes.pop();
@@ -288,7 +287,7 @@ impl<'a> Lower<'a> {
     }
 
     #[inline(never)]
-    fn if_stmt(&mut self, c: &Expr, then: &Stmt, els: Option<&Stmt>) -> Result<(), ParseError> {
+    fn if_stmt(&mut self, c: &Expr, then: &Stmt, els: Option<&Stmt>) -> Result<(), Diagnostic> {
         // `if (c) break;` and `if (c) continue;` branch straight to the loop's exit or next
         // iteration.
         if let (None, Some(&(cont, end))) = (els, self.loops.last()) {
@@ -325,7 +324,7 @@ impl<'a> Lower<'a> {
         step: Option<&Stmt>,
         body: &Stmt,
         span: Span,
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Diagnostic> {
         self.build.scopes.push(Vec::new());
         let r = (|| {
             if let Some(i) = init {
@@ -338,7 +337,7 @@ impl<'a> Lower<'a> {
     }
 
     #[inline(never)]
-    fn do_stmt(&mut self, body: &Stmt, c: &Expr) -> Result<(), ParseError> {
+    fn do_stmt(&mut self, body: &Stmt, c: &Expr) -> Result<(), Diagnostic> {
         let head = self.build.new_label();
         let cont = self.build.new_label();
         let end = self.build.new_label();
@@ -362,7 +361,7 @@ impl<'a> Lower<'a> {
         step: Option<&Stmt>,
         body: &Stmt,
         span: Span,
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Diagnostic> {
         let head = self.build.new_label();
         let cont = self.build.new_label();
         let end = self.build.new_label();
@@ -396,7 +395,7 @@ impl<'a> Lower<'a> {
         name: &str,
         name_span: Span,
         target: &Expr,
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Diagnostic> {
         let Some((ptr, addr)) = self.place_of(target)? else {
             return Err(err(
                 target.span,
@@ -470,7 +469,7 @@ impl<'a> Lower<'a> {
         op: &str,
         value: &Expr,
         span: Span,
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Diagnostic> {
         let bin = match op {
             "=" => None,
             "+=" => Some(BinOp::Add),
@@ -565,7 +564,7 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn unknown(&self, name: &str, span: Span) -> ParseError {
+    fn unknown(&self, name: &str, span: Span) -> Diagnostic {
         let known: Vec<String> = self
             .build
             .scopes
@@ -584,7 +583,7 @@ impl<'a> Lower<'a> {
 
     /// The pointer an expression denotes, with its offset register (`x`, `&x[i]`, `&*x`,
     /// `x + i`, `&f` for an atomic reference).
-    fn pointer(&mut self, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+    fn pointer(&mut self, e: &Expr) -> Result<(Ptr, Address), Diagnostic> {
         match &e.kind {
             ExprKind::Name(n) => match self.build.lookup(n) {
                 Some(Binding::Ptr(p)) => Ok((
@@ -632,7 +631,7 @@ impl<'a> Lower<'a> {
 
     /// `p + i + j ...`: the chain nests to the left as deep as it is long, so it is walked by
     /// a loop, the pointer first, then each offset in order.
-    fn pointer_plus(&mut self, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+    fn pointer_plus(&mut self, e: &Expr) -> Result<(Ptr, Address), Diagnostic> {
         let mut offsets = Vec::new();
         let mut base = e;
         while let ExprKind::Binary("+", a, b) = &base.kind {
@@ -655,7 +654,7 @@ impl<'a> Lower<'a> {
         base: Address,
         i: &Expr,
         span: Span,
-    ) -> Result<Address, ParseError> {
+    ) -> Result<Address, Diagnostic> {
         let v = self.value(i, None)?;
         match (base, v) {
             (_, Operand::Imm(0)) => Ok(base),
@@ -695,7 +694,7 @@ impl<'a> Lower<'a> {
 
     /// The location an lvalue denotes: `*p`, `p[i]`, or an atomic reference `f`; `None` when
     /// the expression is not a memory place.
-    fn place_of(&mut self, e: &Expr) -> Result<Option<(Ptr, Address)>, ParseError> {
+    fn place_of(&mut self, e: &Expr) -> Result<Option<(Ptr, Address)>, Diagnostic> {
         match &e.kind {
             ExprKind::Unary("*", p) => Ok(Some(self.pointer(p)?)),
             ExprKind::Index(p, i) => {
@@ -792,7 +791,7 @@ impl<'a> Lower<'a> {
         b: Operand,
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         let (ta, tb) = (self.build.operand_ty(a), self.build.operand_ty(b));
         let (ty, result) = op_types(op, ta, tb);
         if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
@@ -813,7 +812,7 @@ impl<'a> Lower<'a> {
 
     /// Evaluates `e`; the result goes to `hint` when an instruction computes it (the caller
     /// moves it there otherwise).
-    fn value(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, ParseError> {
+    fn value(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, Diagnostic> {
         let span = e.span;
         match &e.kind {
             ExprKind::Int(v) => Ok(Operand::Imm(*v)),
@@ -921,7 +920,7 @@ impl<'a> Lower<'a> {
     /// to the left as deep as it is long, so it is walked by a loop: the leftmost operand is
     /// evaluated first, then each right operand and its operation, in the order the
     /// recursion would take.
-    fn arith_chain(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, ParseError> {
+    fn arith_chain(&mut self, e: &Expr, hint: Option<RegId>) -> Result<Operand, Diagnostic> {
         let mut spine: Vec<(&'static str, &Expr, Span)> = Vec::new();
         let mut leftmost = e;
         while let ExprKind::Binary(op, a, b) = &leftmost.kind {
@@ -949,7 +948,7 @@ impl<'a> Lower<'a> {
         vb: Operand,
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         let (bop, x, y) = match op {
             "+" => (BinOp::Add, va, vb),
             "-" => (BinOp::Sub, va, vb),
@@ -973,7 +972,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Emits code that jumps to `label` when `e` is `when` and falls through otherwise.
-    fn branch_if(&mut self, e: &Expr, when: bool, label: usize) -> Result<(), ParseError> {
+    fn branch_if(&mut self, e: &Expr, when: bool, label: usize) -> Result<(), Diagnostic> {
         let span = e.span;
         match &e.kind {
             ExprKind::Unary("!", a) => self.branch_if(a, !when, label),
@@ -1029,7 +1028,7 @@ impl<'a> Lower<'a> {
         range: (usize, usize),
         shape: &str,
         span: Span,
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Diagnostic> {
         if args.len() < range.0 || args.len() > range.1 {
             let n = if range.0 == range.1 {
                 format!("{}", range.0)
@@ -1048,7 +1047,7 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn order_arg(&self, e: &Expr, use_: Use) -> Result<Order, ParseError> {
+    fn order_arg(&self, e: &Expr, use_: Use) -> Result<Order, Diagnostic> {
         let o = match &e.kind {
             ExprKind::Name(n) => order_name(n),
             _ => None,
@@ -1084,7 +1083,7 @@ impl<'a> Lower<'a> {
         Ok(o)
     }
 
-    fn scope_arg(&self, e: &Expr) -> Result<Scope, ParseError> {
+    fn scope_arg(&self, e: &Expr) -> Result<Scope, Diagnostic> {
         let s = match &e.kind {
             ExprKind::Name(n) => cl_scope(n),
             _ => None,
@@ -1103,7 +1102,7 @@ impl<'a> Lower<'a> {
         })
     }
 
-    fn fence_order(&self, e: &Expr) -> Result<FenceOrder, ParseError> {
+    fn fence_order(&self, e: &Expr) -> Result<FenceOrder, Diagnostic> {
         match self.order_arg(e, Use::Rmw)? {
             Order::Acquire => Ok(FenceOrder::Acquire),
             Order::Release => Ok(FenceOrder::Release),
@@ -1118,7 +1117,7 @@ impl<'a> Lower<'a> {
 
     /// `CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE`. A chain of `|` nests to the left as
     /// deep as it is long: its operands are taken from a work list.
-    fn fence_flags(&self, e: &Expr) -> Result<FenceSpaces, ParseError> {
+    fn fence_flags(&self, e: &Expr) -> Result<FenceSpaces, Diagnostic> {
         let mut all = FenceSpaces {
             global: false,
             shared: false,
@@ -1137,7 +1136,7 @@ impl<'a> Lower<'a> {
     }
 
     /// One of the fence flags.
-    fn fence_flag(&self, e: &Expr) -> Result<FenceSpaces, ParseError> {
+    fn fence_flag(&self, e: &Expr) -> Result<FenceSpaces, Diagnostic> {
         match &e.kind {
             ExprKind::Name(n) if n == "CLK_GLOBAL_MEM_FENCE" => Ok(FenceSpaces {
                 global: true,
@@ -1159,7 +1158,7 @@ impl<'a> Lower<'a> {
     }
 
     /// The atomic object argument of an `atomic_*` function.
-    fn atomic_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+    fn atomic_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), Diagnostic> {
         let (p, addr) = self.pointer(e)?;
         if !matches!(p.access, Access::Atomic { .. }) {
             return Err(err(
@@ -1174,7 +1173,7 @@ impl<'a> Lower<'a> {
     /// on atomic objects only; on a plain or volatile pointer the RMW is accepted as an atomic
     /// RMW (what the hardware does, and what CUDA's `atomicAdd` on an `int*` means), with a
     /// warning that the language leaves it undefined.
-    fn rmw_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), ParseError> {
+    fn rmw_obj(&mut self, name: &str, e: &Expr) -> Result<(Ptr, Address), Diagnostic> {
         let (p, addr) = self.pointer(e)?;
         if !matches!(p.access, Access::Atomic { .. }) {
             let what = self
@@ -1198,7 +1197,7 @@ impl<'a> Lower<'a> {
     /// The `expected` argument of a C11 / OpenCL compare-exchange: `&e` of a local, or a
     /// pointer to a non-atomic object (a parameter `e`, `&e[1]`, `e + i`) that holds the
     /// expected value and receives the current one on failure.
-    fn expected_arg(&mut self, e: &Expr) -> Result<Expected, ParseError> {
+    fn expected_arg(&mut self, e: &Expr) -> Result<Expected, Diagnostic> {
         if let ExprKind::Unary("&", inner) = &e.kind {
             if let ExprKind::Name(n) = &inner.kind {
                 match self.build.lookup(n) {
@@ -1255,7 +1254,7 @@ impl<'a> Lower<'a> {
     }
 
     /// `&expected` of a C compare-exchange: a local variable.
-    fn expected_reg(&self, e: &Expr, by_ref: bool) -> Result<RegId, ParseError> {
+    fn expected_reg(&self, e: &Expr, by_ref: bool) -> Result<RegId, Diagnostic> {
         let inner = match (&e.kind, by_ref) {
             (ExprKind::Unary("&", inner), true) => inner,
             (_, false) => e,
@@ -1308,7 +1307,7 @@ impl<'a> Lower<'a> {
         new: Operand,
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         let Atomic { addr, order, scope } = at;
         let old = self.build.temp(self.ty_at(&addr));
         self.emit(
@@ -1350,7 +1349,7 @@ impl<'a> Lower<'a> {
         hint: Option<RegId>,
         span: Span,
         expected_span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         let Atomic { addr, order, scope } = at;
         let (ty, ety) = (self.ty_at(&addr), self.ty_at(&eaddr));
         if ty.bits != ety.bits {
@@ -1398,7 +1397,7 @@ impl<'a> Lower<'a> {
         args: &[Expr],
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         // OpenCL / C11 atomics.
         if let Some(base) = name.strip_prefix("atomic_") {
             let (base, explicit) = match base.strip_suffix("_explicit") {
@@ -1509,7 +1508,7 @@ impl<'a> Lower<'a> {
         scope: Scope,
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         self.device_only(name, span)?;
         let base = name.trim_end_matches("_block").trim_end_matches("_system");
         let scope = self.scope(scope, None);
@@ -1539,7 +1538,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Scope argument at `idx` if present, else the object's default.
-    fn scope_at(&mut self, args: &[Expr], idx: usize, p: Ptr) -> Result<Scope, ParseError> {
+    fn scope_at(&mut self, args: &[Expr], idx: usize, p: Ptr) -> Result<Scope, Diagnostic> {
         let (s, explicit) = match args.get(idx) {
             Some(e) => (self.scope_arg(e)?, Some(e.span)),
             None => (Self::default_scope(p), None),
@@ -1556,7 +1555,7 @@ impl<'a> Lower<'a> {
         arity: (usize, usize),
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         self.arity(
             name,
             args,
@@ -1598,7 +1597,7 @@ impl<'a> Lower<'a> {
         args: &[Expr],
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         // Arity: the plain form takes exactly the operands; `_explicit` adds the order(s) and
         // an optional scope.
         let ar = |n: usize, orders: usize| {
@@ -1738,7 +1737,7 @@ impl<'a> Lower<'a> {
         args: &[Expr],
         hint: Option<RegId>,
         span: Span,
-    ) -> Result<Operand, ParseError> {
+    ) -> Result<Operand, Diagnostic> {
         let target = match &obj.kind {
             ExprKind::Unary("&", _) | ExprKind::Binary(..) => Some(self.pointer(obj)?),
             ExprKind::Name(n) => match self.build.lookup(n) {
@@ -1761,7 +1760,7 @@ impl<'a> Lower<'a> {
             ));
         };
         let scope = self.scope(scope, None);
-        let order_at = |me: &Self, i: usize, u: Use| -> Result<Order, ParseError> {
+        let order_at = |me: &Self, i: usize, u: Use| -> Result<Order, Diagnostic> {
             match args.get(i) {
                 Some(o) => me.order_arg(o, u),
                 None => Ok(Order::SeqCst),

@@ -17,14 +17,14 @@ pub(crate) mod tests;
 
 use crate::lexer::Lexer;
 use crate::ptx::{add_array, array_length, number_clusters, thread_number, Parser, RawPlacement};
-use crate::{ParseError, Test, Warning};
+use crate::Test;
 use lexer::{CLexer, CTok};
 use lower::{Lower, Ptr};
 use parse::{space_word, CParser, CType, Stmt};
 pub(crate) use parse::{MAX_CHAIN, MAX_DEPTH};
 use scopecheck_ir::{
-    Arch, Array, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program, Scope, Span,
-    Thread, Value,
+    Arch, Array, Diagnostic, InstrKind, IntType, LocId, Location, MemorySpace, Placement, Program,
+    Scope, Span, Thread, Value,
 };
 
 /// A thread as written.
@@ -91,20 +91,17 @@ impl Locs {
 
     /// Records that `loc` is declared in `space` at `span`; a different earlier space is an
     /// error.
-    fn declare(&mut self, loc: LocId, space: MemorySpace, span: Span) -> Result<(), ParseError> {
+    fn declare(&mut self, loc: LocId, space: MemorySpace, span: Span) -> Result<(), Diagnostic> {
         let i = loc.0 as usize;
         let name = self.locations.get(i).map_or("", |l| l.name.as_str());
         match self.declared.get(i).copied().flatten() {
-            Some((old, old_span)) if old != space => Err(ParseError::new(
-                span,
-                format!(
+            Some((old, old_span)) if old != space => Err(Diagnostic::error(format!(
                     "location `{name}` is declared in {} memory here but in {} memory at line {}, column {}",
                     space_name(space),
                     space_name(old),
                     old_span.line,
                     old_span.column
-                ),
-            )),
+                )).at(span)),
             Some(_) => Ok(()),
             None => {
                 // An array is declared as a whole.
@@ -122,16 +119,13 @@ impl Locs {
     /// Records that `loc` holds values of type `ty` (declared at `span`). Declarations that
     /// differ in signedness only are the same object seen as signed or unsigned (C allows
     /// that aliasing); another width is an error.
-    fn declare_type(&mut self, loc: LocId, ty: IntType, span: Span) -> Result<(), ParseError> {
+    fn declare_type(&mut self, loc: LocId, ty: IntType, span: Span) -> Result<(), Diagnostic> {
         let i = loc.0 as usize;
         match self.typed[i] {
-            Some((old, at)) if old.bits != ty.bits => Err(ParseError::new(
-                span,
-                format!(
+            Some((old, at)) if old.bits != ty.bits => Err(Diagnostic::error(format!(
                     "location `{}` holds `{ty}` values here but `{old}` values at line {}, column {} (mixed-size accesses are not supported)",
                     self.locations[i].name, at.line, at.column
-                ),
-            )),
+                )).at(span)),
             Some(_) => Ok(()),
             None => {
                 for e in self.allocation(loc) {
@@ -155,14 +149,14 @@ fn space_name(s: MemorySpace) -> &'static str {
 }
 
 /// Parses a C, CUDA or OPENCL test; `lexer` stands just after the header word.
-pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError> {
+pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, Diagnostic> {
     let src = lexer.source();
     let (name, name_span) = lexer.rest_of_line();
     if name.is_empty() {
-        return Err(ParseError::new(
-            name_span,
-            format!("expected the test name after `{arch}` on the header line"),
-        )
+        return Err(Diagnostic::error(format!(
+            "expected the test name after `{arch}` on the header line"
+        ))
+        .at(name_span)
         .expecting(&["a test name"]));
     }
     let mut comments = std::mem::take(&mut lexer.comments);
@@ -220,14 +214,12 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError
     for init in &reg_inits {
         if init.thread as usize >= defs.len() {
             let n = defs.len();
-            return Err(ParseError::new(
-                init.thread_span,
-                format!(
-                    "no thread P{} in this test: it has {n} thread{}",
-                    init.thread,
-                    if n == 1 { "" } else { "s" }
-                ),
-            ));
+            return Err(Diagnostic::error(format!(
+                "no thread P{} in this test: it has {n} thread{}",
+                init.thread,
+                if n == 1 { "" } else { "s" }
+            ))
+            .at(init.thread_span));
         }
     }
     // Lower each thread.
@@ -251,22 +243,22 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError
                 ty: vty,
             };
             if !lw.bind_param(pname, ptr) {
-                return Err(ParseError::new(
-                    *pspan,
-                    format!("parameter `{pname}` is declared twice"),
-                ));
+                return Err(
+                    Diagnostic::error(format!("parameter `{pname}` is declared twice")).at(*pspan),
+                );
             }
         }
         let mut init_regs = Vec::new();
         for init in reg_inits.iter().filter(|i| i.thread as usize == t) {
             let r = lw
                 .init_register(&init.reg)
-                .map_err(|m| ParseError::new(init.reg_span, m))?;
+                .map_err(|m| Diagnostic::error(m).at(init.reg_span))?;
             if init_regs.iter().any(|(id, _)| *id == r) {
-                return Err(ParseError::new(
-                    init.reg_span,
-                    format!("register P{t}:{} is initialised twice", init.reg),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "register P{t}:{} is initialised twice",
+                    init.reg
+                ))
+                .at(init.reg_span));
             }
             init_regs.push((r, init.value));
         }
@@ -315,7 +307,7 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, ParseError
 }
 
 /// `{ x=0; [y]=1; int z = 2; local int* w; x@shared=0; 1:r0=0; P1:r1=2; }`.
-fn init_section(p: &mut CParser, locs: &mut Locs) -> Result<Vec<RegInit>, ParseError> {
+fn init_section(p: &mut CParser, locs: &mut Locs) -> Result<Vec<RegInit>, Diagnostic> {
     p.expect_punct("{", "`{`")?;
     let mut regs = Vec::new();
     loop {
@@ -335,7 +327,7 @@ fn init_section(p: &mut CParser, locs: &mut Locs) -> Result<Vec<RegInit>, ParseE
     }
 }
 
-fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Result<(), ParseError> {
+fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Result<(), Diagnostic> {
     if p.peek_at(1).tok == CTok::Punct(":") {
         let t = p.peek().clone();
         let thread = match &t.tok {
@@ -370,10 +362,9 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         if ty.is_some() {
             // `int* p` declares the location `p` points to.
             if p.eat_punct("*").is_some() && p.at_punct("*") {
-                return Err(ParseError::new(
-                    p.peek().span,
-                    "not supported: pointers to pointers",
-                ));
+                return Err(
+                    Diagnostic::error("not supported: pointers to pointers").at(p.peek().span)
+                );
             }
         }
         let (n, s) = p.ident("a location name, `[location]` or `P0:r0`")?;
@@ -391,10 +382,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
     if p.eat_punct("@").is_some() {
         let (w, s) = p.ident("a memory space")?;
         let sp = space_word(&w).ok_or_else(|| {
-            ParseError::new(
-                s,
-                format!("unknown memory space `{w}`; expected global, local, shared, host, managed or pageable"),
-            )
+            Diagnostic::error(format!("unknown memory space `{w}`; expected global, local, shared, host, managed or pageable")).at(s)
             .expecting(&["global", "local", "shared", "host", "managed", "pageable"])
         })?;
         space = Some((sp, s));
@@ -403,10 +391,10 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
     let mut braced = false;
     if p.eat_punct("=").is_some() {
         if p.at_punct("&") {
-            return Err(ParseError::new(
-                p.peek().span,
+            return Err(Diagnostic::error(
                 "not supported: pointer values in the initial state (locations hold integers)",
-            ));
+            )
+            .at(p.peek().span));
         }
         if p.eat_punct("{").is_some() {
             // `= {1, 2}`: an array's values (a trailing comma is C).
@@ -425,10 +413,9 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
         }
     }
     if locs.locations.iter().any(|l| l.name == name) || locs.arrays.iter().any(|a| a.name == name) {
-        return Err(ParseError::new(
-            name_span,
-            format!("location `{name}` is initialised twice"),
-        ));
+        return Err(
+            Diagnostic::error(format!("location `{name}` is initialised twice")).at(name_span),
+        );
     }
     let id = if declared_len.is_some() || braced {
         let len = crate::ptx::initialised_length(&name, name_span, declared_len, &values)?;
@@ -464,7 +451,7 @@ fn init_entry(p: &mut CParser, locs: &mut Locs, regs: &mut Vec<RegInit>) -> Resu
 }
 
 /// `P0@wg 0, dev 0 (global atomic_int* flag, global int* data) { ... }`.
-fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, ParseError> {
+fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, Diagnostic> {
     let start = p.peek().span;
     if p.at_ident("void") {
         p.bump();
@@ -476,17 +463,11 @@ fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, ParseError> {
             p.bump();
         }
         CTok::Ident(w) if thread_number(w).is_some() => {
-            return Err(ParseError::new(
-                t.span,
-                format!("expected thread `{expected}`, found `{w}`: threads must be named P0, P1, ... in order"),
-            )
+            return Err(Diagnostic::error(format!("expected thread `{expected}`, found `{w}`: threads must be named P0, P1, ... in order")).at(t.span)
             .expecting(&[format!("`{expected}`")]));
         }
         CTok::Ident(w) if p.peek_at(1).tok == CTok::Punct("(") || parse::is_type_start(w) => {
-            return Err(ParseError::new(
-                t.span,
-                "not supported: function definitions and global declarations (only threads `P0 (...) { ... }`)",
-            ));
+            return Err(Diagnostic::error("not supported: function definitions and global declarations (only threads `P0 (...) { ... }`)").at(t.span));
         }
         _ => {
             return Err(p.error_expected(
@@ -545,22 +526,19 @@ fn thread_def(p: &mut CParser, index: usize) -> Result<ThreadDef, ParseError> {
 }
 
 /// `global atomic_int* flag`.
-fn param(p: &mut CParser) -> Result<(String, Span, CType), ParseError> {
+fn param(p: &mut CParser) -> Result<(String, Span, CType), Diagnostic> {
     let Some(ty) = p.ctype()? else {
         return Err(p.error_expected("a parameter such as `global atomic_int* x`", &["a type"]));
     };
     if p.at_punct("&") {
-        return Err(ParseError::new(
-            p.peek().span,
+        return Err(Diagnostic::error(
             "not supported: reference parameters (use a pointer `T* x`)",
-        ));
+        )
+        .at(p.peek().span));
     }
     p.expect_punct("*", "`*`: parameters are pointers to shared locations")?;
     if p.at_punct("*") {
-        return Err(ParseError::new(
-            p.peek().span,
-            "not supported: pointers to pointers",
-        ));
+        return Err(Diagnostic::error("not supported: pointers to pointers").at(p.peek().span));
     }
     // Qualifiers after the `*` (`int* const x`, `int* __restrict__ x`).
     while let CTok::Ident(w) = &p.peek().tok {
@@ -572,16 +550,16 @@ fn param(p: &mut CParser) -> Result<(String, Span, CType), ParseError> {
     }
     let (name, span) = p.ident("the parameter name")?;
     if p.at_punct("[") {
-        return Err(ParseError::new(
-            p.peek().span,
-            "not supported: array parameters (use `T* x` and `x[0]`)",
-        ));
+        return Err(
+            Diagnostic::error("not supported: array parameters (use `T* x` and `x[0]`)")
+                .at(p.peek().span),
+        );
     }
     Ok((name, span, ty))
 }
 
 /// After `@`: `host`, or placement items in any order, each at most once, commas optional.
-fn placement(p: &mut CParser) -> Result<(RawPlacement, bool), ParseError> {
+fn placement(p: &mut CParser) -> Result<(RawPlacement, bool), Diagnostic> {
     const ITEMS: &[&str] = &[
         "`host`",
         "`wi`",
@@ -638,10 +616,10 @@ fn placement(p: &mut CParser) -> Result<(RawPlacement, bool), ParseError> {
             }
             Some(i) => {
                 if values[i].is_some() {
-                    return Err(ParseError::new(
-                        t.span,
-                        format!("`{w}` repeats a placement level already given for this thread"),
-                    ));
+                    return Err(Diagnostic::error(format!(
+                        "`{w}` repeats a placement level already given for this thread"
+                    ))
+                    .at(t.span));
                 }
                 values[i] = Some(p.u32_literal(&format!("the {w} number"))?);
             }
@@ -668,8 +646,8 @@ fn placement(p: &mut CParser) -> Result<(RawPlacement, bool), ParseError> {
 fn check_spaces(
     locations: &[Location],
     threads: &mut [Thread],
-    warnings: &mut Vec<Warning>,
-) -> Result<(), ParseError> {
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
     for (li, loc) in locations.iter().enumerate() {
         if loc.space != MemorySpace::Shared {
             continue;
@@ -681,25 +659,20 @@ fn check_spaces(
                 continue;
             };
             if t.placement == Placement::Host {
-                return Err(ParseError::new(
-                    instr.span,
-                    format!(
-                        "`{}` is in local (shared) memory, which host thread {} cannot touch",
-                        loc.name, t.name
-                    ),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "`{}` is in local (shared) memory, which host thread {} cannot touch",
+                    loc.name, t.name
+                ))
+                .at(instr.span));
             }
             match &owner {
                 None => owner = Some((ti, t.placement)),
                 Some((o, pl)) if !pl.same_cta(&t.placement) => {
                     let other = threads.get(*o).map_or("", |x| x.name.as_str());
-                    return Err(ParseError::new(
-                        instr.span,
-                        format!(
+                    return Err(Diagnostic::error(format!(
                             "`{}` is in local (shared) memory, private to one block (work-group): {} is in another CTA than {other}, which also uses it",
                             loc.name, t.name
-                        ),
-                    ));
+                        )).at(instr.span));
                 }
                 Some(_) => {}
             }
@@ -718,13 +691,13 @@ fn check_spaces(
                 | InstrKind::Rmw { order, scope, .. } => {
                     if let Some(loc) = shared_loc {
                         if order.is_atomic() && *scope > Scope::Cta {
-                            warnings.push(Warning {
-                                span: instr.span,
-                                message: format!(
+                            warnings.push(
+                                Diagnostic::warning(format!(
                                     "atomic on `{}` (local/shared memory) with scope {}: treated as block (cta) scope",
                                     loc.name, scope
-                                ),
-                            });
+                                ))
+                                .at(instr.span),
+                            );
                             *scope = Scope::Cta;
                         }
                     }
@@ -732,12 +705,12 @@ fn check_spaces(
                 InstrKind::Fence { scope, spaces, .. }
                     if spaces.shared && !spaces.global && *scope > Scope::Cta =>
                 {
-                    warnings.push(Warning {
-                        span: instr.span,
-                        message: format!(
+                    warnings.push(
+                        Diagnostic::warning(format!(
                             "a fence on local memory only with scope {scope}: treated as work-group (cta) scope"
-                        ),
-                    });
+                        ))
+                        .at(instr.span),
+                    );
                     *scope = Scope::Cta;
                 }
                 _ => {}

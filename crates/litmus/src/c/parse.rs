@@ -2,8 +2,7 @@
 //! a small AST ([`Stmt`], [`Expr`]) that [`super::lower`] turns into IR.
 
 use super::lexer::{CTok, CToken};
-use crate::ParseError;
-use scopecheck_ir::{IntType, MemorySpace, Scope, Span};
+use scopecheck_ir::{Diagnostic, IntType, MemorySpace, Scope, Span};
 
 /// How deeply statements and expressions may nest; far beyond any real test and low enough
 /// that the recursion (here and in lowering) cannot exhaust the stack. A chain of `&&` / `||`
@@ -355,20 +354,18 @@ impl CParser {
         }
     }
 
-    pub(crate) fn expect_punct(&mut self, p: &str, what: &str) -> Result<Span, ParseError> {
+    pub(crate) fn expect_punct(&mut self, p: &str, what: &str) -> Result<Span, Diagnostic> {
         match self.eat_punct(p) {
             Some(s) => Ok(s),
             None => Err(self.error_expected(what, &[format!("`{p}`")])),
         }
     }
 
-    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> ParseError {
+    pub(crate) fn error_expected<S: ToString>(&self, what: &str, expected: &[S]) -> Diagnostic {
         let t = self.peek();
-        ParseError::new(
-            t.span,
-            format!("expected {what}, found {}", t.tok.describe()),
-        )
-        .expecting(expected)
+        Diagnostic::error(format!("expected {what}, found {}", t.tok.describe()))
+            .at(t.span)
+            .expecting(expected)
     }
 
     pub(crate) fn span_from(&self, start: Span) -> Span {
@@ -379,7 +376,7 @@ impl CParser {
         }
     }
 
-    pub(crate) fn ident(&mut self, what: &str) -> Result<(String, Span), ParseError> {
+    pub(crate) fn ident(&mut self, what: &str) -> Result<(String, Span), Diagnostic> {
         match &self.peek().tok {
             CTok::Ident(w) => {
                 let w = w.clone();
@@ -390,7 +387,7 @@ impl CParser {
     }
 
     /// An integer with an optional minus sign.
-    pub(crate) fn int_value(&mut self, what: &str) -> Result<(i64, Span), ParseError> {
+    pub(crate) fn int_value(&mut self, what: &str) -> Result<(i64, Span), Diagnostic> {
         let start = self.peek().span;
         let neg = self.eat_punct("-").is_some();
         match self.peek().tok {
@@ -403,12 +400,12 @@ impl CParser {
         }
     }
 
-    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), ParseError> {
+    pub(crate) fn u32_literal(&mut self, what: &str) -> Result<(u32, Span), Diagnostic> {
         match self.peek().tok {
             CTok::Int(v) => {
                 let span = self.peek().span;
                 let v = u32::try_from(v).map_err(|_| {
-                    ParseError::new(span, format!("{what} must be between 0 and {}", u32::MAX))
+                    Diagnostic::error(format!("{what} must be between 0 and {}", u32::MAX)).at(span)
                 })?;
                 self.bump();
                 Ok((v, span))
@@ -417,12 +414,12 @@ impl CParser {
         }
     }
 
-    fn enter(&mut self) -> Result<(), ParseError> {
+    fn enter(&mut self) -> Result<(), Diagnostic> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError::new(
-                self.peek().span,
-                format!("code nested too deeply (more than {MAX_DEPTH} levels)"),
-            ));
+            return Err(Diagnostic::error(format!(
+                "code nested too deeply (more than {MAX_DEPTH} levels)"
+            ))
+            .at(self.peek().span));
         }
         self.depth += 1;
         Ok(())
@@ -436,7 +433,7 @@ impl CParser {
 
     /// Type words: a memory space, qualifiers, a plain, atomic or template type. Returns `None`
     /// when the next token starts no type.
-    pub(crate) fn ctype(&mut self) -> Result<Option<CType>, ParseError> {
+    pub(crate) fn ctype(&mut self) -> Result<Option<CType>, Diagnostic> {
         let start = self.peek().span;
         let mut space: Option<(MemorySpace, Span)> = None;
         let mut volatile = false;
@@ -451,10 +448,10 @@ impl CParser {
             words.push(w.clone());
             if let Some(s) = space_word(w) {
                 if space.is_some() {
-                    return Err(ParseError::new(
-                        t.span,
-                        format!("a second memory space `{w}` in one type"),
-                    ));
+                    return Err(Diagnostic::error(format!(
+                        "a second memory space `{w}` in one type"
+                    ))
+                    .at(t.span));
                 }
                 space = Some((s, t.span));
             } else if w == "volatile" {
@@ -480,17 +477,14 @@ impl CParser {
                 if self.eat_punct(",").is_some() {
                     let (sw, sspan) = self.ident("a thread scope")?;
                     scope = thread_scope(&sw).ok_or_else(|| {
-                        ParseError::new(
-                            sspan,
-                            format!("unknown thread scope `{sw}`; expected one of cuda::thread_scope_thread, _block, _cluster, _device, _system"),
-                        )
+                        Diagnostic::error(format!("unknown thread scope `{sw}`; expected one of cuda::thread_scope_thread, _block, _cluster, _device, _system")).at(sspan)
                         .expecting(THREAD_SCOPES)
                     })?;
                     if !cuda {
-                        return Err(ParseError::new(
-                            sspan,
-                            format!("`{w}` takes no scope; use `cuda::atomic` for a scoped atomic"),
-                        ));
+                        return Err(Diagnostic::error(format!(
+                            "`{w}` takes no scope; use `cuda::atomic` for a scoped atomic"
+                        ))
+                        .at(sspan));
                     }
                 }
                 self.expect_punct(">", "`>` to close the template")?;
@@ -529,7 +523,7 @@ impl CParser {
     }
 
     /// The value type inside `<...>` or `_Atomic(...)`: plain type words only.
-    fn skip_base_types(&mut self) -> Result<Option<IntType>, ParseError> {
+    fn skip_base_types(&mut self) -> Result<Option<IntType>, Diagnostic> {
         let mut any = false;
         let mut words: Vec<String> = Vec::new();
         while let CTok::Ident(w) = &self.peek().tok {
@@ -553,7 +547,7 @@ impl CParser {
     // ---- statements ----
 
     /// `{ statements }`; the `{` is next.
-    pub(crate) fn block(&mut self) -> Result<Stmt, ParseError> {
+    pub(crate) fn block(&mut self) -> Result<Stmt, Diagnostic> {
         let start = self.expect_punct("{", "`{` to open the block")?;
         let mut body = Vec::new();
         loop {
@@ -571,14 +565,14 @@ impl CParser {
         })
     }
 
-    pub(crate) fn stmt(&mut self) -> Result<Stmt, ParseError> {
+    pub(crate) fn stmt(&mut self) -> Result<Stmt, Diagnostic> {
         self.enter()?;
         let r = self.stmt_inner();
         self.leave();
         r
     }
 
-    fn stmt_inner(&mut self) -> Result<Stmt, ParseError> {
+    fn stmt_inner(&mut self) -> Result<Stmt, Diagnostic> {
         if self.at_punct("{") {
             return self.block();
         }
@@ -586,7 +580,7 @@ impl CParser {
     }
 
     #[inline(never)]
-    fn other_stmt(&mut self) -> Result<Stmt, ParseError> {
+    fn other_stmt(&mut self) -> Result<Stmt, Diagnostic> {
         let start = self.peek().span;
         if self.eat_punct(";").is_some() {
             return Ok(Stmt {
@@ -600,7 +594,7 @@ impl CParser {
         };
         if let Some(w) = word.as_deref() {
             if let Some((_, what)) = UNSUPPORTED_KEYWORDS.iter().find(|(k, _)| *k == w) {
-                return Err(ParseError::new(start, format!("not supported: {what}")));
+                return Err(Diagnostic::error(format!("not supported: {what}")).at(start));
             }
             if self.peek_at(1).tok == CTok::Punct(":") {
                 return self.labeled(w, start);
@@ -608,7 +602,7 @@ impl CParser {
             let kind = match w {
                 "if" => self.if_stmt()?,
                 "else" => {
-                    return Err(ParseError::new(start, "`else` without a matching `if`"));
+                    return Err(Diagnostic::error("`else` without a matching `if`").at(start));
                 }
                 "while" => self.while_stmt()?,
                 "do" => self.do_stmt()?,
@@ -616,10 +610,10 @@ impl CParser {
                 "break" | "continue" | "return" => {
                     self.bump();
                     if w == "return" && !self.at_punct(";") {
-                        return Err(ParseError::new(
-                            self.peek().span,
+                        return Err(Diagnostic::error(
                             "not supported: returning a value (threads return nothing)",
-                        ));
+                        )
+                        .at(self.peek().span));
                     }
                     self.expect_punct(";", &format!("`;` after `{w}`"))?;
                     match w {
@@ -650,15 +644,13 @@ impl CParser {
     /// `L: statement`. Without `goto` a label names nothing that can jump to it, so it is
     /// checked (one per name in a thread, followed by a statement) and the statement is the
     /// labelled one.
-    fn labeled(&mut self, label: &str, start: Span) -> Result<Stmt, ParseError> {
+    fn labeled(&mut self, label: &str, start: Span) -> Result<Stmt, Diagnostic> {
         if let Some((_, first)) = self.labels.iter().find(|(l, _)| l == label) {
-            return Err(ParseError::new(
-                start,
-                format!(
-                    "label `{label}` is defined twice in this thread (first at line {}, column {})",
-                    first.line, first.column
-                ),
-            ));
+            return Err(Diagnostic::error(format!(
+                "label `{label}` is defined twice in this thread (first at line {}, column {})",
+                first.line, first.column
+            ))
+            .at(start));
         }
         self.labels.push((label.to_string(), start));
         self.bump();
@@ -680,7 +672,7 @@ impl CParser {
     }
 
     #[inline(never)]
-    fn if_stmt(&mut self) -> Result<StmtKind, ParseError> {
+    fn if_stmt(&mut self) -> Result<StmtKind, Diagnostic> {
         self.bump();
         let c = self.paren_cond("if")?;
         let then = Box::new(self.stmt()?);
@@ -694,7 +686,7 @@ impl CParser {
     }
 
     #[inline(never)]
-    fn while_stmt(&mut self) -> Result<StmtKind, ParseError> {
+    fn while_stmt(&mut self) -> Result<StmtKind, Diagnostic> {
         self.bump();
         let c = self.paren_cond("while")?;
         let body = Box::new(self.stmt()?);
@@ -702,7 +694,7 @@ impl CParser {
     }
 
     #[inline(never)]
-    fn do_stmt(&mut self) -> Result<StmtKind, ParseError> {
+    fn do_stmt(&mut self) -> Result<StmtKind, Diagnostic> {
         self.bump();
         let body = Box::new(self.stmt()?);
         if !self.at_ident("while") {
@@ -717,7 +709,7 @@ impl CParser {
     }
 
     #[inline(never)]
-    fn for_stmt(&mut self) -> Result<StmtKind, ParseError> {
+    fn for_stmt(&mut self) -> Result<StmtKind, Diagnostic> {
         self.bump();
         self.expect_punct("(", "`(` after `for`")?;
         let init = if self.at_punct(";") {
@@ -748,7 +740,7 @@ impl CParser {
     }
 
     /// `(condition)` after `if` or `while`.
-    fn paren_cond(&mut self, kw: &str) -> Result<Expr, ParseError> {
+    fn paren_cond(&mut self, kw: &str) -> Result<Expr, Diagnostic> {
         self.expect_punct("(", &format!("`(` after `{kw}`"))?;
         let c = self.expr()?;
         self.expect_punct(")", "`)` to close the condition")?;
@@ -756,7 +748,7 @@ impl CParser {
     }
 
     /// A declaration, assignment, increment or expression, without its `;`.
-    fn simple_stmt(&mut self) -> Result<Stmt, ParseError> {
+    fn simple_stmt(&mut self) -> Result<Stmt, Diagnostic> {
         let start = self.peek().span;
         if let CTok::Ident(w) = &self.peek().tok {
             if is_type_start(w) {
@@ -810,22 +802,19 @@ impl CParser {
     }
 
     /// `int a = 1, b;` or `cuda::atomic_ref<int, S> f(*x);`, without the `;`.
-    fn declaration(&mut self) -> Result<Stmt, ParseError> {
+    fn declaration(&mut self) -> Result<Stmt, Diagnostic> {
         let start = self.peek().span;
         let ty = self
             .ctype()?
             .ok_or_else(|| self.error_expected("a type", &["a type"]))?;
         if let Some((_, span)) = ty.space {
-            return Err(ParseError::new(
-                span,
-                "not supported: memory spaces on local variables (declare shared locations as parameters)",
-            ));
+            return Err(Diagnostic::error("not supported: memory spaces on local variables (declare shared locations as parameters)").at(span));
         }
         if self.at_punct("*") || self.at_punct("&") {
-            return Err(ParseError::new(
-                self.peek().span,
+            return Err(Diagnostic::error(
                 "not supported: pointer and reference local variables (use the parameters)",
-            ));
+            )
+            .at(self.peek().span));
         }
         if ty.is_ref {
             let (name, name_span) = self.ident("the name of the atomic reference")?;
@@ -852,19 +841,16 @@ impl CParser {
             });
         }
         if matches!(ty.access, Access::Atomic { .. }) {
-            return Err(ParseError::new(
-                ty.span,
+            return Err(Diagnostic::error(
                 "not supported: atomic local variables (declare shared atomics as parameters)",
-            ));
+            )
+            .at(ty.span));
         }
         let mut vars = Vec::new();
         loop {
             let (name, span) = self.ident("a variable name")?;
             if self.at_punct("[") {
-                return Err(ParseError::new(
-                    self.peek().span,
-                    "not supported: local arrays",
-                ));
+                return Err(Diagnostic::error("not supported: local arrays").at(self.peek().span));
             }
             let init = if self.eat_punct("=").is_some() {
                 Some(self.expr()?)
@@ -884,14 +870,14 @@ impl CParser {
 
     // ---- expressions ----
 
-    pub(crate) fn expr(&mut self) -> Result<Expr, ParseError> {
+    pub(crate) fn expr(&mut self) -> Result<Expr, Diagnostic> {
         self.enter()?;
         let r = self.ternary();
         self.leave();
         r
     }
 
-    fn ternary(&mut self) -> Result<Expr, ParseError> {
+    fn ternary(&mut self) -> Result<Expr, Diagnostic> {
         let start = self.peek().span;
         let c = self.binary(1)?;
         if self.eat_punct("?").is_none() {
@@ -908,7 +894,7 @@ impl CParser {
 
     /// Operators of precedence `min_prec` and above, left-associative: the chain is read by
     /// a loop, the right operand of each (tighter operators) by a nested call.
-    fn binary(&mut self, min_prec: u8) -> Result<Expr, ParseError> {
+    fn binary(&mut self, min_prec: u8) -> Result<Expr, Diagnostic> {
         let start = self.peek().span;
         let mut left = self.unary()?;
         let mut chain = 0usize;
@@ -925,10 +911,10 @@ impl CParser {
             }
             chain += 1;
             if chain > MAX_CHAIN {
-                break Err(ParseError::new(
-                    self.peek().span,
-                    format!("expression too long (more than {MAX_CHAIN} operators in a row)"),
-                ));
+                break Err(Diagnostic::error(format!(
+                    "expression too long (more than {MAX_CHAIN} operators in a row)"
+                ))
+                .at(self.peek().span));
             }
             // `&&` and `||` are lowered into branches recursively: each is a level.
             if p == "&&" || p == "||" {
@@ -959,27 +945,24 @@ impl CParser {
     }
 
     /// Enters a level for one operator of a chain that lowering walks recursively.
-    fn enter_chain(&mut self, op: &str) -> Result<(), ParseError> {
+    fn enter_chain(&mut self, op: &str) -> Result<(), Diagnostic> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError::new(
-                self.peek().span,
-                format!(
+            return Err(Diagnostic::error(format!(
                     "code nested too deeply (more than {MAX_DEPTH} levels; each `{op}` of a chain counts as one)"
-                ),
-            ));
+                )).at(self.peek().span));
         }
         self.depth += 1;
         Ok(())
     }
 
-    fn unary(&mut self) -> Result<Expr, ParseError> {
+    fn unary(&mut self) -> Result<Expr, Diagnostic> {
         self.enter()?;
         let r = self.unary_inner();
         self.leave();
         r
     }
 
-    fn unary_inner(&mut self) -> Result<Expr, ParseError> {
+    fn unary_inner(&mut self) -> Result<Expr, Diagnostic> {
         let start = self.peek().span;
         if let CTok::Punct(p) = self.peek().tok {
             if let Some(op) = ["-", "!", "~", "+", "*", "&"].into_iter().find(|o| *o == p) {
@@ -991,10 +974,10 @@ impl CParser {
                 });
             }
             if p == "++" || p == "--" {
-                return Err(ParseError::new(
-                    start,
-                    format!("not supported: `{p}` inside an expression (write it as a statement)"),
-                ));
+                return Err(Diagnostic::error(format!(
+                    "not supported: `{p}` inside an expression (write it as a statement)"
+                ))
+                .at(start));
             }
         }
         let e = self.primary()?;
@@ -1014,7 +997,7 @@ impl CParser {
         mut e: Expr,
         start: Span,
         entered: &mut usize,
-    ) -> Result<Expr, ParseError> {
+    ) -> Result<Expr, Diagnostic> {
         loop {
             if let CTok::Punct(op @ ("[" | "->" | "." | "(")) = self.peek().tok {
                 self.enter_chain(op)?;
@@ -1031,10 +1014,10 @@ impl CParser {
                 self.bump();
                 let (method, method_span) = self.ident("a member function name")?;
                 if !self.at_punct("(") {
-                    return Err(ParseError::new(
-                        method_span,
-                        format!("not supported: member `{method}` (only member function calls on atomics)"),
-                    ));
+                    return Err(Diagnostic::error(format!(
+                        "not supported: member `{method}` (only member function calls on atomics)"
+                    ))
+                    .at(method_span));
                 }
                 let args = self.args()?;
                 e = Expr {
@@ -1048,10 +1031,10 @@ impl CParser {
                 };
             } else if self.at_punct("(") {
                 let ExprKind::Name(name) = &e.kind else {
-                    return Err(ParseError::new(
-                        self.peek().span,
+                    return Err(Diagnostic::error(
                         "not supported: calling something other than a named function",
-                    ));
+                    )
+                    .at(self.peek().span));
                 };
                 let (name, name_span) = (name.clone(), e.span);
                 let args = self.args()?;
@@ -1071,7 +1054,7 @@ impl CParser {
     }
 
     /// `(a, b, c)`.
-    fn args(&mut self) -> Result<Vec<Expr>, ParseError> {
+    fn args(&mut self) -> Result<Vec<Expr>, Diagnostic> {
         self.expect_punct("(", "`(`")?;
         let mut args = Vec::new();
         if self.eat_punct(")").is_some() {
@@ -1087,7 +1070,7 @@ impl CParser {
         }
     }
 
-    fn primary(&mut self) -> Result<Expr, ParseError> {
+    fn primary(&mut self) -> Result<Expr, Diagnostic> {
         let t = self.peek().clone();
         match &t.tok {
             CTok::Int(v) => {
@@ -1099,13 +1082,13 @@ impl CParser {
             }
             CTok::Ident(w) => {
                 if let Some((_, what)) = UNSUPPORTED_KEYWORDS.iter().find(|(k, _)| k == w) {
-                    return Err(ParseError::new(t.span, format!("not supported: {what}")));
+                    return Err(Diagnostic::error(format!("not supported: {what}")).at(t.span));
                 }
                 if is_type_start(w) {
-                    return Err(ParseError::new(
-                        t.span,
-                        format!("unexpected type word `{w}` in an expression"),
-                    ));
+                    return Err(Diagnostic::error(format!(
+                        "unexpected type word `{w}` in an expression"
+                    ))
+                    .at(t.span));
                 }
                 self.bump();
                 let kind = match w.as_str() {
@@ -1118,7 +1101,7 @@ impl CParser {
             CTok::Punct("(") => {
                 if let CTok::Ident(w) = &self.peek_at(1).tok {
                     if is_type_start(w) {
-                        return Err(ParseError::new(t.span, "not supported: casts"));
+                        return Err(Diagnostic::error("not supported: casts").at(t.span));
                     }
                 }
                 self.bump();
