@@ -112,6 +112,7 @@ pub fn run(mut args: BenchArgs) -> bool {
                     ..Default::default()
                 },
             )
+            .and_then(|l| l.read(&input.file))
             .map_err(|e| Failure::loading(*e))
         });
         match read.map(|l| (l.source, l.program)) {

@@ -77,17 +77,24 @@ pub fn run(mut args: CheckArgs, given: &[String]) -> u8 {
         }
         opts.graphs = true;
     }
-    // `--host native`: files with a `main()` run natively first, each reported in turn; the
-    // others are checked as before.
+    // `--host native`: host programs the loader builds run first, each reported in turn;
+    // the other files are checked as before.
     let mut native_gate = args.ci.gate();
-    let mut native_ok = true;
-    let (native, inputs): (Vec<Input>, Vec<Input>) = inputs
+    let (mut native_ok, mut native_ran) = (true, false);
+    let inputs: Vec<Input> = inputs
         .into_iter()
-        .partition(|i| crate::native::takes(i, &args.flags));
-    for input in &native {
-        native_ok &= crate::native::check(input, &args.flags, args.json, &mut native_gate);
-    }
-    if inputs.is_empty() && !native.is_empty() {
+        .filter(
+            |i| match crate::native::check(i, &args.flags, args.json, &mut native_gate) {
+                crate::native::Taken::No => true,
+                crate::native::Taken::Yes(ok) => {
+                    native_ok &= ok;
+                    native_ran = true;
+                    false
+                }
+            },
+        )
+        .collect();
+    if inputs.is_empty() && native_ran {
         return native_gate.status(native_ok);
     }
     let graph_names = file_report::graph_names(&inputs);

@@ -148,6 +148,9 @@ type Drawn = (Vec<String>, Option<String>);
 fn text(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> String {
     let mut out = String::new();
     let both = c.verdicts.len() > 1;
+    if let Some(h) = &c.harness {
+        let _ = writeln!(out, "Harness {}: {}", h.name, h.why);
+    }
     for w in &c.warnings {
         let _ = writeln!(out, "Warning line {}: {}", w.line(), w.message);
     }
@@ -248,6 +251,10 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
             })
             .collect();
         m.insert("warnings".into(), warnings.into());
+        if let Some(h) = &c.harness {
+            m.insert("harness".into(), h.name.into());
+            m.insert("harness_reason".into(), h.why.clone().into());
+        }
         let findings = scopecheck_report::findings(c.program_of(&c.verdicts[0]), &c.verdicts[0]);
         m.insert(
             "diagnostics".into(),

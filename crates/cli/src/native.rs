@@ -1,41 +1,56 @@
-//! `check --host native`: `.cu` files with a `main()` checked on the native host path
-//! (`scopecheck-hostrun`, docs/host.md), reported in text or as one JSON line each.
+//! `check --host native`: `.cu` files whose host program runs natively (the loading entry
+//! point, `scopecheck_frontend::load` with `HostMode::Native`, builds them: docs/host.md),
+//! run and reported in text or as one JSON line each. A file the loader gives back as a
+//! program (its host code needs the interpreted harness, or it has no host program) goes on
+//! to the ordinary pipeline, whose report says which harness ran and why.
 
-use scopecheck_frontend::{Input, Kind};
+use scopecheck_frontend::{HostMode, Input, Kind, Load};
 use scopecheck_hostrun::{Ending, HostOptions, HostReport};
 
 use crate::ci::Gate;
-use crate::options::CheckFlags;
-use crate::output::errln;
+use crate::file_report::{self, Mode};
+use crate::options::{CheckFlags, HostArg};
+use crate::render::Failure;
 
-/// Whether `input` goes to the native host path: a `.cu` file with its own harness (a kernel
-/// file is checked kernel by kernel as before).
-pub fn takes(input: &Input, flags: &CheckFlags) -> bool {
-    flags.host == crate::options::HostArg::Native
-        && input.kernel.is_none()
-        && input.problem.is_none()
-        && flags.cuda_options().harness.is_none()
-        && Kind::of(&input.path) == Kind::Cuda
+/// What [`check`] did with a file.
+pub enum Taken {
+    /// Not a native host program: the pipeline checks it.
+    No,
+    /// Run (or stopped by an error, reported); whether it was checked.
+    Yes(bool),
 }
 
-/// Checks `input` on the native host path and prints its report; returns whether it was
-/// checked (an error that stops the file is printed on stderr).
-pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> bool {
-    let source = match std::fs::read_to_string(&input.path) {
-        Ok(s) => s,
+/// Loads `input` with the native host path asked for; runs a host program the loader built
+/// and prints its report.
+pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> Taken {
+    if flags.host != HostArg::Native || Kind::of(&input.path) != Kind::Cuda {
+        return Taken::No;
+    }
+    let check = flags.check_options();
+    let options = scopecheck_frontend::Options {
+        cuda: flags.cuda_options(),
+        deadline: check.timeout.map(|t| std::time::Instant::now() + t),
+        max_file_size: flags.max_file_size,
+        host: HostMode::Native,
+        ..Default::default()
+    };
+    let host = match scopecheck_frontend::load(input, &options) {
+        Ok(Load::Read(_)) => return Taken::No,
+        Ok(Load::Native(host)) => host,
         Err(e) => {
-            errln!("error: {}: {e}", input.file);
-            return false;
+            let f = Failure::loading(*e);
+            let r = file_report::failure(&f, if json { Mode::Json } else { Mode::Text });
+            crate::output::write_err(format_args!("{}", r.stderr));
+            crate::output::write_out(format_args!("{}", r.stdout));
+            return Taken::Yes(false);
         }
     };
-    let cuda = scopecheck_frontend::list::file_options(&flags.cuda_options(), input);
-    let check = flags.check_options();
     let opts = HostOptions {
         max_outcomes: flags.max_outcomes,
         timeout: check.timeout,
         ..HostOptions::default()
     };
-    match scopecheck_hostrun::check(&input.path, &source, &cuda, &check, &opts) {
+    match host.program.run(&check, &opts) {
         Ok(r) => {
             let unknown = !r.complete();
             gate.note_native(&input.file, r.failed(), r.racy, r.hangs, unknown);
@@ -44,11 +59,17 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
             } else {
                 print!("{}", text(&input.file, &r));
             }
-            true
+            Taken::Yes(true)
         }
         Err(e) => {
-            errln!("error: {}: {e}", input.file);
-            false
+            let f = Failure::loading(scopecheck_frontend::LoadError {
+                diagnostic: scopecheck_ir::Diagnostic::error(e.to_string()).in_file(&input.file),
+                text: Some(host.source.clone()),
+            });
+            let r = file_report::failure(&f, if json { Mode::Json } else { Mode::Text });
+            crate::output::write_err(format_args!("{}", r.stderr));
+            crate::output::write_out(format_args!("{}", r.stdout));
+            Taken::Yes(false)
         }
     }
 }
@@ -137,6 +158,7 @@ fn json_line(file: &str, r: &HostReport) -> String {
     serde_json::json!({
         "file": file,
         "harness": "native",
+        "harness_reason": "the host program is compiled and run (--host native)",
         "result": result(r),
         "racy": r.racy,
         "hangs": r.hangs,

@@ -50,6 +50,16 @@ pub enum HostArg {
     Native,
 }
 
+impl HostArg {
+    /// The loading entry point's name for it.
+    pub fn mode(self) -> scopecheck_frontend::HostMode {
+        match self {
+            HostArg::Interpreted => scopecheck_frontend::HostMode::Interpreted,
+            HostArg::Native => scopecheck_frontend::HostMode::Native,
+        }
+    }
+}
+
 #[derive(Args, Clone, Debug)]
 pub struct CheckFlags {
     /// How a `.cu` file's `main()` runs: `interpreted` (the subset scopecheck reads) or

@@ -39,6 +39,9 @@ pub struct Checked {
     pub options: CheckOptions,
     /// For a kernel-only file: the kernel checked and its launch.
     pub kernel: Option<scopecheck_cuda::KernelChoice>,
+    /// Under `--host native`: the file's host program is read by the interpreted harness
+    /// instead, and why.
+    pub harness: Option<scopecheck_frontend::Harness>,
     pub models: Vec<Option<ModelKind>>,
     pub time: Duration,
 }
@@ -88,7 +91,10 @@ pub fn check_file(
         ptx_view: is_cu && models.contains(&Some(ModelKind::Ptx)),
         deadline: load_by,
         max_file_size: cli.flags.max_file_size,
+        host: cli.flags.host.mode(),
     };
+    // A host program to run natively is `check`'s, which takes it before this pipeline
+    // (crate::native); here it can only be another command's.
     let Loaded {
         source,
         program,
@@ -96,7 +102,10 @@ pub fn check_file(
         warnings,
         ptx_only,
         option_words,
-    } = scopecheck_frontend::load(input, &load_options).map_err(|e| Failure::loading(*e))?;
+        harness,
+    } = scopecheck_frontend::load(input, &load_options)
+        .and_then(|l| l.read(&input.file))
+        .map_err(|e| Failure::loading(*e))?;
     // The file's own options, over the defaults and under the command line.
     let (file_opts, file_models, file_options) = if option_words.is_empty() {
         (None, None, FileOptions::default())
@@ -159,6 +168,7 @@ pub fn check_file(
         file_options,
         options: opts.clone(),
         kernel: input.kernel.clone(),
+        harness,
         models: models.to_vec(),
         time: start.elapsed(),
     })

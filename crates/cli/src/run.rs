@@ -305,7 +305,9 @@ fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<crate::render::Fail
         max_file_size: args.check.max_file_size,
         ..Default::default()
     };
-    scopecheck_frontend::load(input, &options).map_err(|e| crate::render::Failure::loading(*e))
+    scopecheck_frontend::load(input, &options)
+        .and_then(|l| l.read(&input.file))
+        .map_err(|e| crate::render::Failure::loading(*e))
 }
 
 /// Reads, parses and checks one file: its text, program and verdict, or why not.

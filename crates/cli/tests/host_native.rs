@@ -85,3 +85,33 @@ fn a_compile_error_is_an_input_error() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("host-compile-error.cu:7"), "{err}");
 }
+
+/// A host program that polls managed memory while its kernel runs (examples/cuda/hostpoll.cu:
+/// `while (*flag == 0) {}` at line 14, after the launch at line 13, before the
+/// synchronization) keeps the interpreted harness, which explores the host's reads against
+/// the kernel's writes; the report says which harness ran and why, in text and JSON. The
+/// verdict is the interpreted one: the plain flag and result race, and the host may read the
+/// flag set and the result not yet (No, racy; docs/cuda.md).
+#[test]
+fn a_polling_host_keeps_the_interpreted_harness_and_says_why() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/hostpoll.cu");
+    let Some((out, err, _)) = check(&["--host", "native", p.to_str().unwrap()]) else {
+        return;
+    };
+    assert!(
+        out.contains("Harness interpreted: the host code touches memory a running kernel may access (line 14: managed memory (`flag`) used by the host while the kernel launched at line 13 may still run)"),
+        "{out}{err}"
+    );
+    assert!(out.lines().any(|l| l == "No"), "{out}");
+    let Some((out, _, _)) = check(&["--host", "native", "--json", p.to_str().unwrap()]) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["harness"], "interpreted");
+    assert!(
+        v["harness_reason"].as_str().unwrap().contains("line 14"),
+        "{v}"
+    );
+    assert_eq!(v["result"], "No");
+    assert!(!v["races"].as_array().unwrap().is_empty(), "{v}");
+}

@@ -16,6 +16,7 @@
 //! and its arm in [`load`]'s dispatch (`read_parse`).
 
 pub mod deadline;
+pub mod host;
 pub mod list;
 pub mod read;
 mod views;
@@ -28,6 +29,7 @@ use scopecheck_ir::{Diagnostic, Program, Span};
 use scopecheck_litmus::OptionWord;
 
 pub use deadline::{within, LOADING_TIMED_OUT, WORKER_STACK};
+pub use host::{Harness, HostMode, NativeHost};
 pub use list::{collect, expand_kernels, Input, Listed};
 pub use read::{read_source, read_text, DEFAULT_MAX_FILE_SIZE};
 
@@ -87,6 +89,9 @@ pub struct Options {
     pub deadline: Option<Instant>,
     /// The largest file read, the file or its `--harness` (bytes; `--max-file-size`).
     pub max_file_size: u64,
+    /// How a `.cu` file's `main()` runs ([`host`]); with [`HostMode::Native`] a file the
+    /// native path runs loads as [`Load::Native`].
+    pub host: HostMode,
 }
 
 impl Default for Options {
@@ -97,6 +102,29 @@ impl Default for Options {
             ptx_view: false,
             deadline: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            host: HostMode::default(),
+        }
+    }
+}
+
+/// A file loaded: a program to check, or a host program to run ([`HostMode::Native`]).
+#[derive(Debug)]
+pub enum Load {
+    Read(Box<Loaded>),
+    Native(Box<NativeHost>),
+}
+
+impl Load {
+    /// The program read; a host program built to run natively is an error here, for the
+    /// commands that check programs alone (they load with [`HostMode::Interpreted`], which
+    /// never gives one).
+    pub fn read(self, file: &str) -> Result<Loaded, Box<LoadError>> {
+        match self {
+            Load::Read(l) => Ok(*l),
+            Load::Native(_) => Err(LoadError::internal(
+                file,
+                "this command checks programs; the native host path was not asked for",
+            )),
         }
     }
 }
@@ -118,6 +146,9 @@ pub struct Loaded {
     pub ptx_only: bool,
     /// The words of a litmus test's `(* options: ... *)` comments.
     pub option_words: Vec<OptionWord>,
+    /// With [`HostMode::Native`], a `.cu` file whose host program the interpreted harness
+    /// reads instead, and why; `None` otherwise.
+    pub harness: Option<Harness>,
 }
 
 /// Why a file could not be loaded: the diagnostic (its `file` set) and the file's text when
@@ -163,13 +194,38 @@ impl LoadError {
 }
 
 /// Loads `input`: reads it, and preprocesses, parses and lowers it with the front-end its
-/// [`Kind`] names; builds the PTX view as `options` ask.
-pub fn load(input: &Input, options: &Options) -> Result<Loaded, Box<LoadError>> {
+/// [`Kind`] names; builds the PTX view as `options` ask. With [`HostMode::Native`], a `.cu`
+/// file's host program is built to run ([`Load::Native`]), unless it needs the interpreted
+/// harness ([`Loaded::harness`] says why).
+pub fn load(input: &Input, options: &Options) -> Result<Load, Box<LoadError>> {
     if let Some(problem) = &input.problem {
         return Err(LoadError::io(&input.file, problem.clone()));
     }
     // This file's kernel (a kernel-only file) and folder (`#include "..."`).
     let cuda = list::file_options(&options.cuda, input);
+    let mut harness = None;
+    if options.host == HostMode::Native {
+        let owned = (Input::clone(input), cuda.clone(), options.max_file_size);
+        let chosen = deadline::load_within(&input.file, options.deadline, move || {
+            host::choose(&owned.0, &owned.1, owned.2)
+        })?;
+        match chosen {
+            Some(host::Chosen::Native(n)) => return Ok(Load::Native(n)),
+            Some(host::Chosen::Interpreted(h)) => harness = Some(h),
+            None => {}
+        }
+    }
+    let mut loaded = read_program(input, options, &cuda)?;
+    loaded.harness = harness;
+    Ok(Load::Read(Box::new(loaded)))
+}
+
+/// [`load`] of a program to check: read by its front-end, with the PTX view when asked.
+fn read_program(
+    input: &Input,
+    options: &Options,
+    cuda: &CudaOptions,
+) -> Result<Loaded, Box<LoadError>> {
     let owned = (Input::clone(input), cuda.clone(), options.clone());
     let mut loaded = deadline::load_within(&input.file, options.deadline, move || {
         let (input, cuda, options) = owned;
@@ -184,7 +240,7 @@ pub fn load(input: &Input, options: &Options) -> Result<Loaded, Box<LoadError>> 
             input,
             &loaded.source,
             &loaded.program,
-            &cuda,
+            cuda,
             &mut loaded.warnings,
         );
     }
@@ -233,6 +289,7 @@ fn loaded(source: String, program: Program, warnings: Vec<Diagnostic>) -> Loaded
         warnings,
         ptx_only: false,
         option_words: Vec::new(),
+        harness: None,
     }
 }
 
@@ -302,6 +359,7 @@ mod tests {
             &example("examples/ptx/MP+fence.sc.cta.litmus"),
             &Options::default(),
         )
+        .and_then(|l| l.read("MP"))
         .expect("the example loads");
         assert_eq!(l.program.name, "MP+fence.sc.cta");
         assert!(!l.ptx_only && l.ptx_view.is_none());
@@ -309,6 +367,7 @@ mod tests {
             &example("examples/cuda/block-counter.cu"),
             &Options::default(),
         )
+        .and_then(|l| l.read("block-counter"))
         .expect("the example loads");
         assert_eq!(c.program.name, "block-counter");
     }
@@ -361,7 +420,9 @@ mod tests {
             e.diagnostic.message,
             "this file is 41 bytes, more than the limit of 20 bytes (--max-file-size raises it)"
         );
-        let l = load(&Input::new(&file), &Options::default()).expect("within 16 MiB");
+        let l = load(&Input::new(&file), &Options::default())
+            .and_then(|l| l.read("small"))
+            .expect("within 16 MiB");
         assert_eq!(l.program.name, "small");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -84,6 +84,14 @@ fn digest(parts: &[&str]) -> String {
     format!("{:016x}", h.finish())
 }
 
+/// A name part no other writer uses at the same time: this process, and a count within it
+/// (two checks in one process, as tests run, build the same runtime at once).
+fn unique() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
 fn io(what: &str, p: &Path, e: std::io::Error) -> HostError {
     HostError::Io(format!("{what} {}: {e}", p.display()))
 }
@@ -91,7 +99,7 @@ fn io(what: &str, p: &Path, e: std::io::Error) -> HostError {
 /// Writes `bytes` to `path` through a temporary name, so that a concurrent check never reads
 /// half a file.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = path.with_extension(format!("tmp{}", unique()));
     std::fs::write(&tmp, bytes).map_err(|e| io("cannot write", &tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| io("cannot write", path, e))
 }
@@ -131,7 +139,7 @@ fn runtime(compiler: &Path, root: &Path) -> Result<PathBuf, HostError> {
         }
         write_atomically(&path, text.as_bytes())?;
     }
-    let tmp = dir.join(format!("runtime.o.tmp{}", std::process::id()));
+    let tmp = dir.join(format!("runtime.o.tmp{}", unique()));
     run_compiler(
         compiler,
         &[
@@ -223,7 +231,7 @@ pub fn build(path: &Path, host: &str, cuda: &CudaOptions) -> Result<Built, HostE
         shown.replace('\\', "\\\\").replace('"', "\\\"")
     );
     write_atomically(&src, text.as_bytes())?;
-    let tmp = folder.join(format!("{stem}.tmp{}", std::process::id()));
+    let tmp = folder.join(format!("{stem}.tmp{}", unique()));
     let mut args = flags;
     args.extend([
         "-O0".into(),

@@ -16,6 +16,7 @@
 //!    found at any observation are reported at their lines.
 
 pub mod compile;
+pub mod concurrent;
 pub mod device;
 pub mod session;
 pub mod split;
@@ -38,23 +39,51 @@ pub enum HostError {
     Device(String),
     #[error("{0}")]
     Io(String),
+    /// The host code touches memory a running kernel may access: the interpreted harness's.
+    #[error("the host program needs the interpreted harness: {0}")]
+    Concurrent(concurrent::Concurrent),
     #[error("internal error of the native host path: {0}")]
     Internal(String),
 }
 
-/// Checks `source` (the file at `path`) on the native host path: split, build (cached), run.
-pub fn check(
+/// A file prepared for the native host path ([`prepare`]).
+#[derive(Debug)]
+pub enum Prepared {
+    /// Split and built: ready to run.
+    Native(Box<Native>),
+    /// The host code touches memory a running kernel may access ([`concurrent`]): the file
+    /// needs the interpreted harness, for this reason.
+    Interpreted(concurrent::Concurrent),
+}
+
+/// A host program built, with what its runs explore the device with.
+#[derive(Debug)]
+pub struct Native {
+    pub file: String,
+    pub built: Built,
+    /// What splitting and building took (nothing to build when cached).
+    pub compile_time: std::time::Duration,
+    device_text: String,
+    kernels: Vec<split::Kernel>,
+    cuda: scopecheck_cuda::CudaOptions,
+}
+
+/// Prepares `source` (the file at `path`) for the native host path: split; when the host code
+/// touches memory a running kernel may access, says so; otherwise builds the host part
+/// (cached) and reads the device part.
+pub fn prepare(
     path: &std::path::Path,
     source: &str,
     cuda: &scopecheck_cuda::CudaOptions,
-    check: &scopecheck_model::CheckOptions,
-    opts: &HostOptions,
-) -> Result<HostReport, HostError> {
+) -> Result<Prepared, HostError> {
     let file = path.display().to_string();
     let begun = std::time::Instant::now();
     let parts = split::split(source)?;
+    if let Some(c) = parts.concurrent {
+        return Ok(Prepared::Interpreted(c));
+    }
     let built = compile::build(path, &parts.host, cuda)?;
-    let compiled = begun.elapsed();
+    let compile_time = begun.elapsed();
     // The device part as the front-end reads it: preprocessed with the file's options, the
     // host code blanked; every line stays where it was.
     let (pre, _) = scopecheck_cuda::run_preprocessor(source, false, cuda).map_err(|e| {
@@ -66,16 +95,49 @@ pub fn check(
     let device_text = scopecheck_cuda::device_source(&pre.text)
         .map(|t| split::device_only(&t))
         .ok_or_else(|| HostError::Device(format!("{file}: the device part cannot be read")))?;
-    let cx = device::Context {
+    Ok(Prepared::Native(Box::new(Native {
+        file,
+        built,
+        compile_time,
         device_text,
         kernels: parts.kernels,
         cuda: cuda.clone(),
-        check: check.clone(),
-        file,
-    };
-    let mut report = session::run(&built.binary, cx, check, opts)?;
-    report.compile_time = compiled;
-    report.cached = built.cached;
-    report.compiler = built.compiler;
-    Ok(report)
+    })))
+}
+
+impl Native {
+    /// Runs the host program, exploring the device under `check`'s model at each observation.
+    pub fn run(
+        &self,
+        check: &scopecheck_model::CheckOptions,
+        opts: &HostOptions,
+    ) -> Result<HostReport, HostError> {
+        let cx = device::Context {
+            device_text: self.device_text.clone(),
+            kernels: self.kernels.clone(),
+            cuda: self.cuda.clone(),
+            check: check.clone(),
+            file: self.file.clone(),
+        };
+        let mut report = session::run(&self.built.binary, cx, check, opts)?;
+        report.compile_time = self.compile_time;
+        report.cached = self.built.cached;
+        report.compiler = self.built.compiler.clone();
+        Ok(report)
+    }
+}
+
+/// Checks `source` (the file at `path`) on the native host path: prepare, then run; a file
+/// that needs the interpreted harness is [`HostError::Concurrent`].
+pub fn check(
+    path: &std::path::Path,
+    source: &str,
+    cuda: &scopecheck_cuda::CudaOptions,
+    check: &scopecheck_model::CheckOptions,
+    opts: &HostOptions,
+) -> Result<HostReport, HostError> {
+    match prepare(path, source, cuda)? {
+        Prepared::Native(n) => n.run(check, opts),
+        Prepared::Interpreted(c) => Err(HostError::Concurrent(c)),
+    }
 }

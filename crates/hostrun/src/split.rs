@@ -50,6 +50,9 @@ pub struct Split {
     pub launches: usize,
     /// `__device__`, `__constant__` and `__managed__` variables registered.
     pub symbols: usize,
+    /// Where the host code touches memory a running kernel may access, so that the file needs
+    /// the interpreted harness ([`crate::concurrent`]); `None` when nothing was seen.
+    pub concurrent: Option<crate::concurrent::Concurrent>,
 }
 
 /// One replacement of source bytes.
@@ -74,8 +77,12 @@ pub fn split(source: &str) -> Result<Split, HostError> {
         kernels: Vec::new(),
         launches: 0,
         symbols: 0,
+        stubs: Vec::new(),
+        aliases: Vec::new(),
     };
     s.scope(tree.root_node());
+    s.register_stubs();
+    let concurrent = crate::concurrent::find(tree.root_node(), source);
     let mut host = source.to_string();
     // A harness written as `void scopecheck_main()` (docs/cuda.md) runs as the program's main.
     let defines = |name: &str| {
@@ -100,6 +107,7 @@ pub fn split(source: &str) -> Result<Split, HostError> {
         kernels: s.kernels,
         launches: s.launches,
         symbols: s.symbols,
+        concurrent,
     })
 }
 
@@ -109,6 +117,11 @@ struct Splitter<'s> {
     kernels: Vec<Kernel>,
     launches: usize,
     symbols: usize,
+    /// Each non-template kernel definition: where it ends, and its name.
+    stubs: Vec<(usize, String)>,
+    /// The file's type aliases so far (`typedef unsigned int uint;`, `using u32 = ...;`):
+    /// the name and the type it stands for, as words.
+    aliases: Vec<(String, String)>,
 }
 
 /// The words (identifiers and keywords) of `s`.
@@ -174,6 +187,10 @@ impl<'s> Splitter<'s> {
                     }
                 }
                 "declaration" => self.declaration(item),
+                "type_definition" | "alias_declaration" => {
+                    self.alias(item);
+                    self.launches_in(item);
+                }
                 "namespace_definition" | "linkage_specification" => {
                     match item.child_by_field_name("body") {
                         Some(b) if b.kind() == "function_definition" => self.function(b, false),
@@ -193,6 +210,9 @@ impl<'s> Splitter<'s> {
         let w = self.head_words(f);
         if w.contains(&"__global__") {
             if let Some(k) = self.kernel(f, template) {
+                if !template {
+                    self.stubs.push((f.end_byte(), k.name.clone()));
+                }
                 self.kernels.push(k);
             }
             if let Some(body) = f.child_by_field_name("body") {
@@ -249,6 +269,58 @@ impl<'s> Splitter<'s> {
             end: d.end_byte(),
             text,
         });
+    }
+
+    /// Registers each kernel's host stub by name after its definition, on the same line, for
+    /// `cudaLaunchKernel` (runtime: `scopecheck::kernel_name`). An overloaded name is left
+    /// out (the stub's address would be ambiguous): launching it by address is refused at run
+    /// time, naming the call.
+    fn register_stubs(&mut self) {
+        for (i, (end, name)) in self.stubs.iter().enumerate() {
+            if self.stubs.iter().filter(|(_, n)| n == name).count() > 1 {
+                continue;
+            }
+            self.edits.push(Edit {
+                start: *end,
+                end: *end,
+                text: format!(
+                    " static int scopecheck_kernel_{i} = ::scopecheck::kernel_name({name}, \"{name}\");"
+                ),
+            });
+        }
+    }
+
+    /// Records a type alias of the file, for kernel parameters written with it.
+    fn alias(&mut self, n: Node) {
+        let (Some(ty), name) = (
+            n.child_by_field_name("type"),
+            if n.kind() == "alias_declaration" {
+                n.child_by_field_name("name")
+            } else {
+                n.child_by_field_name("declarator")
+            },
+        ) else {
+            return;
+        };
+        let Some(name) = name.filter(|d| matches!(d.kind(), "type_identifier" | "identifier"))
+        else {
+            return;
+        };
+        let ty = match ty.child_by_field_name("type") {
+            // `using A = const unsigned int;`: a type_descriptor holding the type.
+            Some(inner) if ty.kind() == "type_descriptor" => self.text(inner),
+            _ => self.text(ty),
+        };
+        let ty = self.resolve(&words(ty).join(" "));
+        self.aliases.push((self.text(name).to_string(), ty));
+    }
+
+    /// `ty` with the file's aliases replaced by what they stand for.
+    fn resolve(&self, ty: &str) -> String {
+        match self.aliases.iter().rev().find(|(n, _)| n == ty) {
+            Some((_, t)) => t.clone(),
+            None => ty.to_string(),
+        }
     }
 
     /// Rewrites every launch inside `n`.
@@ -364,7 +436,7 @@ impl<'s> Splitter<'s> {
             .into_iter()
             .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__" | "struct"))
             .collect();
-        let ty = ty.join(" ");
+        let ty = self.resolve(&ty.join(" "));
         match pointers {
             0 => Param::Scalar { ty },
             1 => Param::Pointer { elem: ty },
@@ -374,10 +446,12 @@ impl<'s> Splitter<'s> {
 }
 
 /// `device_text` (the device part, as `scopecheck_cuda::device_source` gives it) without the
-/// host-only types the language-level front-end does not read and kernels cannot use: class
-/// templates, classes with member functions, enums, namespaces and `using` aliases in which
-/// no `__device__` or `__global__` appears. They come from the host's own headers (a class
-/// wrapping device memory, an error-check helper) and answer for nothing on the device.
+/// host-only code the language-level front-end does not read and kernels cannot use: class
+/// templates, classes with member functions (and the `;` after them), enums, namespaces and
+/// `using` aliases in which no `__device__` or `__global__` appears, and host variables other
+/// than integer constants (host globals, string constants, `int S::count = 0;`). They come
+/// from the host's own code and headers (a class wrapping device memory, an error-check
+/// helper, a test's counters) and answer for nothing on the device.
 pub fn device_only(device_text: &str) -> String {
     let mut parser = tree_sitter::Parser::new();
     if parser
@@ -390,30 +464,142 @@ pub fn device_only(device_text: &str) -> String {
         return device_text.to_string();
     };
     let mut out = device_text.as_bytes().to_vec();
+    let device = [
+        "__device__",
+        "__global__",
+        "__managed__",
+        "__constant__",
+        "__shared__",
+    ];
+    // The names device code mentions: a host constant no kernel names answers for nothing.
+    let mut c = tree.root_node().walk();
+    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for item in tree.root_node().named_children(&mut c) {
+        let w = words(&device_text[item.byte_range()]);
+        if device.iter().any(|d| w.contains(d)) {
+            named.extend(w);
+        }
+    }
     let mut c = tree.root_node().walk();
     for item in tree.root_node().named_children(&mut c) {
         let text = &device_text[item.byte_range()];
         let w = words(text);
-        if w.contains(&"__device__") || w.contains(&"__global__") {
+        if device.iter().any(|d| w.contains(d)) {
             continue;
         }
-        let host_type = match item.kind() {
+        let class = w.contains(&"class") || w.contains(&"struct");
+        let host_only = match item.kind() {
             "template_declaration" | "namespace_definition" | "alias_declaration" => true,
             "enum_specifier" => true,
-            "class_specifier" | "struct_specifier" | "declaration" => {
-                text.contains('(') && (w.contains(&"class") || w.contains(&"struct"))
+            "class_specifier" | "struct_specifier" => text.contains('('),
+            "declaration" if class => text.contains('('),
+            // A host variable (kernels reach only `__device__` ones): all but the integer
+            // constants device code names (as sizes, bounds). A string or a pointer is no
+            // such constant.
+            "declaration" => {
+                let mut c = item.walk();
+                let names: Vec<String> = item
+                    .children_by_field_name("declarator", &mut c)
+                    .filter_map(|d| declared_name(d, device_text))
+                    .collect();
+                !(w.contains(&"const") || w.contains(&"constexpr"))
+                    || text.contains('"')
+                    || text.contains('*')
+                    || !names.iter().any(|n| named.contains(n.as_str()))
             }
             _ => false,
         };
-        if host_type {
-            for b in &mut out[item.byte_range()] {
+        if host_only {
+            let mut range = item.byte_range();
+            // `struct S { ... };` read as the specifier and a `;` after it: the `;` goes too.
+            if let Some(next) = item.next_sibling() {
+                if device_text[next.byte_range()].trim() == ";" {
+                    range.end = next.end_byte();
+                }
+            }
+            for b in &mut out[range] {
                 if *b != b'\n' {
                     *b = b' ';
                 }
             }
         }
     }
-    String::from_utf8(out).unwrap_or_else(|_| device_text.to_string())
+    let text = String::from_utf8(out).unwrap_or_else(|_| device_text.to_string());
+    scalar_aliases_resolved(&text, &tree)
+}
+
+/// `text` with each top-level alias of a scalar type (`typedef unsigned int uint;`,
+/// `using real = float;`) blanked and its uses spelled as the type: the language-level
+/// front-end reads `typedef struct { ... } Name;` alone. `tree` is `text`'s tree before
+/// blanking (blanking keeps every byte's place).
+fn scalar_aliases_resolved(text: &str, tree: &tree_sitter::Tree) -> String {
+    const SCALAR: &[&str] = &[
+        "bool", "char", "short", "int", "long", "unsigned", "signed", "float", "double", "size_t",
+        "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+        "const",
+    ];
+    let mut aliases: Vec<(String, String)> = Vec::new();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut c = tree.root_node().walk();
+    for item in tree.root_node().named_children(&mut c) {
+        let (ty, name) = match item.kind() {
+            "type_definition" => (
+                item.child_by_field_name("type"),
+                item.child_by_field_name("declarator"),
+            ),
+            "alias_declaration" => (
+                item.child_by_field_name("type")
+                    .and_then(|t| t.child_by_field_name("type").or(Some(t))),
+                item.child_by_field_name("name"),
+            ),
+            _ => continue,
+        };
+        let (Some(ty), Some(name)) = (ty, name) else {
+            continue;
+        };
+        let ty_words = words(&text[ty.byte_range()]);
+        if name.kind() != "type_identifier"
+            || ty_words.is_empty()
+            || !ty_words.iter().all(|w| SCALAR.contains(w))
+        {
+            continue;
+        }
+        aliases.push((text[name.byte_range()].to_string(), ty_words.join(" ")));
+        edits.push((item.byte_range(), blanked(&text[item.byte_range()])));
+    }
+    if aliases.is_empty() {
+        return text.to_string();
+    }
+    uses_of(tree.root_node(), text, &aliases, &mut edits);
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = text.to_string();
+    for (r, t) in edits {
+        out.replace_range(r, &t);
+    }
+    out
+}
+
+/// Each `type_identifier` of `n` that names one of `aliases`, with its type.
+fn uses_of(
+    n: Node,
+    text: &str,
+    aliases: &[(String, String)],
+    edits: &mut Vec<(std::ops::Range<usize>, String)>,
+) {
+    if matches!(n.kind(), "type_definition" | "alias_declaration") {
+        // An alias's own definition is blanked whole, or left as written.
+        return;
+    }
+    if n.kind() == "type_identifier" {
+        if let Some((_, ty)) = aliases.iter().find(|(a, _)| *a == text[n.byte_range()]) {
+            edits.push((n.byte_range(), ty.clone()));
+        }
+        return;
+    }
+    let mut c = n.walk();
+    for k in n.children(&mut c) {
+        uses_of(k, text, aliases, edits);
+    }
 }
 
 /// The name a declarator declares (through initialisers, arrays, pointers).
@@ -454,6 +640,11 @@ mod tests {
         assert!(lines[3].trim().is_empty(), "{}", lines[3]);
         assert!(lines[4].contains("__global__ void k(int *out, unsigned n) {"));
         assert!(lines[5].trim().is_empty(), "the body is gone: {}", lines[5]);
+        assert!(
+            lines[6].contains("::scopecheck::kernel_name(k, \"k\")"),
+            "the stub is registered for cudaLaunchKernel: {}",
+            lines[6]
+        );
         assert!(
             lines[10]
                 .contains("::scopecheck::Launch(\"k\", __FILE__, __LINE__, 1, 2).run(k, d, 7)"),

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use scopecheck_hostrun::{check, find_compiler, Ending, HostOptions, HostReport};
+use scopecheck_hostrun::{
+    check, find_compiler, prepare, Ending, HostOptions, HostReport, Prepared,
+};
 
 fn run(name: &str) -> Option<HostReport> {
     if find_compiler().is_none() {
@@ -161,17 +163,36 @@ fn streams_without_the_wait_race_and_fail() {
     );
 }
 
-/// Mapped host memory is refused at its line; the process is stopped, not failed.
+/// Mapped host memory named in the host code: the file needs the interpreted harness, at
+/// the line of `cudaHostAllocMapped`.
+#[test]
+fn mapped_memory_needs_the_interpreted_harness() {
+    if find_compiler().is_none() {
+        return;
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs/mapped-refused.cu");
+    let source = std::fs::read_to_string(&path).expect("the test program");
+    match prepare(&path, &source, &scopecheck_cuda::CudaOptions::default()) {
+        Ok(Prepared::Interpreted(c)) => {
+            assert_eq!(c.line, 9, "{c}");
+            assert!(c.why.contains("cudaHostAllocMapped"), "{c}");
+        }
+        other => panic!("expected the interpreted harness, got {other:?}"),
+    }
+}
+
+/// Mapped host memory asked for by the flag's value is refused at its line when the call
+/// runs; the process is stopped, not failed.
 #[test]
 fn an_unmodelled_call_is_refused_at_its_line() {
-    let Some(r) = run("mapped-refused.cu") else {
+    let Some(r) = run("mapped-by-value.cu") else {
         return;
     };
     assert!(!r.complete() && !r.failed(), "{r:?}");
     assert!(
         r.findings
             .iter()
-            .any(|f| f.contains("mapped-refused.cu:9") && f.contains("cudaHostAlloc")),
+            .any(|f| f.contains("mapped-by-value.cu:10") && f.contains("cudaHostAlloc")),
         "{:?}",
         r.findings
     );

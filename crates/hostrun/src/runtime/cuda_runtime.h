@@ -242,6 +242,18 @@ struct Arg {
 void launch(const char *kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream, const Arg *args,
             size_t n);
 
+// Each non-template kernel of the file, registered by its host stub's address (the split adds
+// `kernel_name(k, "k")` after each definition), with its parameters' sizes: what
+// cudaLaunchKernel needs to read its `void **args`.
+void register_kernel(const void *stub, const char *name, const size_t *sizes, size_t n);
+template <class... P> int kernel_name(void (*stub)(P...), const char *name) {
+  size_t sizes[sizeof...(P) + 1] = {sizeof(typename std::decay<P>::type)...};
+  register_kernel((const void *)stub, name, sizes, sizeof...(P));
+  return 0;
+}
+cudaError_t launch_stub(const void *stub, dim3 grid, dim3 block, void **args, size_t shared,
+                        cudaStream_t stream, const char *api);
+
 // `k<<<grid, block, shared, stream>>>(args)` as the split writes it:
 // `scopecheck::Launch("k", __FILE__, __LINE__, grid, block, shared, stream).run(k, args)`.
 struct Launch {
@@ -264,6 +276,21 @@ struct Launch {
   }
 };
 } // namespace scopecheck
+
+// cudaLaunchKernel, with the kernel given by its host stub: a launch as `k<<<...>>>` is.
+// cudaLaunchCooperativeKernel is refused at run time (the split sends a file naming it to the
+// interpreted harness, which explores cooperative launches).
+template <class T>
+inline cudaError_t cudaLaunchKernel(T *func, dim3 grid, dim3 block, void **args, size_t shared = 0,
+                                    cudaStream_t stream = 0) {
+  return scopecheck::launch_stub((const void *)func, grid, block, args, shared, stream, "cudaLaunchKernel");
+}
+template <class T>
+inline cudaError_t cudaLaunchCooperativeKernel(T *func, dim3 grid, dim3 block, void **args, size_t shared = 0,
+                                               cudaStream_t stream = 0) {
+  return scopecheck::launch_stub(nullptr, grid, block, args, shared, stream,
+                                 "cudaLaunchCooperativeKernel (a cooperative launch)");
+}
 
 #ifndef SCOPECHECK_RUNTIME_IMPL
 // Each call records its line first (`__LINE__` inside a user's error-check macro is the
@@ -290,6 +317,8 @@ struct Launch {
 #define cudaEventRecord(...) SCOPECHECK_AT(cudaEventRecord(__VA_ARGS__))
 #define cudaEventSynchronize(...) SCOPECHECK_AT(cudaEventSynchronize(__VA_ARGS__))
 #define cudaEventQuery(...) SCOPECHECK_AT(cudaEventQuery(__VA_ARGS__))
+#define cudaLaunchKernel(...) SCOPECHECK_AT(cudaLaunchKernel(__VA_ARGS__))
+#define cudaLaunchCooperativeKernel(...) SCOPECHECK_AT(cudaLaunchCooperativeKernel(__VA_ARGS__))
 #define cudaEventElapsedTime(...) SCOPECHECK_AT(cudaEventElapsedTime(__VA_ARGS__))
 #define cudaGetDeviceProperties(...) SCOPECHECK_AT(cudaGetDeviceProperties(__VA_ARGS__))
 #endif

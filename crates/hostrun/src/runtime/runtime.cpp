@@ -356,13 +356,48 @@ Symbol::Symbol(const void *shadow, size_t bytes, const char *name, int managed) 
   ask(m);
 }
 
-void launch(const char *kernel, dim3 g, dim3 b, size_t shared, cudaStream_t stream, const Arg *args, size_t n) {
+// A launch's own result (a `<<<...>>>` launch leaves it for cudaGetLastError).
+static cudaError_t send_launch(const char *kernel, dim3 g, dim3 b, size_t shared, cudaStream_t stream,
+                               const Arg *args, size_t n) {
   Msg m(Op::Launch);
   m.at().str(kernel).u32(g.x).u32(g.y).u32(g.z).u32(b.x).u32(b.y).u32(b.z);
   m.u64(shared).u64((uint64_t)stream).u32((uint32_t)n);
   for (size_t i = 0; i < n; i++) m.blob(args[i].bytes, args[i].size);
   In r = ask(m);
-  result(r);
+  return result(r);
+}
+
+void launch(const char *kernel, dim3 g, dim3 b, size_t shared, cudaStream_t stream, const Arg *args, size_t n) {
+  send_launch(kernel, g, b, shared, stream, args, n);
+}
+
+namespace {
+struct KernelStub {
+  const void *stub;
+  const char *name;
+  std::vector<size_t> sizes;
+};
+std::vector<KernelStub> &kernel_stubs() {
+  static std::vector<KernelStub> all;
+  return all;
+}
+} // namespace
+
+void register_kernel(const void *stub, const char *name, const size_t *sizes, size_t n) {
+  kernel_stubs().push_back(KernelStub{stub, name, std::vector<size_t>(sizes, sizes + n)});
+}
+
+cudaError_t launch_stub(const void *stub, dim3 g, dim3 b, void **args, size_t shared, cudaStream_t stream,
+                        const char *api) {
+  if (!stub) unsupported(api);
+  for (const KernelStub &k : kernel_stubs()) {
+    if (k.stub != stub) continue;
+    std::vector<Arg> a;
+    for (size_t i = 0; i < k.sizes.size(); i++) a.push_back(Arg{args[i], k.sizes[i]});
+    return send_launch(k.name, g, b, shared, stream, a.data(), a.size());
+  }
+  std::string why = std::string(api) + " of a function that is not a (non-template) kernel of this file";
+  unsupported(why.c_str());
 }
 
 cudaError_t symbol_address(void **p, const void *shadow) {

@@ -1,7 +1,7 @@
-// Zero-copy host memory (cudaHostAlloc with cudaHostAllocMapped) is not modelled by the native
-// path yet: the call is refused with its line (not a silent success), the process is stopped,
-// and the run is not complete. Expected: a finding naming cudaHostAlloc at line 9, no failed
-// process.
+// Zero-copy host memory (cudaHostAlloc with cudaHostAllocMapped): the host may touch it while
+// a kernel runs, which only the interpreted harness explores. Splitting finds the flag's name
+// in the host code, and the native path sends the file to the interpreted harness, naming
+// line 9 (HostError::Concurrent); nothing is built or run.
 __global__ void set(int *p) { *p = 1; }
 
 int main() {
