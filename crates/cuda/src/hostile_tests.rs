@@ -2,10 +2,10 @@
 //! column naming the limit, never in a stack overflow or in memory exhausted.
 
 use crate::{
-    parse_cuda, parse_opencl_with, CudaError, CudaOptions, MAX_ALLOCATIONS, MAX_ARGUMENT_TOKENS,
+    parse_cuda, parse_opencl_with, CudaOptions, MAX_ALLOCATIONS, MAX_ARGUMENT_TOKENS,
     MAX_LOCATIONS, MAX_MACRO_NESTING, MAX_NESTING,
 };
-use scopecheck_ir::{InstrKind, Operand, Program};
+use scopecheck_ir::{Diagnostic, InstrKind, Operand, Program};
 
 /// A kernel whose body is `body`, launched once by a harness; the body starts on line 2.
 fn kernel(body: &str) -> String {
@@ -40,7 +40,7 @@ fn lowered(src: &str) -> Program {
     }
 }
 
-fn error(r: Result<(Program, Vec<crate::Warning>), CudaError>) -> CudaError {
+fn error(r: Result<(Program, Vec<Diagnostic>), Diagnostic>) -> Diagnostic {
     match r {
         Ok(_) => panic!("lowered, expected an error"),
         Err(e) => e,
@@ -81,7 +81,7 @@ fn nested_parentheses_end_in_an_error_at_the_first_one_too_deep() {
         assert!(e.message.contains("nested too deeply"), "{e}");
         assert!(e.message.contains(&MAX_NESTING.to_string()), "{e}");
         assert_eq!(
-            (e.span.line, e.span.column),
+            (e.line(), e.column()),
             (2, (8 + MAX_NESTING - 5) as u32),
             "{e}"
         );
@@ -99,14 +99,14 @@ fn nested_ifs_and_blocks_end_in_an_error() {
     for n in [641, 10_000] {
         let e = error(parse_cuda(&kernel(&ifs(n))));
         assert!(e.message.contains("nested too deeply"), "{e}");
-        assert_eq!((e.span.line, e.span.column), (129, 6), "{e}");
+        assert_eq!((e.line(), e.column()), (129, 6), "{e}");
     }
     // A block is one level: the k-th `{`, on line 1 + k, is at 4 + (k - 1), so the 254th
     // (line 255) is the first at 257.
     let blocks = |n: usize| format!("{}  *c = 1;\n{}", "{\n".repeat(n), "}\n".repeat(n));
     let e = error(parse_cuda(&kernel(&blocks(10_000))));
     assert!(e.message.contains("nested too deeply"), "{e}");
-    assert_eq!((e.span.line, e.span.column), (255, 1), "{e}");
+    assert_eq!((e.line(), e.column()), (255, 1), "{e}");
     // 100 nested `if`s lower: the store is reached when `r` is not 0.
     let p = lowered(&kernel(&ifs(100)));
     assert_eq!(stored(&p), Operand::Imm(1));
@@ -166,7 +166,7 @@ fn real_nesting_inside_a_chain_is_still_a_level() {
     let nested = format!("{}1{}", "(".repeat(n), " + 1)".repeat(n));
     let e = error(parse_cuda(&kernel(&format!("  *c = {nested};"))));
     assert!(e.message.contains("nested too deeply"), "{e}");
-    assert_eq!(e.span.line, 2, "{e}");
+    assert_eq!(e.line(), 2, "{e}");
     // `&&` over `||` over `&&` ...: each change of operator is a level (lowered by calls).
     let alternating = (0..10_000)
         .map(|k| if k % 2 == 0 { "(r &&" } else { "(r ||" })
@@ -253,7 +253,7 @@ fn an_inlined_body_counts_on_top_of_its_call_site() {
     );
     // The helper takes 3 lines, the kernel's first line is 4, its body starts on 5: the call
     // is on line 5 + 1 + 60 at column 8.
-    assert_eq!((e.span.line, e.span.column), (66, 8), "{e}");
+    assert_eq!((e.line(), e.column()), (66, 8), "{e}");
 }
 
 #[test]
@@ -278,7 +278,7 @@ fn macro_chains_and_nested_macro_uses() {
         "{e}"
     );
     let col = (8 + 2 * (MAX_MACRO_NESTING + 1)) as u32;
-    assert_eq!((e.span.line, e.span.column), (3, col), "{e}");
+    assert_eq!((e.line(), e.column()), (3, col), "{e}");
     // Deeper, the copies of the arguments run out first: the use at level j holds its
     // argument, the 3(n - j) - 1 tokens `F(...1...)` inside it less the parentheses... that
     // is 3(n - j) - 2, and the levels being expanded hold them together. The use at which
@@ -295,11 +295,7 @@ fn macro_chains_and_nested_macro_uses() {
         let e = nested(n);
         assert!(e.message.contains("macro arguments too large"), "{e}");
         assert!(e.message.contains(&MAX_ARGUMENT_TOKENS.to_string()), "{e}");
-        assert_eq!(
-            (e.span.line, e.span.column),
-            (3, (8 + 2 * level) as u32),
-            "{e}"
-        );
+        assert_eq!((e.line(), e.column()), (3, (8 + 2 * level) as u32), "{e}");
     }
 }
 
@@ -308,7 +304,7 @@ fn allocations_and_arrays_are_bounded_before_they_are_made() {
     // 2^31 - 1 elements: refused by the array limit, at the declaration.
     let e = error(parse_cuda(&kernel("  int a[2147483647];\n  *c = 1;")));
     assert!(e.message.contains("array size 2147483647"), "{e}");
-    assert_eq!(e.span.line, 2, "{e}");
+    assert_eq!(e.line(), 2, "{e}");
     // MAX_ALLOCATIONS + 1 allocations in the harness: the one past the limit is refused at
     // its line (each allocation takes 2 lines; the first is on line 2).
     let allocs: String = (0..=MAX_ALLOCATIONS)
@@ -319,7 +315,7 @@ fn allocations_and_arrays_are_bounded_before_they_are_made() {
     );
     let e = error(parse_cuda(&src));
     assert!(e.message.contains("too many allocations"), "{e}");
-    assert_eq!(e.span.line as usize, 3 + 2 * MAX_ALLOCATIONS + 1, "{e}");
+    assert_eq!(e.line() as usize, 3 + 2 * MAX_ALLOCATIONS + 1, "{e}");
     // A struct of 2,000 fields, 64 of them in an array: 128,000 locations, past
     // MAX_LOCATIONS.
     let fields: String = (0..2_000).map(|i| format!("int f{i}; ")).collect();
@@ -360,5 +356,5 @@ fn if_conditional_chains_are_read_by_a_loop() {
     );
     let e = preprocess(&src, &[]).unwrap_err();
     assert_eq!(e.message, "#if expression nested too deeply");
-    assert_eq!((e.span.line, e.span.column), (1, 4 * 201 + 3), "{e:?}");
+    assert_eq!((e.line(), e.column()), (1, 4 * 201 + 3), "{e:?}");
 }

@@ -22,10 +22,10 @@
 //! flow depends on its input is checked at the value `--init` gives (a number, or `index`:
 //! element i holds i), and the report names the contents it was checked with.
 
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 use tree_sitter::Node;
 
-use crate::{span_of, CudaError};
+use crate::span_of;
 
 /// The default launch's blocks: two, so that races between blocks and the per-block copies of
 /// shared memory are seen.
@@ -248,7 +248,7 @@ pub(crate) fn plan(
     raw: &str,
     opencl: bool,
     options: &crate::CudaOptions,
-) -> Result<Option<Vec<Planned>>, CudaError> {
+) -> Result<Option<Vec<Planned>>, Diagnostic> {
     let Some(file) = read_kernels(text, masked, raw, opencl) else {
         return Ok(None);
     };
@@ -260,10 +260,7 @@ pub(crate) fn plan(
                 .any(|p| p.name == *name && matches!(p.kind, ParamKind::Scalar { .. }))
         });
         if !known {
-            return Err(CudaError::new(
-                Span { line: 1, column: 1, offset: 0, len: 0 },
-                format!("--arg {name}=...: no kernel of this file has a scalar parameter `{name}` (pointer parameters get buffers)"),
-            ));
+            return Err(Diagnostic::error(format!("--arg {name}=...: no kernel of this file has a scalar parameter `{name}` (pointer parameters get buffers)")).at(Span { line: 1, column: 1, offset: 0, len: 0 }));
         }
     }
     let (grid, block, source) = match (launch.grid, launch.block) {
@@ -713,7 +710,7 @@ pub(crate) fn harness_text(
     raw: &str,
     opencl: bool,
     choice: &KernelChoice,
-) -> Result<(String, Span), CudaError> {
+) -> Result<(String, Span), Diagnostic> {
     let at_start = Span {
         line: 1,
         column: 1,
@@ -721,17 +718,16 @@ pub(crate) fn harness_text(
         len: 0,
     };
     let file = read_kernels(text, masked, raw, opencl).ok_or_else(|| {
-        CudaError::new(
-            at_start,
-            "internal: a kernel was chosen in a file that has a harness",
-        )
+        Diagnostic::error("internal: a kernel was chosen in a file that has a harness").at(at_start)
     })?;
     let (base, targs) = split_template(&choice.name);
     let k = file
         .kernels
         .iter()
         .find(|k| k.name == base)
-        .ok_or_else(|| CudaError::new(at_start, format!("no kernel `{base}` in this file")))?;
+        .ok_or_else(|| {
+            Diagnostic::error(format!("no kernel `{base}` in this file")).at(at_start)
+        })?;
     // Type template parameters are their arguments in the buffers' element types.
     let subst = |ty: &str| -> String {
         let (Some(tp), Some(ta)) = (&k.template, &targs) else {
@@ -807,10 +803,7 @@ pub(crate) fn harness_text(
                 }
             }
             ParamKind::Unsupported(why) => {
-                return Err(CudaError::new(
-                    k.span,
-                    format!("parameter `{}`: {why}", p.name),
-                ))
+                return Err(Diagnostic::error(format!("parameter `{}`: {why}", p.name)).at(k.span))
             }
         }
     }

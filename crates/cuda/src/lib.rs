@@ -57,11 +57,10 @@ pub use kernels::{
 };
 pub use nesting::MAX_NESTING;
 pub use preprocess::{
-    preprocess, preprocess_with, PreprocessError, Preprocessed, MAX_ARGUMENT_TOKENS,
-    MAX_MACRO_NESTING,
+    preprocess, preprocess_with, Preprocessed, MAX_ARGUMENT_TOKENS, MAX_MACRO_NESTING,
 };
 pub use ptx_view::{ptx_file_view, ptx_view, PtxView, PtxViewError};
-use scopecheck_ir::{Program, Span};
+use scopecheck_ir::{Diagnostic, Program, Span};
 
 /// The number of device threads all launches together may make unless
 /// [`CudaOptions::max_threads`] says otherwise: exploring every execution grows exponentially
@@ -126,53 +125,8 @@ impl Default for CudaOptions {
     }
 }
 
-/// A CUDA file the front-end cannot lower: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{line}:{column}: {message}", line = span.line, column = span.column)]
-pub struct CudaError {
-    pub message: String,
-    /// Where in the source; `span.line` and `span.column` are 1-based.
-    pub span: Span,
-}
-
-impl CudaError {
-    pub(crate) fn new(span: Span, message: impl Into<String>) -> Self {
-        CudaError {
-            message: message.into(),
-            span,
-        }
-    }
-}
-
-/// Something the user should know that does not stop the check (a device scope narrowed on
-/// shared memory, `printf` ignored, ...).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    pub span: Span,
-    pub message: String,
-}
-
-impl From<CudaError> for scopecheck_ir::Diagnostic {
-    /// The message without the `line:column:` its `Display` starts with: the span carries it.
-    fn from(e: CudaError) -> Self {
-        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
-    }
-}
-
-impl From<Warning> for scopecheck_ir::Diagnostic {
-    fn from(w: Warning) -> Self {
-        scopecheck_ir::Diagnostic::warning(w.message).at(w.span)
-    }
-}
-
-impl From<PreprocessError> for scopecheck_ir::Diagnostic {
-    fn from(e: PreprocessError) -> Self {
-        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
-    }
-}
-
 /// Parses and lowers a CUDA file with the default options.
-pub fn parse_cuda(source: &str) -> Result<(Program, Vec<Warning>), CudaError> {
+pub fn parse_cuda(source: &str) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
     parse_cuda_with(source, &CudaOptions::default())
 }
 
@@ -247,7 +201,7 @@ pub enum LaunchArg {
 pub fn parse_cuda_launches(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic> {
     preprocessed(source, false, options, |text| {
         with_kernel_harness(source, text, false, options, |t| {
             parse_cuda_text(t, options)
@@ -262,7 +216,7 @@ pub fn plan_kernels(
     source: &str,
     opencl: bool,
     options: &CudaOptions,
-) -> Result<Option<Vec<Planned>>, CudaError> {
+) -> Result<Option<Vec<Planned>>, Diagnostic> {
     let pre = match run_preprocessor(source, opencl, options) {
         Ok((p, _)) => p,
         Err(_) => return Ok(None),
@@ -290,8 +244,8 @@ fn with_kernel_harness(
     text: &str,
     opencl: bool,
     options: &CudaOptions,
-    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError>,
-) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic>,
+) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic> {
     let Some(choice) = &options.kernel else {
         return then(text);
     };
@@ -301,16 +255,14 @@ fn with_kernel_harness(
     let fix = |s: Span| if s.line > lines { at } else { s };
     let full = format!("{text}{harness}");
     let (mut program, mut warnings, extra) = then(&full).map_err(|e| {
-        if e.span.line > lines {
-            CudaError::new(
-                at,
-                format!(
-                    "in the launch of kernel `{}` ({}): {}",
-                    choice.name,
-                    choice.launch_text(opencl),
-                    e.message
-                ),
-            )
+        if e.line() > lines {
+            Diagnostic::error(format!(
+                "in the launch of kernel `{}` ({}): {}",
+                choice.name,
+                choice.launch_text(opencl),
+                e.message
+            ))
+            .at(at)
         } else {
             e
         }
@@ -321,15 +273,17 @@ fn with_kernel_harness(
         l.span = fix(l.span);
     }
     for w in &mut warnings {
-        w.span = fix(w.span);
+        w.span = w.span.map(fix);
     }
     if choice.asked.is_some() {
         warnings.insert(
             0,
-            Warning {
-                span: at,
-                message: format!("kernel `{}` {}", choice.name, choice.describe(opencl)),
-            },
+            Diagnostic::warning(format!(
+                "kernel `{}` {}",
+                choice.name,
+                choice.describe(opencl)
+            ))
+            .at(at),
         );
     }
     Ok((program, warnings, extra))
@@ -341,23 +295,22 @@ fn preprocessed<T>(
     source: &str,
     opencl: bool,
     options: &CudaOptions,
-    then: impl FnOnce(&str) -> Result<(Program, Vec<Warning>, T), CudaError>,
-) -> Result<(Program, Vec<Warning>, T), CudaError> {
-    let (pre, _) =
-        run_preprocessor(source, opencl, options).map_err(|e| CudaError::new(e.span, e.message))?;
+    then: impl FnOnce(&str) -> Result<(Program, Vec<Diagnostic>, T), Diagnostic>,
+) -> Result<(Program, Vec<Diagnostic>, T), Diagnostic> {
+    let (pre, _) = run_preprocessor(source, opencl, options)?;
     let map = LineMap::new(source, &pre.text);
-    let (mut program, mut warnings, extra) = then(&pre.text).map_err(|e| CudaError {
-        span: map.span(e.span),
-        ..e
+    let (mut program, mut warnings, extra) = then(&pre.text).map_err(|e| {
+        let span = e.span.map(|s| map.span(s));
+        e.at_span(span)
     })?;
     map.program(&mut program);
     for w in &mut warnings {
-        w.span = map.span(w.span);
+        w.span = w.span.map(|s| map.span(s));
     }
-    let mut all: Vec<Warning> = pre
+    let mut all: Vec<Diagnostic> = pre
         .warnings
         .into_iter()
-        .map(|(span, message)| Warning { span, message })
+        .map(|(span, message)| Diagnostic::warning(message).at(span))
         .collect();
     all.append(&mut warnings);
     Ok((program, all, extra))
@@ -370,7 +323,7 @@ pub fn run_preprocessor(
     source: &str,
     opencl: bool,
     options: &CudaOptions,
-) -> Result<(Preprocessed, Vec<Header>), PreprocessError> {
+) -> Result<(Preprocessed, Vec<Header>), Diagnostic> {
     let base = if opencl {
         OPENCL_PREDEFINED
     } else {
@@ -401,8 +354,8 @@ pub fn run_preprocessor(
     };
     let (mut pre, headers) =
         preprocess_with(&source, &all, &options.compile.include).map_err(|mut e| {
-            if n > 0 {
-                shift(&mut e.span);
+            if let (Some(span), true) = (&mut e.span, n > 0) {
+                shift(span);
             }
             e
         })?;
@@ -484,21 +437,21 @@ impl<'a> LineMap<'a> {
 pub fn parse_cuda_with(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
     parse_cuda_launches(source, options).map(|(p, w, _)| (p, w))
 }
 
 fn parse_cuda_text(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
-        .map_err(|e| CudaError::new(Span::default(), format!("internal: grammar: {e}")))?;
-    let tree = parser
-        .parse(source, None)
-        .ok_or_else(|| CudaError::new(Span::default(), "internal: the parser gave no tree"))?;
+        .map_err(|e| Diagnostic::error(format!("internal: grammar: {e}")).at(Span::default()))?;
+    let tree = parser.parse(source, None).ok_or_else(|| {
+        Diagnostic::error("internal: the parser gave no tree").at(Span::default())
+    })?;
     let root = tree.root_node();
     if root.has_error() {
         return Err(syntax_error(root, source));
@@ -514,7 +467,7 @@ fn parse_cuda_text(
 pub fn parse_opencl_with(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
     preprocessed(source, true, options, |text| {
         with_kernel_harness(source, text, true, options, |t| {
             parse_opencl_text(t, options)
@@ -526,21 +479,21 @@ pub fn parse_opencl_with(
 fn parse_opencl_text(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic> {
     let quals = opencl_qualifiers(source);
     let mut masked = source.as_bytes().to_vec();
     for q in &quals {
         masked[q.start..q.end].fill(b' ');
     }
     let masked = String::from_utf8(masked)
-        .map_err(|_| CudaError::new(Span::default(), "internal: masking broke UTF-8"))?;
+        .map_err(|_| Diagnostic::error("internal: masking broke UTF-8").at(Span::default()))?;
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
-        .map_err(|e| CudaError::new(Span::default(), format!("internal: grammar: {e}")))?;
-    let tree = parser
-        .parse(&masked, None)
-        .ok_or_else(|| CudaError::new(Span::default(), "internal: the parser gave no tree"))?;
+        .map_err(|e| Diagnostic::error(format!("internal: grammar: {e}")).at(Span::default()))?;
+    let tree = parser.parse(&masked, None).ok_or_else(|| {
+        Diagnostic::error("internal: the parser gave no tree").at(Span::default())
+    })?;
     let root = tree.root_node();
     if root.has_error() {
         return Err(syntax_error(root, source));
@@ -646,20 +599,21 @@ pub(crate) fn span_of(n: tree_sitter::Node) -> Span {
 }
 
 /// The first ERROR or MISSING node, as an error.
-fn syntax_error(root: tree_sitter::Node, src: &str) -> CudaError {
+fn syntax_error(root: tree_sitter::Node, src: &str) -> Diagnostic {
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         if n.is_missing() {
-            return CudaError::new(span_of(n), format!("syntax error: missing `{}`", n.kind()));
+            return Diagnostic::error(format!("syntax error: missing `{}`", n.kind()))
+                .at(span_of(n));
         }
         if n.is_error() {
             let text: String = src[n.byte_range()].chars().take(40).collect();
             let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            return CudaError::new(span_of(n), format!("syntax error at `{text}`"));
+            return Diagnostic::error(format!("syntax error at `{text}`")).at(span_of(n));
         }
         let mut c = n.walk();
         let kids: Vec<_> = n.children(&mut c).collect();
         stack.extend(kids.into_iter().rev().filter(|k| k.has_error()));
     }
-    CudaError::new(span_of(root), "syntax error")
+    Diagnostic::error("syntax error").at(span_of(root))
 }

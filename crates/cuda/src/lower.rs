@@ -20,19 +20,19 @@
 use std::collections::HashMap;
 
 use scopecheck_ir::{
-    Arithmetic, BinOp, FloatOp, IntType, LocId, Location, MemorySpace, Observable, Operand,
-    Placement, Program, RegId, Scope, Span, Thread, ThreadId, Value,
+    Arithmetic, BinOp, Diagnostic, FloatOp, IntType, LocId, Location, MemorySpace, Observable,
+    Operand, Placement, Program, RegId, Scope, Span, Thread, ThreadId, Value,
 };
 use tree_sitter::Node;
 
-use crate::{span_of, CudaError, CudaOptions, Warning};
+use crate::{span_of, CudaOptions};
 use scopecheck_litmus::build::CodeBuilder;
 use scopecheck_litmus::vocab::{op_types, promote};
 
-type R<T> = Result<T, CudaError>;
+type R<T> = Result<T, Diagnostic>;
 
 fn err<T>(n: Node, msg: impl Into<String>) -> R<T> {
-    Err(CudaError::new(span_of(n), msg))
+    Err(Diagnostic::error(msg).at(span_of(n)))
 }
 
 /// How accesses through a name or pointer behave.
@@ -325,10 +325,10 @@ struct Ctx<'s, 't> {
     struct_by_name: HashMap<String, usize>,
     /// Reading only the harness (the PTX view): globals whose declaration could not be read,
     /// with why; an error only if the harness names them.
-    opaque_globals: Vec<(String, CudaError)>,
+    opaque_globals: Vec<(String, Diagnostic)>,
     threads: Vec<Thread>,
     asserts: Vec<(Observable, Span)>,
-    warnings: Vec<Warning>,
+    warnings: Vec<Diagnostic>,
     device_threads: usize,
     /// Every kernel launch, for the PTX view (`crate::KernelLaunch`).
     launches: Vec<crate::KernelLaunch>,
@@ -357,7 +357,7 @@ pub(crate) fn lower<'s, 't>(
     root: Node<'t>,
     options: &'s CudaOptions,
     opencl: Option<Vec<crate::ClQualifier>>,
-) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>, Vec<crate::KernelLaunch>), Diagnostic> {
     // Lowering recurses over the tree: its depth is bounded before anything is lowered.
     crate::nesting::check_tree(root)?;
     let mut cx = Ctx {
@@ -542,7 +542,7 @@ pub(crate) fn lower<'s, 't>(
     };
     let body = main
         .child_by_field_name("body")
-        .ok_or_else(|| CudaError::new(span_of(main), "the harness has no body"))?;
+        .ok_or_else(|| Diagnostic::error("the harness has no body").at(span_of(main)))?;
     let mut host = Lw::new(&mut cx, None, Dims::default(), 0);
     // The last statement of the harness may be its normal end: `return 0;`.
     let mut c = body.walk();
@@ -775,13 +775,13 @@ fn cvt_c(from: IntType, to: IntType) -> BinOp {
 
 fn field<'t>(n: Node<'t>, name: &str) -> R<Node<'t>> {
     n.child_by_field_name(name)
-        .ok_or_else(|| CudaError::new(span_of(n), format!("internal: no `{name}` here")))
+        .ok_or_else(|| Diagnostic::error(format!("internal: no `{name}` here")).at(span_of(n)))
 }
 
 fn only_child(n: Node) -> R<Node> {
     let mut c = n.walk();
     let k = n.named_children(&mut c).find(|k| k.kind() != "comment");
-    k.ok_or_else(|| CudaError::new(span_of(n), "empty parentheses"))
+    k.ok_or_else(|| Diagnostic::error("empty parentheses").at(span_of(n)))
 }
 
 /// A launch's stream: the legacy default stream is `None`.

@@ -11,9 +11,10 @@
 //! the caller's levels, so [`crate::lower`] also checks, at each call it inlines and each
 //! launch, that the call's depth plus the body's height stays within the limit.
 
+use scopecheck_ir::Diagnostic;
 use tree_sitter::{Node, TreeCursor};
 
-use crate::{span_of, CudaError};
+use crate::span_of;
 
 /// The most levels of the syntax tree (parentheses, blocks, statements, operators, ...) from
 /// the file down to any node, inlined calls counted from the call down. Real kernels stay
@@ -31,14 +32,11 @@ pub(crate) fn too_deep_message() -> String {
 
 /// Checks that no node of the tree under `root` is more than [`MAX_NESTING`] levels below
 /// it; the error is at the first node (in source order) that is.
-pub(crate) fn check_tree(root: Node) -> Result<(), CudaError> {
+pub(crate) fn check_tree(root: Node) -> Result<(), Diagnostic> {
     let mut walk = Walk::new(root);
     loop {
         if walk.levels > MAX_NESTING {
-            return Err(CudaError::new(
-                span_of(walk.cursor.node()),
-                too_deep_message(),
-            ));
+            return Err(Diagnostic::error(too_deep_message()).at(span_of(walk.cursor.node())));
         }
         if !walk.next() {
             return Ok(());

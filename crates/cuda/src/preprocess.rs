@@ -36,7 +36,7 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 use crate::include::{Header, IncludePath, IncludeState};
 use std::path::{Path, PathBuf};
@@ -47,16 +47,6 @@ use std::path::{Path, PathBuf};
 pub struct Preprocessed {
     pub text: String,
     pub warnings: Vec<(Span, String)>,
-}
-
-/// A source the preprocessor refuses: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{line}:{column}: {message}", line = span.line, column = span.column)]
-pub struct PreprocessError {
-    pub message: String,
-    /// Where in the source; `span.line` and `span.column` are 1-based (a predefined macro that
-    /// cannot be parsed has the default span).
-    pub span: Span,
 }
 
 /// What `__FILE__` expands to.
@@ -80,10 +70,7 @@ pub const MAX_ARGUMENT_TOKENS: usize = 3_000_000;
 /// Preprocesses `source`, with the object-like or function-like macros `predefined` defined
 /// first: `("__CUDA_ARCH__", "900")` is `#define __CUDA_ARCH__ 900`, `("MAX(a, b)", "...")`
 /// a function-like macro.
-pub fn preprocess(
-    source: &str,
-    predefined: &[(&str, &str)],
-) -> Result<Preprocessed, PreprocessError> {
+pub fn preprocess(source: &str, predefined: &[(&str, &str)]) -> Result<Preprocessed, Diagnostic> {
     run_source(source, predefined, None)
 }
 
@@ -95,7 +82,7 @@ pub fn preprocess_with(
     source: &str,
     predefined: &[(&str, &str)],
     path: &IncludePath,
-) -> Result<(Preprocessed, Vec<Header>), PreprocessError> {
+) -> Result<(Preprocessed, Vec<Header>), Diagnostic> {
     let state = Rc::new(IncludeState {
         path: path.clone(),
         ..IncludeState::default()
@@ -109,7 +96,7 @@ fn run_source(
     source: &str,
     predefined: &[(&str, &str)],
     inc: Option<Rc<IncludeState>>,
-) -> Result<Preprocessed, PreprocessError> {
+) -> Result<Preprocessed, Diagnostic> {
     let dir = inc.as_ref().and_then(|i| i.path.file_dir.clone());
     let (lines, crs) = splice(source);
     let mut pp = Pp {
@@ -696,16 +683,14 @@ impl Pp<'_> {
         }
     }
 
-    fn err(&self, loc: Loc, message: impl Into<String>) -> PreprocessError {
-        PreprocessError {
-            message: message.into(),
-            span: self.span(loc),
-        }
+    /// The error at `loc` (a predefined macro that cannot be parsed has the default span).
+    fn err(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(message).at(self.span(loc))
     }
 
     /// `#include "name"` / `<name>` with an include path: the header read, preprocessed with
     /// this file's macros and put on the directive's line (`include.rs`).
-    fn include(&mut self, rest: &[Tok], loc: Loc) -> Result<(), PreprocessError> {
+    fn include(&mut self, rest: &[Tok], loc: Loc) -> Result<(), Diagnostic> {
         let Some(inc) = self.inc.clone() else {
             return Ok(());
         };
@@ -795,7 +780,14 @@ impl Pp<'_> {
             self.warn(loc, format!("{}: {w}", at(span)));
         }
         if let Err(e) = ran {
-            return Err(self.err(loc, format!("in the header {}: {}", at(e.span), e.message)));
+            return Err(self.err(
+                loc,
+                format!(
+                    "in the header {}: {}",
+                    at(e.span.unwrap_or_default()),
+                    e.message
+                ),
+            ));
         }
         for (k, t) in std::mem::take(&mut sub.included) {
             out.lines[k] = t;
@@ -810,13 +802,13 @@ impl Pp<'_> {
         self.warnings.push((span, message.into()));
     }
 
-    fn predefine(&mut self, name: &str, body: &str) -> Result<(), PreprocessError> {
+    fn predefine(&mut self, name: &str, body: &str) -> Result<(), Diagnostic> {
         let text = format!("{name} {body}").replace(['\n', '\r'], " ");
         let (toks, _) = lex(&text, PREDEFINED_LINE, false);
         let toks: Vec<Tok> = toks.into_iter().filter(|t| !t.is_ws()).collect();
-        let fail = |e: PreprocessError| PreprocessError {
-            message: format!("predefined macro `{name}`: {}", e.message),
-            span: e.span,
+        let fail = |e: Diagnostic| {
+            let message = format!("predefined macro `{name}`: {}", e.message);
+            e.reworded(message)
         };
         let (key, m) = self
             .parse_macro(
@@ -836,7 +828,7 @@ impl Pp<'_> {
         self.macros.contains_key(name) || name == "__LINE__" || name == "__FILE__"
     }
 
-    fn run(&mut self, out: &mut Out) -> Result<(), PreprocessError> {
+    fn run(&mut self, out: &mut Out) -> Result<(), Diagnostic> {
         let mut conds: Vec<Cond> = Vec::new();
         let mut group: VecDeque<Tok> = VecDeque::new();
         let mut in_comment = false;

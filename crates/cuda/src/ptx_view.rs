@@ -3,16 +3,17 @@
 //! code replaced by the PTX NVRTC compiles the kernel to, lowered for that launch. What is then
 //! checked under the PTX model is what the compiler actually produced for the user's code.
 
-use scopecheck_ir::{Arch, Observable, Program, Span};
+use scopecheck_ir::{Arch, Diagnostic, Observable, Program, Span};
 
-use crate::{CudaError, CudaOptions, KernelLaunch, LaunchArg, Warning};
+use crate::{CudaOptions, KernelLaunch, LaunchArg};
 
 /// Why the PTX view could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum PtxViewError {
-    /// The language-level front-end could not read the harness.
-    #[error(transparent)]
-    Harness(#[from] CudaError),
+    /// The language-level front-end could not read the harness (shown as `LINE:COLUMN:
+    /// MESSAGE`: the message alone would not say where).
+    #[error("{}:{}: {}", .0.line(), .0.column(), .0.message)]
+    Harness(#[from] Diagnostic),
     /// NVRTC is missing or rejected the device code.
     #[error(transparent)]
     Nvrtc(#[from] scopecheck_nvrtc::NvrtcError),
@@ -32,7 +33,7 @@ impl From<PtxViewError> for scopecheck_ir::Diagnostic {
     /// file that is); NVRTC's has no position.
     fn from(e: PtxViewError) -> Self {
         match e {
-            PtxViewError::Harness(e) => e.into(),
+            PtxViewError::Harness(e) => e,
             PtxViewError::Ptx { message, span, .. } => {
                 scopecheck_ir::Diagnostic::error(message).at(span)
             }
@@ -44,7 +45,7 @@ impl From<PtxViewError> for scopecheck_ir::Diagnostic {
 /// The program of the PTX view, with the front-end's warnings and the PTX itself.
 pub struct PtxView {
     pub program: Program,
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
     pub ptx: String,
 }
 
@@ -58,8 +59,9 @@ pub fn ptx_view(
     arch: &str,
 ) -> Result<PtxView, PtxViewError> {
     let (mut program, warnings, launches) = read_harness(source, options)?;
-    let device = crate::device_source(source)
-        .ok_or_else(|| CudaError::new(Span::default(), "the grammar cannot read this file"))?;
+    let device = crate::device_source(source).ok_or_else(|| {
+        Diagnostic::error("the grammar cannot read this file").at(Span::default())
+    })?;
     // The language-level front-end knows libcu++ without its header; nvcc does not. A file
     // that uses `cuda::` without including it gets the header pre-included (lines unchanged),
     // and is told.
@@ -70,10 +72,7 @@ pub fn ptx_view(
         && !source.contains("<cuda/std/atomic>")
     {
         extra.push("--pre-include=cuda/atomic".to_string());
-        warnings.push(Warning {
-            span: Span { line: 1, column: 1, offset: 0, len: 0 },
-            message: "this file uses `cuda::` without `#include <cuda/atomic>`: NVRTC was given the header (nvcc would reject the file)".into(),
-        });
+        warnings.push(Diagnostic::warning("this file uses `cuda::` without `#include <cuda/atomic>`: NVRTC was given the header (nvcc would reject the file)").at(Span { line: 1, column: 1, offset: 0, len: 0 }));
     }
     let mut names: Vec<String> = launches.iter().map(|l| l.expression.clone()).collect();
     names.sort();
@@ -92,9 +91,14 @@ pub fn ptx_view(
     let ptx = compiled.ptx;
     let lowered = compiled.lowered;
     let module = scopecheck_ptx::parse(&ptx).map_err(|e| PtxViewError::Ptx {
-        message: format!("the PTX NVRTC produced does not parse: {e}"),
+        message: format!(
+            "the PTX NVRTC produced does not parse: {}:{}: {}",
+            e.line(),
+            e.column(),
+            e.message
+        ),
         line: None,
-        span: e.span,
+        span: e.span.unwrap_or_default(),
         ptx: ptx.clone(),
     })?;
     // A device-side `assert` is a call to `__assertfail` in the PTX, which the PTX lowering
@@ -104,10 +108,7 @@ pub fn ptx_view(
         Observable::Loc(_) => false,
     });
     if device_observed {
-        return Err(CudaError::new(
-            program.condition.span.unwrap_or_default(),
-            "not supported in the PTX view yet: an `assert` inside a kernel (check the result in the harness instead)",
-        )
+        return Err(Diagnostic::error("not supported in the PTX view yet: an `assert` inside a kernel (check the result in the harness instead)").at(program.condition.span.unwrap_or_default())
         .into());
     }
     check_layouts(
@@ -156,15 +157,12 @@ pub fn ptx_view(
         });
         let said = warnings
             .iter()
-            .any(|w| w.span == launch.span && w.message.contains("no memory"));
+            .any(|w| w.span == Some(launch.span) && w.message.contains("no memory"));
         if !accesses && !said {
-            warnings.push(Warning {
-                span: launch.span,
-                message: format!(
+            warnings.push(Diagnostic::warning(format!(
                     "kernel `{}`: NVRTC's optimized code ({arch}) accesses no memory: the optimizer removed every access (a store nobody reads is dead code), so the PTX verdict cannot see a race the source has; the language view checks the source",
                     launch.expression
-                ),
-            });
+                )).at(launch.span));
         }
     }
     program.arch = Arch::Ptx;
@@ -241,10 +239,10 @@ fn replace_code(
         }
     }
     if !launch.args.iter().all(passable) {
-        return Err(CudaError::new(
-            launch.span,
+        return Err(Diagnostic::error(
             "not supported in the PTX view yet: a kernel argument that points to shared memory",
         )
+        .at(launch.span)
         .into());
     }
     let first = program.threads.len();
@@ -265,15 +263,13 @@ fn replace_code(
         ptx: ptx.to_string(),
     })?;
     if ids.len() != launch.threads.len() {
-        return Err(CudaError::new(
-            launch.span,
-            format!(
-                "internal: the PTX launch of `{}` made {} threads, the harness {}",
-                launch.kernel,
-                ids.len(),
-                launch.threads.len()
-            ),
-        )
+        return Err(Diagnostic::error(format!(
+            "internal: the PTX launch of `{}` made {} threads, the harness {}",
+            launch.kernel,
+            ids.len(),
+            launch.threads.len()
+        ))
+        .at(launch.span)
         .into());
     }
     let made: Vec<_> = program.threads.drain(first..).collect();
@@ -291,7 +287,7 @@ fn replace_code(
 fn read_harness(
     source: &str,
     options: &CudaOptions,
-) -> Result<(Program, Vec<Warning>, Vec<KernelLaunch>), CudaError> {
+) -> Result<(Program, Vec<Diagnostic>, Vec<KernelLaunch>), Diagnostic> {
     let harness = CudaOptions {
         kernels: crate::KernelSource::Ptx,
         ..options.clone()
@@ -369,9 +365,14 @@ pub fn ptx_file_view(
 ) -> Result<PtxView, PtxViewError> {
     let (mut program, warnings, launches) = read_harness(harness_source, options)?;
     let module = scopecheck_ptx::parse(ptx).map_err(|e| PtxViewError::Ptx {
-        message: format!("the PTX does not parse: {e}"),
-        line: Some(e.span.line),
-        span: e.span,
+        message: format!(
+            "the PTX does not parse: {}:{}: {}",
+            e.line(),
+            e.column(),
+            e.message
+        ),
+        line: Some(e.line()),
+        span: e.span.unwrap_or_default(),
         ptx: ptx.to_string(),
     })?;
     check_layouts(
@@ -399,13 +400,10 @@ fn check_layouts(program: &Program, span: Span) -> Result<(), PtxViewError> {
             .map(|l| program.locations[l as usize].ty.bits)
             .collect();
         if widths.windows(2).any(|w| w[0] != w[1]) {
-            return Err(CudaError::new(
-                span,
-                format!(
+            return Err(Diagnostic::error(format!(
                     "not supported in the PTX view yet: `{}` has fields of different widths, whose C layout (with padding) the PTX view does not model",
                     a.name
-                ),
-            )
+                )).at(span)
             .into());
         }
     }

@@ -13,7 +13,7 @@ fn lower(src: &str) -> Program {
     }
 }
 
-fn error(src: &str) -> crate::CudaError {
+fn error(src: &str) -> scopecheck_ir::Diagnostic {
     match parse_cuda(src) {
         Ok(_) => panic!("lowered, expected an error"),
         Err(e) => e,
@@ -310,7 +310,7 @@ void scopecheck_main() {}",
 #[test]
 fn syntax_errors_point_at_the_error_node() {
     let e = error("__global__ void k() { int x = ; }\nvoid scopecheck_main() {}");
-    assert_eq!(e.span.line, 1);
+    assert_eq!(e.line(), 1);
     assert!(e.message.starts_with("syntax error"), "{}", e.message);
 }
 
@@ -319,7 +319,7 @@ fn unsupported_constructs_are_named_with_their_line() {
     let e = error(
         "__global__ void k(int *x) {\n  switch (*x) { default: break; }\n}\nvoid scopecheck_main() { int *x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); }",
     );
-    assert_eq!(e.span.line, 2);
+    assert_eq!(e.line(), 2);
     assert!(e.message.contains("not supported"), "{}", e.message);
     let e = error("__global__ void k(int *x) { *x = 1; }");
     assert!(e.message.contains("scopecheck_main"), "{}", e.message);
@@ -341,7 +341,7 @@ fn unsupported_constructs_are_named_with_their_line() {
 fn the_thread_limit_says_how_to_raise_it() {
     let src = "__global__ void k() { }\nvoid scopecheck_main() { k<<<3, 3>>>(); }";
     let e = error(src);
-    assert_eq!(e.span.line, 2);
+    assert_eq!(e.line(), 2);
     assert!(
         e.message.contains(&DEFAULT_MAX_THREADS.to_string()),
         "{}",
@@ -1229,10 +1229,10 @@ fn printf_and_cleanup_calls_are_ignored_but_their_names_checked() {
     let e = error(&format!(
         "{KERNEL}int main() {{\n  printf(\"%d\\n\", nope);\n  return 0;\n}}"
     ));
-    assert_eq!(e.span.line, 3);
+    assert_eq!(e.line(), 3);
     assert!(e.message.contains("unknown name `nope`"), "{}", e.message);
     let e = error(&format!("{KERNEL}int main() {{\n  cudaSetDevice(1);\n}}"));
-    assert_eq!(e.span.line, 3);
+    assert_eq!(e.line(), 3);
     assert!(e.message.contains("device other than 0"), "{}", e.message);
 }
 
@@ -1271,7 +1271,7 @@ fn cuda_memset_stores_the_byte_replicated_over_each_element() {
     let e = error(&format!(
         "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n cudaMemset(a, 0, 6);\n}}"
     ));
-    assert_eq!(e.span.line, 4);
+    assert_eq!(e.line(), 4);
     assert!(
         e.message.contains("whole number of 4-byte"),
         "{}",
@@ -1280,12 +1280,12 @@ fn cuda_memset_stores_the_byte_replicated_over_each_element() {
     let e = error(&format!(
         "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n cudaMemset(a, 0, 12);\n}}"
     ));
-    assert_eq!(e.span.line, 4);
+    assert_eq!(e.line(), 4);
     assert!(e.message.contains("past the end of `a`"), "{}", e.message);
     let e = error(&format!(
         "{KERNEL}int main() {{\n int *a; cudaMalloc(&a, 8);\n int n = 8;\n cudaMemset(a, 0, n + *a);\n}}"
     ));
-    assert_eq!(e.span.line, 5);
+    assert_eq!(e.line(), 5);
 }
 
 #[test]
@@ -1348,7 +1348,7 @@ fn cuda_memcpy_device_to_host_waits_and_reads_into_a_local() {
     let e = error(&format!(
         "{KERNEL}int main() {{\n int *d; cudaMalloc(&d, 4);\n int n = 0; n = n + 1;\n k<<<1, 1>>>(d);\n int h; cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost);\n if (h != n) return 1;\n return 0;\n}}"
     ));
-    assert_eq!(e.span.line, 7);
+    assert_eq!(e.line(), 7);
     assert!(
         e.message.contains("across a kernel launch"),
         "{}",
@@ -1395,7 +1395,7 @@ fn cuda_memcpy_errors_name_the_problem_and_line() {
         ))
     };
     let e = run("cudaMemcpy(d, h, 12, cudaMemcpyHostToDevice);");
-    assert_eq!(e.span.line, 6);
+    assert_eq!(e.line(), 6);
     assert!(e.message.contains("past the end"), "{}", e.message);
     let e = run("cudaMemcpy(d, h, 6, cudaMemcpyHostToDevice);");
     assert!(e.message.contains("whole number"), "{}", e.message);
@@ -1423,7 +1423,7 @@ fn cuda_memcpy_errors_name_the_problem_and_line() {
     // An asynchronous copy of a host local is refused (its value would live in the copy's
     // own thread); of memory it is supported (crates/cli/tests/cuda_sources.rs).
     let e = run("cudaStream_t s; cudaStreamCreate(&s);\ncudaMemcpyAsync(&x, d, 4, cudaMemcpyDeviceToHost, s);");
-    assert_eq!(e.span.line, 7);
+    assert_eq!(e.line(), 7);
     assert!(e.message.contains("not supported yet"), "{}", e.message);
     let e = run("k<<<1, 1>>>(h);");
     assert!(e.message.contains("host array"), "{}", e.message);
@@ -1464,7 +1464,7 @@ fn failing_returns_exits_and_aborts_are_requirements() {
         let e = error(&format!(
             "{KERNEL}int main() {{\n int *x; cudaMallocManaged(&x, 4);\n{body}\n return 0;\n}}"
         ));
-        assert_eq!(e.span.line, line, "{body}: {}", e.message);
+        assert_eq!(e.line(), line, "{body}: {}", e.message);
         assert!(e.message.contains(says), "{body}: {}", e.message);
     };
     bad("if (*x) return 0;", 4, "`return` here");
@@ -1477,7 +1477,7 @@ fn failing_returns_exits_and_aborts_are_requirements() {
     bad("exit(1);", 4, "`exit` here");
     bad("if (*x) return *x;", 4, "computed at run time");
     let e = error(&format!("{KERNEL}int main() {{\n return 1;\n}}"));
-    assert_eq!(e.span.line, 3);
+    assert_eq!(e.line(), 3);
     assert!(e.message.contains("always fail"), "{}", e.message);
 }
 
@@ -1606,7 +1606,7 @@ fn std_thread_misuse_is_an_error_at_its_line() {
     for (src, want) in cases {
         let e = error(src);
         assert!(e.message.contains(want), "{src}: {}", e.message);
-        assert!(e.span.line >= 1, "{src}: no line");
+        assert!(e.line() >= 1, "{src}: no line");
     }
 }
 

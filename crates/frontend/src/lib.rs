@@ -321,7 +321,6 @@ fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, B
             if let Some(stem) = input.path.file_stem() {
                 program.name = stem.to_string_lossy().into_owned();
             }
-            let warnings = warnings.into_iter().map(Diagnostic::from).collect();
             Ok(loaded(source, program, warnings))
         }
         Err(e) => Err(LoadError::in_source(&input.file, source, e)),

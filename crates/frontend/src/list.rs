@@ -270,7 +270,7 @@ pub fn expand_kernels(
             }
             Err(e) => {
                 out.push(Input {
-                    problem: Some(format!("{}:{}: {}", e.span.line, e.span.column, e.message)),
+                    problem: Some(format!("{}:{}: {}", e.line(), e.column(), e.message)),
                     spent,
                     ..input
                 });

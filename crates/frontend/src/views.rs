@@ -35,8 +35,8 @@ pub(crate) fn ptx_only(
         "the language-level front-end cannot read this file ({}); it is checked as the PTX NVRTC compiles its kernels to, under the PTX model only",
         why.message
     ))
-    .at(why.span)];
-    warnings.extend(view.warnings.into_iter().map(Diagnostic::from));
+    .at_span(why.span)];
+    warnings.extend(view.warnings);
     let mut program = view.program;
     if let Some(stem) = input.path.file_stem() {
         program.name = stem.to_string_lossy().into_owned();
@@ -73,10 +73,9 @@ pub(crate) fn read_ptx(
             let warnings = view
                 .warnings
                 .into_iter()
-                .map(|w| {
-                    let mut d = Diagnostic::from(w);
-                    d.message = format!("{harness_file}: {}", d.message);
-                    d
+                .map(|mut w| {
+                    w.message = format!("{harness_file}: {}", w.message);
+                    w
                 })
                 .collect();
             Ok((source, program, warnings))
@@ -122,7 +121,6 @@ pub(crate) fn nvrtc_view(
     match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch()) {
         Ok(view) => {
             for w in view.warnings {
-                let w = Diagnostic::from(w);
                 if !warnings.contains(&w) {
                     warnings.push(w);
                 }
@@ -133,7 +131,7 @@ pub(crate) fn nvrtc_view(
         }
         Err(e) => {
             let span = match &e {
-                scopecheck_cuda::PtxViewError::Harness(h) => h.span,
+                scopecheck_cuda::PtxViewError::Harness(h) => h.span.unwrap_or_default(),
                 scopecheck_cuda::PtxViewError::Ptx { line: Some(l), .. } => scopecheck_ir::Span {
                     line: *l,
                     column: 1,

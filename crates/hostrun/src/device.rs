@@ -229,16 +229,19 @@ impl Device {
         };
         let (mut program, _warnings) =
             scopecheck_cuda::parse_cuda_with(&text, &cx.cuda).map_err(|e| {
-                if e.span.line > device_lines {
+                if e.line() > device_lines {
                     HostError::Device(format!(
                         "{}: the launch cannot be explored: {}",
-                        at_launch(e.span.line),
+                        at_launch(e.line()),
                         e.message
                     ))
                 } else {
                     HostError::Device(format!(
                         "{}:{}:{}: {}",
-                        cx.file, e.span.line, e.span.column, e.message
+                        cx.file,
+                        e.line(),
+                        e.column(),
+                        e.message
                     ))
                 }
             })?;

@@ -87,10 +87,7 @@ pub fn prepare(
     // The device part as the front-end reads it: preprocessed with the file's options, the
     // host code blanked; every line stays where it was.
     let (pre, _) = scopecheck_cuda::run_preprocessor(source, false, cuda).map_err(|e| {
-        HostError::Device(format!(
-            "{file}:{}:{}: {}",
-            e.span.line, e.span.column, e.message
-        ))
+        HostError::Device(format!("{file}:{}:{}: {}", e.line(), e.column(), e.message))
     })?;
     let device_text = scopecheck_cuda::device_source(&pre.text)
         .map(|t| split::device_only(&t))

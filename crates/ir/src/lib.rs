@@ -14,7 +14,7 @@ pub mod diagnostic;
 pub mod float;
 pub mod ptx;
 pub mod weaken;
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, DiagnosticFields, Severity};
 pub use float::{FloatCmp, FloatMode, FloatOp, Rounding};
 use std::fmt;
 

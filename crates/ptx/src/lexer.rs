@@ -12,9 +12,7 @@
 //! puts the cursor on the right spot after non-ASCII text in a comment.
 
 use scopecheck_ir::cursor::Cursor;
-use scopecheck_ir::Span;
-
-use crate::error::ParseError;
+use scopecheck_ir::{Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Tok {
@@ -60,7 +58,7 @@ pub(crate) struct Token {
 
 /// The tokens of `src`, ending with [`Tok::Eof`]; when a lexing error stopped the lexer, the
 /// `Eof` sits at the error's position and the error comes with it.
-pub(crate) fn tokens(src: &str) -> (Vec<Token>, Option<ParseError>) {
+pub(crate) fn tokens(src: &str) -> (Vec<Token>, Option<Diagnostic>) {
     let mut lexer = Lexer {
         cur: Cursor::new(src),
     };
@@ -76,9 +74,10 @@ pub(crate) fn tokens(src: &str) -> (Vec<Token>, Option<ParseError>) {
                 return (out, None);
             }
             Err(e) => {
+                // Every lexing error has its span; the lexer's place would do as well.
                 out.push(Token {
                     tok: Tok::Eof,
-                    span: e.span,
+                    span: e.span.unwrap_or_else(|| lexer.here()),
                 });
                 return (out, Some(e));
             }
@@ -111,7 +110,7 @@ impl std::ops::DerefMut for Lexer<'_> {
 
 impl Lexer<'_> {
     /// Skips whitespace, `// ...` and `/* ... */`.
-    fn skip_trivia(&mut self) -> Result<(), ParseError> {
+    fn skip_trivia(&mut self) -> Result<(), Diagnostic> {
         loop {
             match (self.peek(), self.peek_n(1)) {
                 (Some(c), _) if c.is_whitespace() || (c == '\u{feff}' && self.pos() == 0) => {
@@ -129,10 +128,10 @@ impl Lexer<'_> {
                     loop {
                         match self.bump() {
                             None => {
-                                return Err(ParseError::new(
-                                    Span { len: 2, ..start },
+                                return Err(Diagnostic::error(
                                     "unterminated comment: this `/*` has no closing `*/`",
-                                ))
+                                )
+                                .at(Span { len: 2, ..start }))
                             }
                             Some('*') if self.peek() == Some('/') => {
                                 self.bump();
@@ -147,7 +146,7 @@ impl Lexer<'_> {
         }
     }
 
-    fn token(&mut self) -> Result<Option<Token>, ParseError> {
+    fn token(&mut self) -> Result<Option<Token>, Diagnostic> {
         self.skip_trivia()?;
         let start = self.here();
         let Some(c) = self.peek() else {
@@ -180,10 +179,11 @@ impl Lexer<'_> {
                     '(' => Tok::LParen,
                     ')' => Tok::RParen,
                     _ => {
-                        return Err(ParseError::new(
-                            self.since(start),
-                            format!("unexpected character `{}`", c.escape_debug()),
+                        return Err(Diagnostic::error(format!(
+                            "unexpected character `{}`",
+                            c.escape_debug()
                         ))
+                        .at(self.since(start)))
                     }
                 }
             }
@@ -196,16 +196,14 @@ impl Lexer<'_> {
 
     /// A word: a first character (`%`, `.`, `$`, `_` or a letter), identifier characters,
     /// and `.`/`::` followed by more of them.
-    fn word(&mut self, start: Span) -> Result<Tok, ParseError> {
+    fn word(&mut self, start: Span) -> Result<Tok, Diagnostic> {
         let first = self.bump();
         if matches!(first, Some('%' | '.')) && !self.peek().is_some_and(is_ident_char) {
-            return Err(ParseError::new(
-                self.since(start),
-                format!(
-                    "expected a name after `{}`",
-                    first.map(|c| c.to_string()).unwrap_or_default()
-                ),
-            ));
+            return Err(Diagnostic::error(format!(
+                "expected a name after `{}`",
+                first.map(|c| c.to_string()).unwrap_or_default()
+            ))
+            .at(self.since(start)));
         }
         loop {
             match (self.peek(), self.peek_n(1), self.peek_n(2)) {
@@ -225,7 +223,7 @@ impl Lexer<'_> {
         Ok(Tok::Word(self.text(self.since(start)).to_string()))
     }
 
-    fn string(&mut self, start: Span) -> Result<Tok, ParseError> {
+    fn string(&mut self, start: Span) -> Result<Tok, Diagnostic> {
         self.bump();
         let mut value = String::new();
         loop {
@@ -236,10 +234,10 @@ impl Lexer<'_> {
                 }
                 Some(c) if c != '\n' => value.push(c),
                 _ => {
-                    return Err(ParseError::new(
-                        Span { len: 1, ..start },
+                    return Err(Diagnostic::error(
                         "unterminated string: this `\"` has no closing `\"` on its line",
-                    ))
+                    )
+                    .at(Span { len: 1, ..start }))
                 }
             }
         }
@@ -247,7 +245,7 @@ impl Lexer<'_> {
 
     /// A number, read whole (`0x1FU`, `1.5e-3`) and then classified, so that `12ab` is one
     /// bad number rather than `12` followed by a name.
-    fn number(&mut self, start: Span) -> Result<Tok, ParseError> {
+    fn number(&mut self, start: Span) -> Result<Tok, Diagnostic> {
         while self.peek().is_some_and(is_ident_char) {
             self.bump();
         }
@@ -277,7 +275,7 @@ impl Lexer<'_> {
         let span = self.since(start);
         let text = self.text(span);
         classify_number(text)
-            .map_err(|why| ParseError::new(span, format!("bad number `{text}`: {why}")))
+            .map_err(|why| Diagnostic::error(format!("bad number `{text}`: {why}")).at(span))
     }
 }
 
@@ -437,7 +435,10 @@ mod tests {
             let (_, e) = tokens(&format!("  {src}"));
             let e = e.unwrap();
             assert_eq!(e.message, why);
-            assert_eq!((e.line, e.column, e.span.len), (1, 3, src.len()));
+            assert_eq!(
+                (e.line(), e.column(), e.span.expect("a span").len),
+                (1, 3, src.len())
+            );
         }
     }
 
@@ -461,7 +462,7 @@ mod tests {
         let (_, e) = tokens("x\n/*é*/ #");
         let e = e.unwrap();
         assert_eq!(
-            (e.line, e.column, e.message.as_str()),
+            (e.line(), e.column(), e.message.as_str()),
             (2, 7, "unexpected character `#`")
         );
     }

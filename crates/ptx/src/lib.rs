@@ -7,25 +7,14 @@
 //! whose addresses are computed at run time as the PTX computes them.
 
 pub mod ast;
-mod error;
 mod lexer;
 #[cfg(test)]
 mod limits_tests;
 pub mod lower;
 mod parse;
 
-pub use error::ParseError;
 pub use parse::{parse, MAX_DEPTH, MAX_INLINED_AT, MAX_REGISTERS};
 pub mod fold;
-
-// Each error converts into the one diagnostic the reports render (`scopecheck_ir::Diagnostic`).
-// Here rather than beside the types, so that the parser and the lowering stay free to move.
-
-impl From<ParseError> for scopecheck_ir::Diagnostic {
-    fn from(e: ParseError) -> Self {
-        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
-    }
-}
 
 impl From<lower::LowerError> for scopecheck_ir::Diagnostic {
     fn from(e: lower::LowerError) -> Self {

@@ -12,7 +12,7 @@ fn a_register_count_past_the_limit_is_an_error_at_the_count() {
     // The audit's `%rd<2147483647>` took 3.2 GB in lowering; now the parser refuses it, the
     // span on the count (line 6, after the 14 characters of `.reg .b64 %rd<`, column 15).
     let e = parse(&kernel(".reg .b64 %rd<2147483647>;")).unwrap_err();
-    assert_eq!((e.span.line, e.span.column), (6, 15), "{}", e.message);
+    assert_eq!((e.line(), e.column()), (6, 15), "{}", e.message);
     assert_eq!(
         e.message,
         format!("too many registers: with `%rd` this function declares 2147483647 of them, more than {MAX_REGISTERS}")
@@ -23,7 +23,7 @@ fn a_register_count_past_the_limit_is_an_error_at_the_count() {
         ".reg .b64 %rd<{MAX_REGISTERS}>;\n.reg .pred p;"
     )))
     .unwrap_err();
-    assert_eq!((e.span.line, e.span.column), (7, 12), "{}", e.message);
+    assert_eq!((e.line(), e.column()), (7, 12), "{}", e.message);
     // Each function has its own count.
     let two = format!(
         ".version 8.5\n.target sm_90\n.address_size 64\n\

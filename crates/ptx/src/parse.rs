@@ -9,17 +9,16 @@
 //! Every error names what was expected and what was found, at the found token's position.
 //! Nesting (blocks, initializer braces) is bounded so that no input can exhaust the stack.
 
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 use crate::ast::{Module, ScalarType, StateSpace, SymbolInit};
-use crate::error::ParseError;
 use crate::lexer::{self, Tok, Token};
 
 mod body;
 mod module;
 
 /// Parses a whole PTX module.
-pub fn parse(text: &str) -> Result<Module, ParseError> {
+pub fn parse(text: &str) -> Result<Module, Diagnostic> {
     let (tokens, lex_error) = lexer::tokens(text);
     let mut parser = Parser {
         src: text,
@@ -91,7 +90,7 @@ struct Parser<'a> {
     tokens: Vec<Token>,
     pos: usize,
     /// The error that stopped the lexer at the final `Eof`, reported when the parser gets there.
-    lex_error: Option<ParseError>,
+    lex_error: Option<Diagnostic>,
     module: Module,
     /// The position the last `.loc` gave, for the instructions after it.
     loc: Option<(u32, u32, u32)>,
@@ -199,20 +198,21 @@ impl Parser<'_> {
 
     /// "expected {expected}, found {the next token}" at the next token; the lexing error
     /// instead when the next token is where the lexer stopped.
-    fn unexpected(&self, expected: &str) -> ParseError {
+    fn unexpected(&self, expected: &str) -> Diagnostic {
         let token = self.peek();
         if token.tok == Tok::Eof {
             if let Some(e) = &self.lex_error {
                 return e.clone();
             }
         }
-        ParseError::new(
-            token.span,
-            format!("expected {expected}, found {}", self.describe(token)),
-        )
+        Diagnostic::error(format!(
+            "expected {expected}, found {}",
+            self.describe(token)
+        ))
+        .at(token.span)
     }
 
-    fn expect(&mut self, tok: Tok, expected: &str) -> Result<Token, ParseError> {
+    fn expect(&mut self, tok: Tok, expected: &str) -> Result<Token, Diagnostic> {
         if self.peek().tok == tok {
             Ok(self.next())
         } else {
@@ -233,7 +233,7 @@ impl Parser<'_> {
     }
 
     /// A name (of a variable, parameter, function, register): a word that is no directive.
-    fn name(&mut self, expected: &str) -> Result<(String, Span), ParseError> {
+    fn name(&mut self, expected: &str) -> Result<(String, Span), Diagnostic> {
         match self.peek_word() {
             Some(w) if !w.starts_with('.') => {
                 let token = self.next();
@@ -247,7 +247,7 @@ impl Parser<'_> {
     }
 
     /// An integer literal, without sign.
-    fn unsigned(&mut self, expected: &str) -> Result<u64, ParseError> {
+    fn unsigned(&mut self, expected: &str) -> Result<u64, Diagnostic> {
         match self.peek().tok {
             Tok::Int(v) => {
                 self.next();
@@ -257,19 +257,19 @@ impl Parser<'_> {
         }
     }
 
-    fn unsigned32(&mut self, expected: &str) -> Result<u32, ParseError> {
+    fn unsigned32(&mut self, expected: &str) -> Result<u32, Diagnostic> {
         let span = self.peek().span;
         let v = self.unsigned(expected)?;
         u32::try_from(v).map_err(|_| {
-            ParseError::new(
-                span,
-                format!("expected {expected}, found `{v}`, which does not fit in 32 bits"),
-            )
+            Diagnostic::error(format!(
+                "expected {expected}, found `{v}`, which does not fit in 32 bits"
+            ))
+            .at(span)
         })
     }
 
     /// An integer literal with an optional `-`.
-    fn signed(&mut self, expected: &str) -> Result<i64, ParseError> {
+    fn signed(&mut self, expected: &str) -> Result<i64, Diagnostic> {
         let negative = self.eat(&Tok::Minus);
         match self.peek().tok {
             Tok::Int(v) => {
@@ -280,12 +280,11 @@ impl Parser<'_> {
         }
     }
 
-    fn nesting(&mut self, at: Span, what: &str) -> Result<(), ParseError> {
+    fn nesting(&mut self, at: Span, what: &str) -> Result<(), Diagnostic> {
         if self.depth >= MAX_DEPTH {
-            return Err(ParseError::new(
-                at,
-                format!("{what} nested more than {MAX_DEPTH} deep"),
-            ));
+            return Err(
+                Diagnostic::error(format!("{what} nested more than {MAX_DEPTH} deep")).at(at),
+            );
         }
         self.depth += 1;
         Ok(())

@@ -407,7 +407,7 @@ impl SarifLog {
             level: rules::INPUT_ERROR.level,
             message: escape(&message),
             locations: vec![Place {
-                file: error.file.as_deref().unwrap_or_default().to_string(),
+                file: error.file.clone().unwrap_or_default(),
                 region: error.position().and_then(|s| Region::of_span(source, s)),
                 message: None,
             }],

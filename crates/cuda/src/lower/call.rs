@@ -2,15 +2,15 @@
 //! functions, cooperative groups (`this_grid().sync()`, tiles) and `cuda::atomic_ref` members.
 
 use scopecheck_ir::{
-    Address, BarrierKind, BinOp, BranchCond, FenceOrder, FenceSpaces, InstrKind, IntType,
-    MemorySpace, Operand, Order, RegId, RmwKind, RmwOp, Scope, Value,
+    Address, BarrierKind, BinOp, BranchCond, Diagnostic, FenceOrder, FenceSpaces, InstrKind,
+    IntType, MemorySpace, Operand, Order, RegId, RmwKind, RmwOp, Scope, Value,
 };
 use tree_sitter::Node;
 
 use super::{
     cg_base, err, field, opencl, tile_size, Access, Binding, FnKind, Group, Lw, Ty, Val, R,
 };
-use crate::{span_of, CudaError, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
+use crate::{span_of, MAX_ARRAY_ELEMENTS, MAX_INLINE_DEPTH};
 use scopecheck_litmus::vocab::{
     cuda_atomic, order_name, thread_scope, CUDA_RMW, HINT_LOADS, HINT_STORES, RMW_MEMBERS,
 };
@@ -44,13 +44,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
 
     pub(super) fn order_arg(&self, n: Node<'t>) -> R<Order> {
         order_name(&self.word(n)).ok_or_else(|| {
-            CudaError::new(
-                span_of(n),
-                format!(
-                    "expected a memory order such as cuda::memory_order_acquire, found `{}`",
-                    self.text(n)
-                ),
-            )
+            Diagnostic::error(format!(
+                "expected a memory order such as cuda::memory_order_acquire, found `{}`",
+                self.text(n)
+            ))
+            .at(span_of(n))
         })
     }
 
@@ -167,10 +165,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let (scope, explicit) = match args.get(1) {
             Some(s) => (
                 thread_scope(&self.word(*s)).ok_or_else(|| {
-                    CudaError::new(
-                        span_of(*s),
-                        "expected cuda::thread_scope_block / device / system",
-                    )
+                    Diagnostic::error("expected cuda::thread_scope_block / device / system")
+                        .at(span_of(*s))
                 })?,
                 Some(*s),
             ),
@@ -763,10 +759,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             self.pointer(obj)?
         } else {
             self.place(obj)?.ok_or_else(|| {
-                CudaError::new(
-                    span_of(obj),
+                Diagnostic::error(
                     "member functions are called on atomic objects: `x->load()` or `r.load()`",
                 )
+                .at(span_of(obj))
             })?
         };
         let Access::Atomic(scope) = p.access else {

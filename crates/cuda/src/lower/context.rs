@@ -3,8 +3,8 @@
 //! expressions and `sizeof`, and the program the threads make together.
 
 use scopecheck_ir::{
-    Arch, Arithmetic, CmpOp, Condition, IntType, LocId, Location, MemorySpace, Observable, Program,
-    Prop, Quantifier, Scope, Span, Term, Value,
+    Arch, Arithmetic, CmpOp, Condition, Diagnostic, IntType, LocId, Location, MemorySpace,
+    Observable, Program, Prop, Quantifier, Scope, Span, Term, Value,
 };
 use tree_sitter::Node;
 
@@ -12,7 +12,7 @@ use super::{
     cvt_c, err, field, first_line, fold_binary, fold_unary, number, only_child, qualifiers,
     scalar_type, Access, Array, Binding, Ctx, Folded, SharedDecl, StructDef, Ty, R,
 };
-use crate::{span_of, CudaError, Warning, MAX_ARRAY_ELEMENTS};
+use crate::{span_of, MAX_ARRAY_ELEMENTS};
 use scopecheck_litmus::vocab::thread_scope;
 
 impl<'s, 't> Ctx<'s, 't> {
@@ -23,10 +23,7 @@ impl<'s, 't> Ctx<'s, 't> {
     /// Warns once per source position and message: a kernel's body is lowered once per
     /// thread of the launch, and what it says about a statement is said once.
     pub(super) fn warn(&mut self, n: Node, message: impl Into<String>) {
-        let w = Warning {
-            span: span_of(n),
-            message: message.into(),
-        };
+        let w = Diagnostic::warning(message).at(span_of(n));
         if !self.warnings.contains(&w) {
             self.warnings.push(w);
         }
@@ -59,23 +56,18 @@ impl<'s, 't> Ctx<'s, 't> {
         // Checked before anything is allocated.
         let at = span.unwrap_or_default();
         if self.arrays.len() >= crate::MAX_ALLOCATIONS {
-            return Err(CudaError::new(
-                at,
-                format!(
-                    "too many allocations: more than {} arrays, allocations and variables in memory",
-                    crate::MAX_ALLOCATIONS
-                ),
-            ));
+            return Err(Diagnostic::error(format!(
+                "too many allocations: more than {} arrays, allocations and variables in memory",
+                crate::MAX_ALLOCATIONS
+            ))
+            .at(at));
         }
         let len = len.saturating_mul(nf);
         if self.locations.len().saturating_add(len) > crate::MAX_LOCATIONS {
-            return Err(CudaError::new(
-                at,
-                format!(
+            return Err(Diagnostic::error(format!(
                     "too many memory locations: with `{name}`'s {len} the program would have more than {} (each element, and each field of a struct element, is one)",
                     crate::MAX_LOCATIONS
-                ),
-            ));
+                )).at(at));
         }
         let mut elems = Vec::with_capacity(len);
         for i in 0..len {
@@ -121,7 +113,7 @@ impl<'s, 't> Ctx<'s, 't> {
         let quals = qualifiers(decl);
         let tnode = decl
             .child_by_field_name("type")
-            .ok_or_else(|| CudaError::new(span_of(decl), "a declaration without a type"))?;
+            .ok_or_else(|| Diagnostic::error("a declaration without a type").at(span_of(decl)))?;
         let mut ty = Ty {
             access: if quals.contains(&"volatile") {
                 Access::Volatile
@@ -263,7 +255,7 @@ impl<'s, 't> Ctx<'s, 't> {
         }
         let scope = match args.get(1) {
             Some(s) => thread_scope(s)
-                .ok_or_else(|| CudaError::new(span_of(t), format!("unknown thread scope `{s}`; expected cuda::thread_scope_thread / block / cluster / device / system")))?,
+                .ok_or_else(|| Diagnostic::error(format!("unknown thread scope `{s}`; expected cuda::thread_scope_thread / block / cluster / device / system")).at(span_of(t)))?,
             None => default,
         };
         if head.starts_with("std::") && args.len() > 1 {
@@ -524,7 +516,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 }
                 "array_declarator" => {
                     let size = d.child_by_field_name("size").ok_or_else(|| {
-                        CudaError::new(span_of(d), "not supported: an array without a size")
+                        Diagnostic::error("not supported: an array without a size").at(span_of(d))
                     })?;
                     let n = self.const_expr(size)?;
                     if n <= 0 || n as usize > MAX_ARRAY_ELEMENTS {
@@ -536,14 +528,14 @@ impl<'s, 't> Ctx<'s, 't> {
                     len = len
                         .checked_mul(n as usize)
                         .filter(|l| *l <= MAX_ARRAY_ELEMENTS)
-                        .ok_or_else(|| CudaError::new(span_of(d), "array too large"))?;
+                        .ok_or_else(|| Diagnostic::error("array too large").at(span_of(d)))?;
                 }
                 "pointer_declarator" | "parenthesized_declarator" => {}
                 k => return err(d, format!("not supported: declarator `{k}`")),
             }
             d = d
                 .child_by_field_name("declarator")
-                .ok_or_else(|| CudaError::new(span_of(d), "a declarator without a name"))?;
+                .ok_or_else(|| Diagnostic::error("a declarator without a name").at(span_of(d)))?;
         }
     }
 
@@ -588,7 +580,7 @@ impl<'s, 't> Ctx<'s, 't> {
         cvt_c(from, to)
             .eval(to, Arithmetic::C, v, 0)
             .map_err(|why| {
-                CudaError::new(span_of(n), format!("`{}` as a {to}: {why}", self.text(n)))
+                Diagnostic::error(format!("`{}` as a {to}: {why}", self.text(n))).at(span_of(n))
             })
     }
 
@@ -596,10 +588,8 @@ impl<'s, 't> Ctx<'s, 't> {
     /// not a whole number.
     pub(super) fn literal(&self, n: Node<'t>) -> R<(Value, IntType, bool)> {
         number(self.text(n)).ok_or_else(|| {
-            CudaError::new(
-                span_of(n),
-                format!("not supported: the number `{}`", self.text(n)),
-            )
+            Diagnostic::error(format!("not supported: the number `{}`", self.text(n)))
+                .at(span_of(n))
         })
     }
 
@@ -627,7 +617,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 let op = self.operator(n);
                 let (a, ta) = self.const_typed(field(n, "argument")?)?;
                 let folded = fold_unary(op, a, ta).ok_or_else(|| {
-                    CudaError::new(span_of(n), format!("not supported: operator `{op}`"))
+                    Diagnostic::error(format!("not supported: operator `{op}`")).at(span_of(n))
                 })?;
                 Self::defined(folded, n)
             }
@@ -638,7 +628,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 for o in ops {
                     let (b, tb) = self.const_typed(field(o, "right")?)?;
                     let folded = fold_binary(self.operator(o), a, ta, b, tb).ok_or_else(|| {
-                        CudaError::new(span_of(o), format!("cannot fold `{}`", self.text(o)))
+                        Diagnostic::error(format!("cannot fold `{}`", self.text(o))).at(span_of(o))
                     })?;
                     (a, ta) = Self::defined(folded, o)?;
                 }
@@ -662,10 +652,8 @@ impl<'s, 't> Ctx<'s, 't> {
     /// A folded constant, or the error of an undefined one at `n`.
     pub(super) fn defined(folded: Folded, n: Node<'t>) -> R<(Value, IntType)> {
         folded.map_err(|why| {
-            CudaError::new(
-                span_of(n),
-                format!("this constant expression is undefined: {why}"),
-            )
+            Diagnostic::error(format!("this constant expression is undefined: {why}"))
+                .at(span_of(n))
         })
     }
 
@@ -705,7 +693,7 @@ impl<'s, 't> Ctx<'s, 't> {
 
     pub(super) fn finish(
         self,
-    ) -> Result<(Program, Vec<Warning>, Vec<crate::KernelLaunch>), CudaError> {
+    ) -> Result<(Program, Vec<Diagnostic>, Vec<crate::KernelLaunch>), Diagnostic> {
         // One conjunct per asserting thread; a long chain is a balanced tree (Prop::chain).
         let atoms = self
             .asserts

@@ -177,7 +177,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         .cx
                         .warnings
                         .last()
-                        .is_some_and(|w| w.span == span_of(n) && w.message == message);
+                        .is_some_and(|w| w.span == Some(span_of(n)) && w.message == message);
                     if !said {
                         self.cx.warn(n, message);
                     }

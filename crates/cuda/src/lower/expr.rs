@@ -2,13 +2,13 @@
 //! assignments and increments.
 
 use scopecheck_ir::{
-    Arithmetic, BinOp, BranchCond, FloatMode, FloatOp, InstrKind, IntType, Operand, Order, RegId,
-    RmwKind, RmwOp,
+    Arithmetic, BinOp, BranchCond, Diagnostic, FloatMode, FloatOp, InstrKind, IntType, Operand,
+    Order, RegId, RmwKind, RmwOp,
 };
 use tree_sitter::Node;
 
 use super::{bin_op, err, field, first_line, only_child, opencl, Access, Binding, Lw, Ty, Val, R};
-use crate::{span_of, CudaError};
+use crate::span_of;
 use scopecheck_litmus::vocab::{common_type, promote};
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
@@ -302,7 +302,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 _ => err(e, "not supported: an address as a value (pass addresses to atomic functions and kernels only)"),
             },
             "subscript_expression" => {
-                let p = self.place(e)?.ok_or_else(|| CudaError::new(span_of(e), "expected `a[i]`"))?;
+                let p = self.place(e)?.ok_or_else(|| Diagnostic::error("expected `a[i]`").at(span_of(e)))?;
                 let v = self.load(p, hint, e);
                 typed(self, v)
             }

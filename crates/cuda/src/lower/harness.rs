@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 
 use scopecheck_ir::{
-    BinOp, DevicePlacement, IntType, MemorySpace, Observable, Operand, Order, Placement, Scope,
-    Thread, ThreadId, Value,
+    BinOp, DevicePlacement, Diagnostic, IntType, MemorySpace, Observable, Operand, Order,
+    Placement, Scope, Thread, ThreadId, Value,
 };
 use tree_sitter::Node;
 
 use super::{err, field, Binding, Dims, FnKind, Lw, Ptr, Stream, Val, R};
-use crate::{span_of, CudaError};
+use crate::span_of;
 
 /// One side of a cudaMemcpy.
 #[derive(Clone, Copy)]
@@ -1055,7 +1055,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let config = e
             .children(&mut c)
             .find(|k| k.kind() == "kernel_call_syntax")
-            .ok_or_else(|| CudaError::new(span_of(e), "internal: no launch configuration"))?;
+            .ok_or_else(|| Diagnostic::error("internal: no launch configuration").at(span_of(e)))?;
         let mut c = config.walk();
         let cfg: Vec<Node> = config
             .named_children(&mut c)

@@ -5,7 +5,7 @@
 //! host code after it start after the thread ended, as a stream synchronization does for a
 //! kernel.
 
-use scopecheck_ir::{Operand, Placement, ThreadId};
+use scopecheck_ir::{Diagnostic, Operand, Placement, ThreadId};
 use tree_sitter::Node;
 
 use super::{err, field, Binding, Dims, FnKind, Lw, R};
@@ -250,13 +250,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .iter()
             .find(|t| t.state == ThreadState::Running)
         {
-            Some(t) => Err(crate::CudaError::new(
-                t.node_span,
-                format!(
+            Some(t) => Err(Diagnostic::error(format!(
                     "`std::thread {}` is neither joined nor detached: its destructor calls std::terminate (call `{}.join()`)",
                     t.var, t.var
-                ),
-            )),
+                )).at(t.node_span)),
             None => Ok(()),
         }
     }

@@ -2,12 +2,13 @@
 //! orders and scopes, and pointers (arithmetic, members, casts, shared arrays).
 
 use scopecheck_ir::{
-    Address, BinOp, InstrKind, IntType, MemorySpace, Operand, Order, RegId, RmwKind, Scope, Value,
+    Address, BinOp, Diagnostic, InstrKind, IntType, MemorySpace, Operand, Order, RegId, RmwKind,
+    Scope, Value,
 };
 use tree_sitter::Node;
 
 use super::{err, field, only_child, Access, Binding, Lw, Ptr, PtrTy, Val, R};
-use crate::{span_of, CudaError};
+use crate::span_of;
 
 impl<'c, 's, 't> Lw<'c, 's, 't> {
     /// The IR address of a pointer, with the checks of its memory space, and the access type.
@@ -285,7 +286,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 n,
                 format!(
                     "the harness uses `{name}`, whose declaration (line {}) this front-end cannot read: {}",
-                    why.span.line, why.message
+                    why.line(), why.message
                 ),
             );
         }
@@ -328,7 +329,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             "pointer_expression" if self.op(e) == "&" => {
                 let a = field(e, "argument")?;
                 self.place(a)?.ok_or_else(|| {
-                    CudaError::new(span_of(e), "not supported: the address of a local variable")
+                    Diagnostic::error("not supported: the address of a local variable")
+                        .at(span_of(e))
                 })
             }
             "parenthesized_expression" => self.pointer(only_child(e)?),
@@ -365,16 +367,14 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Operand::Imm(k) => {
                 // A constant index counts in its own type (an `unsigned` -1 is 2^32 - 1).
                 let k = i64::try_from(v.ty.exact(k)).map_err(|_| {
-                    CudaError::new(
-                        span_of(i),
-                        format!("index {} is out of range", v.ty.display(k)),
-                    )
+                    Diagnostic::error(format!("index {} is out of range", v.ty.display(k)))
+                        .at(span_of(i))
                 })?;
                 let k = if minus { k.checked_neg() } else { Some(k) };
                 let idx = k
                     .and_then(|k| k.checked_mul(stride))
                     .and_then(|k| k.checked_add(p.idx))
-                    .ok_or_else(|| CudaError::new(span_of(i), "index out of range"))?;
+                    .ok_or_else(|| Diagnostic::error("index out of range").at(span_of(i)))?;
                 return Ok(Ptr { idx, ..p });
             }
             Operand::Reg(r) => r,

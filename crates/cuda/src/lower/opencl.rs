@@ -4,13 +4,13 @@
 //! `clEnqueueNDRangeKernel`, `clFinish`, `clEnqueueReadBuffer` / `clEnqueueWriteBuffer`).
 
 use scopecheck_ir::{
-    Address, BarrierKind, FenceSpaces, InstrKind, IntType, MemorySpace, Operand, Order, RegId,
-    RmwKind, RmwOp, Scope, ThreadId,
+    Address, BarrierKind, Diagnostic, FenceSpaces, InstrKind, IntType, MemorySpace, Operand, Order,
+    RegId, RmwKind, RmwOp, Scope, ThreadId,
 };
 use tree_sitter::Node;
 
 use super::{err, field, Access, Binding, FnKind, Lw, Ptr, SharedDecl, Ty, R};
-use crate::{span_of, CudaError};
+use crate::span_of;
 use scopecheck_litmus::vocab::cl_scope;
 
 /// The work-item functions, folded to constants in each thread.
@@ -114,10 +114,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Some(s) => {
                 let w = self.word(*s);
                 let scope = cl_scope(&w).ok_or_else(|| {
-                    CudaError::new(
-                        span_of(*s),
-                        format!("expected memory_scope_work_item / sub_group / work_group / device / all_svm_devices, found `{w}`"),
-                    )
+                    Diagnostic::error(format!("expected memory_scope_work_item / sub_group / work_group / device / all_svm_devices, found `{w}`")).at(span_of(*s))
                 })?;
                 Ok(self.scope(scope, Some(*s)))
             }
@@ -272,10 +269,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let order = self.fence_order(args[1])?;
                 let w = self.word(args[2]);
                 let mut scope = cl_scope(&w).ok_or_else(|| {
-                    CudaError::new(
-                        span_of(args[2]),
-                        format!("expected a memory_scope_*, found `{w}`"),
-                    )
+                    Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
+                        .at(span_of(args[2]))
                 })?;
                 if !spaces.global && scope > Scope::Cta {
                     self.cx.warn(e, format!("a fence on local memory alone orders nothing beyond the work-group: scope {scope} treated as cta"));
@@ -298,10 +293,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     Some(s) => {
                         let w = self.word(*s);
                         let sc = cl_scope(&w).ok_or_else(|| {
-                            CudaError::new(
-                                span_of(*s),
-                                format!("expected a memory_scope_*, found `{w}`"),
-                            )
+                            Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
+                                .at(span_of(*s))
                         })?;
                         self.scope(sc, Some(*s))
                     }

@@ -1,13 +1,12 @@
 //! `#define`, `#undef`, `#include`, `#if` and the other directives, and the conditions of
 //! conditional groups (`defined`, then the `#if` expression of `if_expr`).
 
+use scopecheck_ir::Diagnostic;
 use std::rc::Rc;
 
 use super::expand::spell;
 use super::if_expr::Expr;
-use super::{
-    Cond, Item, ItemKind, Kind, Loc, Macro, Pp, PreprocessError, Tok, PREDEFINED_LINE, RESERVED,
-};
+use super::{Cond, Item, ItemKind, Kind, Loc, Macro, Pp, Tok, PREDEFINED_LINE, RESERVED};
 
 impl Pp<'_> {
     pub(super) fn directive(
@@ -15,7 +14,7 @@ impl Pp<'_> {
         hash: &Tok,
         toks: &[Tok],
         conds: &mut Vec<Cond>,
-    ) -> Result<(), PreprocessError> {
+    ) -> Result<(), Diagnostic> {
         let active = conds.last().is_none_or(|c| c.active);
         let Some(name_tok) = toks.first() else {
             return Ok(()); // the null directive
@@ -170,7 +169,7 @@ impl Pp<'_> {
     }
 
     /// Refuses a name that is no identifier, or one of the built-in names.
-    pub(super) fn check_name(&self, t: &Tok, what: &str) -> Result<(), PreprocessError> {
+    pub(super) fn check_name(&self, t: &Tok, what: &str) -> Result<(), Diagnostic> {
         if t.kind != Kind::Ident {
             return Err(self.err(
                 t.at,
@@ -183,7 +182,7 @@ impl Pp<'_> {
         Ok(())
     }
 
-    pub(super) fn define(&mut self, toks: &[Tok], loc: Loc) -> Result<(), PreprocessError> {
+    pub(super) fn define(&mut self, toks: &[Tok], loc: Loc) -> Result<(), Diagnostic> {
         let Some(name) = toks.first() else {
             return Err(self.err(loc, "#define needs a macro name"));
         };
@@ -212,7 +211,7 @@ impl Pp<'_> {
         &self,
         toks: &[Tok],
         loc: Loc,
-    ) -> Result<(Rc<str>, Macro), PreprocessError> {
+    ) -> Result<(Rc<str>, Macro), Diagnostic> {
         let Some(name) = toks.first() else {
             return Err(self.err(loc, "#define needs a macro name"));
         };
@@ -326,7 +325,7 @@ impl Pp<'_> {
         function: bool,
         variadic: bool,
         in_va_opt: bool,
-    ) -> Result<Vec<Item>, PreprocessError> {
+    ) -> Result<Vec<Item>, Diagnostic> {
         let param = |t: &Tok| {
             (t.kind == Kind::Ident)
                 .then(|| params.iter().position(|p| *p == t.text))
@@ -436,7 +435,7 @@ impl Pp<'_> {
         name: &str,
         rest: &[Tok],
         loc: Loc,
-    ) -> Result<bool, PreprocessError> {
+    ) -> Result<bool, Diagnostic> {
         if name != "if" && name != "elif" {
             let Some(t) = rest.first() else {
                 return Err(self.err(loc, format!("#{name} needs a macro name")));
@@ -467,7 +466,7 @@ impl Pp<'_> {
     }
 
     /// `defined X` and `defined(X)` replaced by `1` or `0`.
-    pub(super) fn replace_defined(&self, toks: &[Tok]) -> Result<Vec<Tok>, PreprocessError> {
+    pub(super) fn replace_defined(&self, toks: &[Tok]) -> Result<Vec<Tok>, Diagnostic> {
         let mut out = Vec::with_capacity(toks.len());
         let mut i = 0;
         while i < toks.len() {

@@ -1,12 +1,13 @@
 //! Macro expansion: the text lines between directives, rescanned with their hide sets,
 //! arguments collected, substituted, stringized (`#`) and pasted (`##`).
 
+use scopecheck_ir::Diagnostic;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::{
-    single_token, Hide, Item, ItemKind, Kind, Macro, Out, Pp, PreprocessError, Tok, FILE_NAME,
-    MAX_ARGUMENT_TOKENS, MAX_EXPANDED_TOKENS, MAX_MACRO_NESTING,
+    single_token, Hide, Item, ItemKind, Kind, Macro, Out, Pp, Tok, FILE_NAME, MAX_ARGUMENT_TOKENS,
+    MAX_EXPANDED_TOKENS, MAX_MACRO_NESTING,
 };
 
 impl Pp<'_> {
@@ -15,7 +16,7 @@ impl Pp<'_> {
         &mut self,
         group: &mut VecDeque<Tok>,
         out: &mut Out,
-    ) -> Result<(), PreprocessError> {
+    ) -> Result<(), Diagnostic> {
         let mut q = std::mem::take(group);
         while let Some(t) = q.pop_front() {
             if t.kind == Kind::Ident {
@@ -37,11 +38,7 @@ impl Pp<'_> {
     }
 
     /// Drops `_Pragma ( "..." )`.
-    pub(super) fn pragma_operator(
-        &self,
-        t: &Tok,
-        q: &mut VecDeque<Tok>,
-    ) -> Result<(), PreprocessError> {
+    pub(super) fn pragma_operator(&self, t: &Tok, q: &mut VecDeque<Tok>) -> Result<(), Diagnostic> {
         let solid: Vec<usize> = q
             .iter()
             .enumerate()
@@ -68,7 +65,7 @@ impl Pp<'_> {
         &mut self,
         toks: Vec<Tok>,
         depth: usize,
-    ) -> Result<Vec<Tok>, PreprocessError> {
+    ) -> Result<Vec<Tok>, Diagnostic> {
         let mut q: VecDeque<Tok> = toks.into();
         let mut out = Vec::with_capacity(q.len());
         while let Some(t) = q.pop_front() {
@@ -89,7 +86,7 @@ impl Pp<'_> {
         t: &Tok,
         q: &mut VecDeque<Tok>,
         depth: usize,
-    ) -> Result<Option<Vec<Tok>>, PreprocessError> {
+    ) -> Result<Option<Vec<Tok>>, Diagnostic> {
         let name = &t.text;
         if t.hide.contains(name) {
             return Ok(None);
@@ -160,7 +157,7 @@ impl Pp<'_> {
         m: &Macro,
         q: &mut VecDeque<Tok>,
         depth: usize,
-    ) -> Result<(Vec<Vec<Tok>>, Tok), PreprocessError> {
+    ) -> Result<(Vec<Vec<Tok>>, Tok), Diagnostic> {
         let mut args: Vec<Vec<Tok>> = vec![Vec::new()];
         let mut nest = 0usize;
         while let Some(mut a) = q.pop_front() {
@@ -203,7 +200,7 @@ impl Pp<'_> {
         t: &Tok,
         m: &Macro,
         args: &[Vec<Tok>],
-    ) -> Result<(), PreprocessError> {
+    ) -> Result<(), Diagnostic> {
         let n = m.params.len();
         let given = args.len();
         let plural = |k: usize| if k == 1 { "" } else { "s" };
@@ -249,7 +246,7 @@ impl Pp<'_> {
         args: &[Vec<Tok>],
         hs: &Hide,
         depth: usize,
-    ) -> Result<Vec<Tok>, PreprocessError> {
+    ) -> Result<Vec<Tok>, Diagnostic> {
         let mut expanded: Vec<Option<Vec<Tok>>> = vec![None; m.params.len()];
         let mut raw = Vec::new();
         self.subst_items(&m.body, m, inv, args, &mut expanded, &mut raw, depth)?;
@@ -291,7 +288,7 @@ impl Pp<'_> {
         expanded: &mut [Option<Vec<Tok>>],
         out: &mut Vec<Tok>,
         depth: usize,
-    ) -> Result<(), PreprocessError> {
+    ) -> Result<(), Diagnostic> {
         let empty: &[Tok] = &[];
         let arg = |p: usize| args.get(p).map_or(empty, |a| a.as_slice());
         let va = m.params.len().wrapping_sub(1);
@@ -379,7 +376,7 @@ impl Pp<'_> {
     }
 
     /// `l ## r`.
-    pub(super) fn glue(&self, l: Tok, r: Tok, inv: &Tok) -> Result<Tok, PreprocessError> {
+    pub(super) fn glue(&self, l: Tok, r: Tok, inv: &Tok) -> Result<Tok, Diagnostic> {
         if l.kind == Kind::Placemarker {
             return Ok(Tok {
                 space: l.space,

@@ -1,12 +1,11 @@
 //! Functions (`.entry`, `.func`, their parameters) and bodies: declarations, labels,
 //! instructions and their operands.
 
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 use crate::ast::{
     Body, Function, Instruction, Operand, Param, RegDecl, ScalarType, StateSpace, Statement,
 };
-use crate::error::ParseError;
 use crate::lexer::Tok;
 
 use super::{
@@ -17,7 +16,7 @@ use super::{
 impl Parser<'_> {
     /// `.entry name (params) directives { body }` or `.func (returns) name (params) ...`,
     /// the body replaced by `;` in a declaration.
-    pub(super) fn function(&mut self, start: Span) -> Result<(), ParseError> {
+    pub(super) fn function(&mut self, start: Span) -> Result<(), Diagnostic> {
         self.registers = 0;
         let entry = self.next().tok == Tok::Word(".entry".to_string());
         let returns = if !entry && self.peek().tok == Tok::LParen {
@@ -73,13 +72,11 @@ impl Parser<'_> {
                     .peek_word()
                     .filter(|w| w.starts_with('.') && !MODULE_DIRECTIVES.contains(w))
                 {
-                    return Err(ParseError::new(
-                        self.peek().span,
-                        format!(
-                            "unknown directive `{w}` in the header of `{name}`: expected a \
+                    return Err(Diagnostic::error(format!(
+                        "unknown directive `{w}` in the header of `{name}`: expected a \
                              performance directive (`.maxntid`, `.reqntid`, ...), `{{` or `;`"
-                        ),
-                    ));
+                    ))
+                    .at(self.peek().span));
                 }
                 return Err(self.unexpected(&header_end));
             }
@@ -98,7 +95,7 @@ impl Parser<'_> {
     }
 
     /// `( .param ..., .param ... )`.
-    fn params(&mut self, what: &str) -> Result<Vec<Param>, ParseError> {
+    fn params(&mut self, what: &str) -> Result<Vec<Param>, Diagnostic> {
         self.next();
         let mut params = Vec::new();
         if self.eat(&Tok::RParen) {
@@ -115,17 +112,17 @@ impl Parser<'_> {
     }
 
     /// `.param .u64 .ptr .global .align 4 name` or `.param .align 8 .b8 name[16]`.
-    fn param(&mut self, what: &str) -> Result<Param, ParseError> {
+    fn param(&mut self, what: &str) -> Result<Param, Diagnostic> {
         let start = self.peek().span;
         match self.peek_word() {
             Some(".param") => {
                 self.next();
             }
             Some(".reg") => {
-                return Err(ParseError::new(
-                    start,
-                    format!("`.reg` {what}s are not supported: expected `.param`"),
+                return Err(Diagnostic::error(format!(
+                    "`.reg` {what}s are not supported: expected `.param`"
                 ))
+                .at(start))
             }
             _ => return Err(self.unexpected(&format!("`.param` to begin a {what}"))),
         }
@@ -145,21 +142,18 @@ impl Parser<'_> {
                 ptr_space = Some(space);
             } else if let Some(t) = scalar_type(w) {
                 if ty.is_some() {
-                    return Err(ParseError::new(
-                        here,
-                        format!("a second type `{w}` in one {what}"),
-                    ));
+                    return Err(
+                        Diagnostic::error(format!("a second type `{w}` in one {what}")).at(here),
+                    );
                 }
                 self.next();
                 ty = Some(t);
             } else {
-                return Err(ParseError::new(
-                    here,
-                    format!(
-                        "unexpected `{w}` in a {what}: expected a type, `.ptr`, a state space \
+                return Err(Diagnostic::error(format!(
+                    "unexpected `{w}` in a {what}: expected a type, `.ptr`, a state space \
                          after `.ptr`, or `.align`"
-                    ),
-                ));
+                ))
+                .at(here));
             }
         }
         let Some(ty) = ty else {
@@ -184,7 +178,7 @@ impl Parser<'_> {
     }
 
     /// The statements after `open` (a `{`, already consumed) up to the matching `}`.
-    fn body(&mut self, open: Span) -> Result<Body, ParseError> {
+    fn body(&mut self, open: Span) -> Result<Body, Diagnostic> {
         self.nesting(open, "blocks")?;
         self.reg_scopes.push(Vec::new());
         let result = self.body_items(open);
@@ -193,7 +187,7 @@ impl Parser<'_> {
         result
     }
 
-    fn body_items(&mut self, open: Span) -> Result<Body, ParseError> {
+    fn body_items(&mut self, open: Span) -> Result<Body, Diagnostic> {
         let mut body = Body {
             regs: Vec::new(),
             locals: Vec::new(),
@@ -210,10 +204,10 @@ impl Parser<'_> {
                     if let Some(e) = &self.lex_error {
                         return Err(e.clone());
                     }
-                    return Err(ParseError::new(
-                        Span { len: 1, ..open },
+                    return Err(Diagnostic::error(
                         "this `{` is never closed: expected `}`, found the end of the input",
-                    ));
+                    )
+                    .at(Span { len: 1, ..open }));
                 }
                 Tok::LBrace => {
                     self.next();
@@ -236,7 +230,7 @@ impl Parser<'_> {
         }
     }
 
-    fn body_directive(&mut self, body: &mut Body, open: Span) -> Result<(), ParseError> {
+    fn body_directive(&mut self, body: &mut Body, open: Span) -> Result<(), Diagnostic> {
         let token = self.peek().clone();
         let Tok::Word(w) = &token.tok else {
             return Err(self.unexpected("a directive"));
@@ -265,26 +259,24 @@ impl Parser<'_> {
                 self.expect(Tok::Semi, &format!("`;` after `{w}`"))?;
             }
             w if MODULE_DIRECTIVES.contains(&w) || w == ".extern" => {
-                return Err(ParseError::new(
-                    token.span,
-                    format!(
-                        "expected `}}` to close the body opened at {}:{}, found `{w}`",
-                        open.line, open.column
-                    ),
+                return Err(Diagnostic::error(format!(
+                    "expected `}}` to close the body opened at {}:{}, found `{w}`",
+                    open.line, open.column
                 ))
+                .at(token.span))
             }
             w => {
-                return Err(ParseError::new(
-                    token.span,
-                    format!("unknown directive `{w}` in a function body"),
+                return Err(Diagnostic::error(format!(
+                    "unknown directive `{w}` in a function body"
                 ))
+                .at(token.span))
             }
         }
         Ok(())
     }
 
     /// `.reg .b32 %r<9>;` or `.reg .pred p, q;`.
-    fn reg_decl(&mut self) -> Result<RegDecl, ParseError> {
+    fn reg_decl(&mut self) -> Result<RegDecl, Diagnostic> {
         let start = self.next().span;
         let ty = match self.peek_word() {
             Some(w) if scalar_type(w).is_some() => {
@@ -293,10 +285,10 @@ impl Parser<'_> {
                 ty.unwrap_or(ScalarType::Pred)
             }
             Some(w @ (".v2" | ".v4" | ".v8")) => {
-                return Err(ParseError::new(
-                    self.peek().span,
-                    format!("vector registers (`{w}`) are not supported"),
+                return Err(Diagnostic::error(format!(
+                    "vector registers (`{w}`) are not supported"
                 ))
+                .at(self.peek().span))
             }
             _ => return Err(self.unexpected("a type (`.b32`, `.u64`, `.pred`, ...) after `.reg`")),
         };
@@ -314,13 +306,10 @@ impl Parser<'_> {
             // Checked before anything is allocated for them.
             self.registers = self.registers.saturating_add(count.map_or(1, u64::from));
             if self.registers > MAX_REGISTERS {
-                return Err(ParseError::new(
-                    if count.is_some() { count_span } else { name_span },
-                    format!(
+                return Err(Diagnostic::error(format!(
                         "too many registers: with `{name}` this function declares {} of them, more than {MAX_REGISTERS}",
                         self.registers
-                    ),
-                ));
+                    )).at(if count.is_some() { count_span } else { name_span }));
             }
             if !name.starts_with('%') {
                 if let Some(scope) = self.reg_scopes.last_mut() {
@@ -358,7 +347,7 @@ impl Parser<'_> {
     }
 
     /// `@!%p1 bra.uni $L__BB0_1;`
-    fn instruction(&mut self) -> Result<Instruction, ParseError> {
+    fn instruction(&mut self) -> Result<Instruction, Diagnostic> {
         let start = self.peek().span;
         let guard = if self.eat(&Tok::At) {
             let negated = self.eat(&Tok::Bang);
@@ -402,7 +391,7 @@ impl Parser<'_> {
         })
     }
 
-    fn operand(&mut self) -> Result<Operand, ParseError> {
+    fn operand(&mut self) -> Result<Operand, Diagnostic> {
         match self.peek().tok {
             Tok::LBracket => self.address(),
             Tok::LBrace => {
@@ -428,7 +417,7 @@ impl Parser<'_> {
     }
 
     /// Simple operands separated by `,` up to `close` (the opener consumed); empty allowed.
-    fn operand_list(&mut self, close: Tok, what: &str) -> Result<Vec<Operand>, ParseError> {
+    fn operand_list(&mut self, close: Tok, what: &str) -> Result<Vec<Operand>, Diagnostic> {
         let mut list = Vec::new();
         if self.eat(&close) {
             return Ok(list);
@@ -445,7 +434,7 @@ impl Parser<'_> {
     }
 
     /// A register, symbol, sink or literal.
-    fn simple_operand(&mut self) -> Result<Operand, ParseError> {
+    fn simple_operand(&mut self) -> Result<Operand, Diagnostic> {
         let token = self.peek().clone();
         let operand = match token.tok {
             Tok::Minus => {
@@ -483,7 +472,7 @@ impl Parser<'_> {
 
     /// `[%rd4]`, `[%rd4+4]`, `[%rd4+-8]`, `[%rd4-8]`, `[sym+8]`, `[0x100]`; or the texture
     /// tuple `[tex, {%r1}]`.
-    fn address(&mut self) -> Result<Operand, ParseError> {
+    fn address(&mut self) -> Result<Operand, Diagnostic> {
         self.next();
         let token = self.peek().clone();
         let base = match token.tok {

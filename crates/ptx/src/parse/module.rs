@@ -1,16 +1,15 @@
 //! Module scope (header directives, declarations, `.file`, `.loc`, skipped `.pragma` and
 //! `.section`) and variables with their initializers.
 
-use scopecheck_ir::Span;
+use scopecheck_ir::{Diagnostic, Span};
 
 use crate::ast::{ScalarType, StateSpace, SymbolInit, Variable};
-use crate::error::ParseError;
 use crate::lexer::Tok;
 
 use super::{negate_float, scalar_type, state_space, Init, Parser, MAX_INLINED_AT};
 
 impl Parser<'_> {
-    pub(super) fn module(&mut self) -> Result<(), ParseError> {
+    pub(super) fn module(&mut self) -> Result<(), Diagnostic> {
         while self.peek().tok != Tok::Eof {
             self.module_item()?;
         }
@@ -20,7 +19,7 @@ impl Parser<'_> {
         }
     }
 
-    fn module_item(&mut self) -> Result<(), ParseError> {
+    fn module_item(&mut self) -> Result<(), Diagnostic> {
         let token = self.peek().clone();
         let Tok::Word(word) = &token.tok else {
             return Err(self.unexpected(
@@ -58,21 +57,21 @@ impl Parser<'_> {
             ".pragma" => self.skip_pragma()?,
             ".section" => self.skip_section()?,
             ".param" => {
-                return Err(ParseError::new(
-                    token.span,
+                return Err(Diagnostic::error(
                     "`.param` at module scope: parameters belong to a function's parameter \
                      list or body",
-                ))
+                )
+                .at(token.span))
             }
             ".visible" | ".weak" | ".extern" | ".common" | ".entry" | ".func" => {
                 self.declaration(token.span)?
             }
             w if state_space(w).is_some() => self.declaration(token.span)?,
             w if w.starts_with('.') => {
-                return Err(ParseError::new(
-                    token.span,
-                    format!("unknown directive `{w}` at module scope"),
-                ))
+                return Err(
+                    Diagnostic::error(format!("unknown directive `{w}` at module scope"))
+                        .at(token.span),
+                )
             }
             _ => {
                 return Err(self.unexpected(
@@ -85,7 +84,7 @@ impl Parser<'_> {
     }
 
     /// Linkage directives, then a function or a module variable.
-    fn declaration(&mut self, start: Span) -> Result<(), ParseError> {
+    fn declaration(&mut self, start: Span) -> Result<(), Diagnostic> {
         let mut external = false;
         let mut linkage = None;
         loop {
@@ -110,7 +109,7 @@ impl Parser<'_> {
     }
 
     /// `.file 1 "kernel.cu"`, perhaps with `, timestamp, size`.
-    pub(super) fn file_directive(&mut self) -> Result<(), ParseError> {
+    pub(super) fn file_directive(&mut self) -> Result<(), Diagnostic> {
         self.next();
         let number = self.unsigned32("a file number after `.file`")?;
         let name = match &self.peek().tok {
@@ -126,7 +125,7 @@ impl Parser<'_> {
     }
 
     /// `.loc file line column`, perhaps with `, function_name ..., inlined_at ...`.
-    pub(super) fn loc_directive(&mut self) -> Result<(), ParseError> {
+    pub(super) fn loc_directive(&mut self) -> Result<(), Diagnostic> {
         let loc_line = self.next().span.line;
         let file = self.unsigned32("a file number after `.loc`")?;
         let line = self.unsigned32("a line number after `.loc N`")?;
@@ -179,7 +178,7 @@ impl Parser<'_> {
     }
 
     /// `.pragma "nounroll";`: hints to the optimizer, nothing the model needs.
-    pub(super) fn skip_pragma(&mut self) -> Result<(), ParseError> {
+    pub(super) fn skip_pragma(&mut self) -> Result<(), Diagnostic> {
         self.next();
         loop {
             if !matches!(self.peek().tok, Tok::Str(_)) {
@@ -195,7 +194,7 @@ impl Parser<'_> {
     }
 
     /// `.section .debug_info { ... }`: DWARF data, skipped up to the matching `}`.
-    fn skip_section(&mut self) -> Result<(), ParseError> {
+    fn skip_section(&mut self) -> Result<(), Diagnostic> {
         self.next();
         let (name, _) = match self.peek_word() {
             Some(_) => {
@@ -212,13 +211,11 @@ impl Parser<'_> {
                     if let Some(e) = &self.lex_error {
                         return Err(e.clone());
                     }
-                    return Err(ParseError::new(
-                        open.span,
-                        format!(
-                            "this `{{` of section `{name}` is never closed: expected `}}`, \
+                    return Err(Diagnostic::error(format!(
+                        "this `{{` of section `{name}` is never closed: expected `}}`, \
                              found the end of the input"
-                        ),
-                    ));
+                    ))
+                    .at(open.span));
                 }
                 Tok::LBrace => depth += 1,
                 Tok::RBrace => {
@@ -241,13 +238,13 @@ impl Parser<'_> {
         start: Span,
         external: bool,
         linkage: Option<String>,
-    ) -> Result<Vec<Variable>, ParseError> {
+    ) -> Result<Vec<Variable>, Diagnostic> {
         let space_token = self.next();
         let space = match &space_token.tok {
             Tok::Word(w) => state_space(w),
             _ => None,
         }
-        .ok_or_else(|| ParseError::new(space_token.span, "expected a state space"))?;
+        .ok_or_else(|| Diagnostic::error("expected a state space").at(space_token.span))?;
         let mut align = None;
         let ty =
             loop {
@@ -271,10 +268,10 @@ impl Parser<'_> {
                         break ty.unwrap_or(ScalarType::Pred);
                     }
                     Some(w @ (".v2" | ".v4" | ".v8")) => {
-                        return Err(ParseError::new(
-                            self.peek().span,
-                            format!("vector variables (`{w}`) are not supported"),
+                        return Err(Diagnostic::error(format!(
+                            "vector variables (`{w}`) are not supported"
                         ))
+                        .at(self.peek().span))
                     }
                     _ => return Err(self.unexpected(
                         "a type (`.b8`, `.u32`, `.s64`, `.f32`, ...) in the variable declaration",
@@ -323,7 +320,7 @@ impl Parser<'_> {
 
     /// `5`, `-1`, `0f3F800000`, `generic(x)` or `{1, {2, 3}}` (flattened, in order), into the
     /// values and the address values of a [`Variable`].
-    fn initializer(&mut self, ty: ScalarType, out: &mut Init) -> Result<(), ParseError> {
+    fn initializer(&mut self, ty: ScalarType, out: &mut Init) -> Result<(), Diagnostic> {
         let open = self.peek().span;
         if !self.eat(&Tok::LBrace) {
             return self.initial_value(ty, out);
@@ -346,7 +343,7 @@ impl Parser<'_> {
         result
     }
 
-    fn initial_value(&mut self, ty: ScalarType, out: &mut Init) -> Result<(), ParseError> {
+    fn initial_value(&mut self, ty: ScalarType, out: &mut Init) -> Result<(), Diagnostic> {
         if matches!(&self.peek().tok, Tok::Word(w) if !w.starts_with('.')) {
             let symbol = self.symbol_initial_value(out.0.len())?;
             out.0.push(0);
@@ -387,7 +384,7 @@ impl Parser<'_> {
     }
 
     /// `x`, `generic(x)`, `x+4`, `generic(x)-8`: the address value at `index`.
-    fn symbol_initial_value(&mut self, index: usize) -> Result<SymbolInit, ParseError> {
+    fn symbol_initial_value(&mut self, index: usize) -> Result<SymbolInit, Diagnostic> {
         let generic = self.peek_word() == Some("generic") && self.peek_at(1).tok == Tok::LParen;
         let (symbol, _) = if generic {
             self.next();
