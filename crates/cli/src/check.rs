@@ -81,11 +81,17 @@ pub fn run(mut args: CheckArgs, given: &[String]) -> u8 {
     // the other files are checked as before.
     let mut native_gate = args.ci.gate();
     let (mut native_ok, mut native_ran) = (true, false);
+    let mut fallbacks = std::collections::HashMap::new();
     let inputs: Vec<Input> = inputs
         .into_iter()
         .filter(
             |i| match crate::native::check(i, &args.flags, args.json, &mut native_gate) {
-                crate::native::Taken::No => true,
+                crate::native::Taken::No(harness) => {
+                    if let Some(h) = harness {
+                        fallbacks.insert(i.file.clone(), h);
+                    }
+                    true
+                }
                 crate::native::Taken::Yes(ok) => {
                     native_ok &= ok;
                     native_ran = true;
@@ -132,6 +138,7 @@ pub fn run(mut args: CheckArgs, given: &[String]) -> u8 {
     let cli = CommandLine {
         flags: &args.flags,
         given,
+        fallbacks: &fallbacks,
     };
     let want_sarif = sarif.is_some();
     let (tx, rx) = mpsc::channel();

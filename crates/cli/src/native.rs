@@ -4,7 +4,7 @@
 //! program (its host code needs the interpreted harness, or it has no host program) goes on
 //! to the ordinary pipeline, whose report says which harness ran and why.
 
-use scopecheck_frontend::{HostMode, Input, Kind, Load};
+use scopecheck_frontend::{Harness, HostMode, Input, Kind, Load};
 use scopecheck_hostrun::{Ending, HostOptions, HostReport};
 
 use crate::ci::Gate;
@@ -14,8 +14,9 @@ use crate::render::Failure;
 
 /// What [`check`] did with a file.
 pub enum Taken {
-    /// Not a native host program: the pipeline checks it.
-    No,
+    /// Not a native host program: the pipeline checks it; with a harness when the native run
+    /// was stopped and the interpreted harness reads the file instead (and why).
+    No(Option<Harness>),
     /// Run (or stopped by an error, reported); whether it was checked.
     Yes(bool),
 }
@@ -24,7 +25,7 @@ pub enum Taken {
 /// and prints its report.
 pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> Taken {
     if flags.host != HostArg::Native || Kind::of(&input.path) != Kind::Cuda {
-        return Taken::No;
+        return Taken::No(None);
     }
     let check = flags.check_options();
     let options = scopecheck_frontend::Options {
@@ -35,7 +36,7 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
         ..Default::default()
     };
     let host = match scopecheck_frontend::load(input, &options) {
-        Ok(Load::Read(_)) => return Taken::No,
+        Ok(Load::Read(_)) => return Taken::No(None),
         Ok(Load::Native(host)) => host,
         Err(e) => {
             let f = Failure::loading(*e);
@@ -52,6 +53,9 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
     };
     match host.program.run(&check, &opts) {
         Ok(r) => {
+            if let Some(h) = interpreted_instead(input, flags, &r) {
+                return Taken::No(Some(h));
+            }
             let unknown = !r.complete();
             gate.note_native(&input.file, r.failed(), r.racy, r.hangs, unknown);
             if json {
@@ -72,6 +76,31 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
             Taken::Yes(false)
         }
     }
+}
+
+/// When scopecheck stopped a process of the run (a call or a device side the native path
+/// does not model yet) and nothing failed, the interpreted harness checks the file instead,
+/// if it reads it: its verdict is complete where the native run's would be Unknown. A run
+/// that found a failure keeps its report.
+fn interpreted_instead(input: &Input, flags: &CheckFlags, r: &HostReport) -> Option<Harness> {
+    if r.failed() {
+        return None;
+    }
+    let why = r.processes.iter().find_map(|p| match &p.ending {
+        Ending::Stopped(why) => Some(why.clone()),
+        _ => None,
+    })?;
+    let options = scopecheck_frontend::Options {
+        cuda: flags.cuda_options(),
+        ptx_fallback: true,
+        max_file_size: flags.max_file_size,
+        ..Default::default()
+    };
+    scopecheck_frontend::load(input, &options).ok()?;
+    Some(Harness {
+        name: "interpreted",
+        why: format!("the native run was stopped ({why}); the interpreted harness reads the file"),
+    })
 }
 
 /// The result in one word: `No` when some process or kernel assertion failed, `Unknown`

@@ -51,6 +51,9 @@ pub struct Checked {
 pub struct CommandLine<'a> {
     pub flags: &'a CheckFlags,
     pub given: &'a [String],
+    /// Files whose native run was stopped, read by the interpreted harness instead (by
+    /// name as reports give it), and why (`crate::native`).
+    pub fallbacks: &'a std::collections::HashMap<String, scopecheck_frontend::Harness>,
 }
 
 impl Checked {
@@ -83,6 +86,7 @@ pub fn check_file(
         .deadline
         .or(opts.timeout.map(|t| begun + t.saturating_sub(input.spent)));
     let is_cu = Kind::of(&input.path) == Kind::Cuda;
+    let fallback = cli.fallbacks.get(&input.file);
     let load_options = scopecheck_frontend::Options {
         cuda: cuda.clone(),
         // Asked for scoped C11 alone, a PTX verdict would answer another question.
@@ -91,7 +95,11 @@ pub fn check_file(
         ptx_view: is_cu && models.contains(&Some(ModelKind::Ptx)),
         deadline: load_by,
         max_file_size: cli.flags.max_file_size,
-        host: cli.flags.host.mode(),
+        host: if fallback.is_some() {
+            scopecheck_frontend::HostMode::Interpreted
+        } else {
+            cli.flags.host.mode()
+        },
     };
     // A host program to run natively is `check`'s, which takes it before this pipeline
     // (crate::native); here it can only be another command's.
@@ -106,6 +114,7 @@ pub fn check_file(
     } = scopecheck_frontend::load(input, &load_options)
         .and_then(|l| l.read(&input.file))
         .map_err(|e| Failure::loading(*e))?;
+    let harness = harness.or_else(|| fallback.cloned());
     // The file's own options, over the defaults and under the command line.
     let (file_opts, file_models, file_options) = if option_words.is_empty() {
         (None, None, FileOptions::default())

@@ -99,9 +99,11 @@ pub fn run(mut args: TuneArgs, given: &[String]) -> u8 {
     let inputs = inputs::collect(&args.paths, cuda.harness.as_deref());
     let opts = args.flags.check_options();
     let models = args.flags.models();
+    let none = std::collections::HashMap::new();
     let cli = CommandLine {
         flags: &args.flags,
         given,
+        fallbacks: &none,
     };
     let (mut failed, mut wrong, mut unsettled) = (false, false, false);
     for input in &inputs {

@@ -115,3 +115,22 @@ fn a_polling_host_keeps_the_interpreted_harness_and_says_why() {
     assert_eq!(v["result"], "No");
     assert!(!v["races"].as_array().unwrap().is_empty(), "{v}");
 }
+
+/// A native run that scopecheck stops (examples/cuda/params-struct.cu: its kernel takes a
+/// struct by value, which the explored launch does not pass yet) and in which nothing
+/// failed is checked by the interpreted harness instead, which reads the file: its verdict
+/// (Ok: the consumer's await and fence order the payload, docs/cuda.md) with the reason.
+#[test]
+fn a_stopped_native_run_falls_back_to_the_interpreted_harness() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/cuda/params-struct.cu");
+    let Some((out, err, code)) = check(&["--host", "native", "--json", p.to_str().unwrap()]) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(v["harness"], "interpreted", "{out}{err}");
+    let why = v["harness_reason"].as_str().unwrap();
+    assert!(why.starts_with("the native run was stopped ("), "{why}");
+    assert!(why.contains("params-struct.cu:"), "{why}");
+    assert_eq!(v["result"], "Ok", "{v}");
+    assert_eq!(code, 0, "{out}{err}");
+}
