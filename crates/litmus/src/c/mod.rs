@@ -226,53 +226,14 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, Diagnostic
     let mut threads = Vec::new();
     let mut warnings = Vec::new();
     for (t, (def, placement)) in defs.iter().zip(placements).enumerate() {
-        let mut lw = Lower::new(src, def.host);
-        for (pname, pspan, ty) in &def.params {
-            let loc = locs.get_or_create(pname, *pspan);
-            let (space, space_span) = ty.space.unwrap_or((MemorySpace::Global, *pspan));
-            locs.declare(loc, space, space_span)?;
-            let vty = ty.value.unwrap_or(IntType::S32);
-            locs.declare_type(loc, vty, *pspan)?;
-            // Host threads operate at system scope whatever the type says; the lowering sees to
-            // that.
-            let access = ty.access;
-            let ptr = Ptr {
-                loc,
-                len: locs.allocation(loc).len() as u32,
-                access,
-                ty: vty,
-            };
-            if !lw.bind_param(pname, ptr) {
-                return Err(
-                    Diagnostic::error(format!("parameter `{pname}` is declared twice")).at(*pspan),
-                );
-            }
-        }
-        let mut init_regs = Vec::new();
-        for init in reg_inits.iter().filter(|i| i.thread as usize == t) {
-            let r = lw
-                .init_register(&init.reg)
-                .map_err(|m| Diagnostic::error(m).at(init.reg_span))?;
-            if init_regs.iter().any(|(id, _)| *id == r) {
-                return Err(Diagnostic::error(format!(
-                    "register P{t}:{} is initialised twice",
-                    init.reg
-                ))
-                .at(init.reg_span));
-            }
-            init_regs.push((r, init.value));
-        }
-        lw.body(&def.body)?;
-        warnings.append(&mut lw.warnings);
-        threads.push(Thread {
-            name: def.name.clone(),
-            placement,
-            span: Some(def.span),
-            registers: lw.build.registers,
-            init_regs,
-            code: lw.build.code,
-            after: vec![],
-        });
+        let thread = lower_thread(
+            src,
+            (t, def, placement),
+            &reg_inits,
+            &mut locs,
+            &mut warnings,
+        )?;
+        threads.push(thread);
     }
     for l in &mut locs.locations {
         l.init = l.ty.wrap(l.init);
@@ -303,6 +264,65 @@ pub(crate) fn parse(mut lexer: Lexer<'_>, arch: &str) -> Result<Test, Diagnostic
         warnings,
         docs,
         options: crate::option_words(src, &comments),
+    })
+}
+
+/// Lowers thread `t` (`def`, at `placement`): binds its parameters to the locations they
+/// name (declaring their spaces and types in `locs`), sets its initial registers from
+/// `reg_inits`, and lowers its body, adding what the lowering warns of to `warnings`.
+fn lower_thread(
+    src: &str,
+    (t, def, placement): (usize, &ThreadDef, Placement),
+    reg_inits: &[RegInit],
+    locs: &mut Locs,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Thread, Diagnostic> {
+    let mut lw = Lower::new(src, def.host);
+    for (pname, pspan, ty) in &def.params {
+        let loc = locs.get_or_create(pname, *pspan);
+        let (space, space_span) = ty.space.unwrap_or((MemorySpace::Global, *pspan));
+        locs.declare(loc, space, space_span)?;
+        let vty = ty.value.unwrap_or(IntType::S32);
+        locs.declare_type(loc, vty, *pspan)?;
+        // Host threads operate at system scope whatever the type says; the lowering sees to
+        // that.
+        let access = ty.access;
+        let ptr = Ptr {
+            loc,
+            len: locs.allocation(loc).len() as u32,
+            access,
+            ty: vty,
+        };
+        if !lw.bind_param(pname, ptr) {
+            return Err(
+                Diagnostic::error(format!("parameter `{pname}` is declared twice")).at(*pspan),
+            );
+        }
+    }
+    let mut init_regs = Vec::new();
+    for init in reg_inits.iter().filter(|i| i.thread as usize == t) {
+        let r = lw
+            .init_register(&init.reg)
+            .map_err(|m| Diagnostic::error(m).at(init.reg_span))?;
+        if init_regs.iter().any(|(id, _)| *id == r) {
+            return Err(Diagnostic::error(format!(
+                "register P{t}:{} is initialised twice",
+                init.reg
+            ))
+            .at(init.reg_span));
+        }
+        init_regs.push((r, init.value));
+    }
+    lw.body(&def.body)?;
+    warnings.append(&mut lw.warnings);
+    Ok(Thread {
+        name: def.name.clone(),
+        placement,
+        span: Some(def.span),
+        registers: lw.build.registers,
+        init_regs,
+        code: lw.build.code,
+        after: vec![],
     })
 }
 
