@@ -360,181 +360,16 @@ pub(crate) fn lower<'s, 't>(
 ) -> Result<(Program, Vec<Diagnostic>, Vec<crate::KernelLaunch>), Diagnostic> {
     // Lowering recurses over the tree: its depth is bounded before anything is lowered.
     crate::nesting::check_tree(root)?;
-    let mut cx = Ctx {
-        nest_base: 0,
-        body_heights: HashMap::new(),
-        location_names: std::collections::HashSet::new(),
-        next_suffix: HashMap::new(),
-        opencl: opencl.is_some(),
-        cl_quals: opencl.unwrap_or_default(),
-        cl_kernels: Vec::new(),
-        src,
-        options,
-        locations: Vec::new(),
-        arrays: Vec::new(),
-        globals: HashMap::new(),
-        shared_decls: Vec::new(),
-        shared_by_name: HashMap::new(),
-        shared_copies: HashMap::new(),
-        funcs: HashMap::new(),
-        structs: Vec::new(),
-        struct_by_name: HashMap::new(),
-        opaque_globals: Vec::new(),
-        threads: Vec::new(),
-        asserts: Vec::new(),
-        warnings: Vec::new(),
-        device_threads: 0,
-        constants: Vec::new(),
-        launches: Vec::new(),
-        next_cta: 0,
-        next_stream: 1,
-        events: Vec::new(),
-        launch_smem: 0,
-        non_blocking: Vec::new(),
-        arg_lists: Vec::new(),
-        launch_cooperative: false,
-        launch_threads: 0,
-        grid_sync: None,
-    };
-    let mut main = None;
-    // `int main()` is the harness when there is no `scopecheck_main`.
-    let mut c_main = None;
-    let mut c = root.walk();
+    let mut cx = Ctx::new(src, options, opencl);
     // Reading only the harness (the PTX view gives the kernels their code), device code
     // beyond this front-end is passed over: a template kernel is known by its name.
     let harness_only = options.kernels == crate::KernelSource::Ptx;
-    // `extern "C" { ... }` and `extern "C" __global__ void k()`: C linkage changes only the
-    // kernel's name in the PTX (not mangled), which the PTX view looks up through NVRTC.
-    let mut items = Vec::new();
-    for item in root.named_children(&mut c) {
-        match item.child_by_field_name("body") {
-            Some(b) if item.kind() == "linkage_specification" && b.kind() == "declaration_list" => {
-                let mut c = b.walk();
-                items.extend(b.named_children(&mut c));
-            }
-            Some(b) if item.kind() == "linkage_specification" => items.push(b),
-            _ => items.push(item),
-        }
+    // `scopecheck_main`, then `int main()`, which is the harness when there is none.
+    let mut mains = [None, None];
+    for item in top_level_items(root) {
+        cx.top_level(item, harness_only, &mut mains)?;
     }
-    for item in items {
-        // Checking one kernel of a kernel-only file, the other kernels' templates are not
-        // needed (the PTX view instantiates the one checked when it is a template).
-        if item.kind() == "template_declaration" && !harness_only {
-            if let Some(k) = &options.kernel {
-                if crate::kernels::templated_kernel_name(item, src)
-                    .is_some_and(|n| n != crate::kernels::base_name(&k.name))
-                {
-                    continue;
-                }
-            }
-        }
-        let item = match item.kind() {
-            "template_declaration" if harness_only => {
-                let mut c = item.walk();
-                let inner = item
-                    .named_children(&mut c)
-                    .find(|n| n.kind() == "function_definition");
-                match inner {
-                    Some(f) if qualifiers(f).contains(&"__global__") => f,
-                    _ => continue,
-                }
-            }
-            _ => item,
-        };
-        match item.kind() {
-            "comment" | "preproc_include" => {}
-            // `namespace cg = cooperative_groups;`, `using namespace cooperative_groups;`:
-            // names are matched by their last part.
-            "namespace_alias_definition" | "using_declaration" => {}
-            "struct_specifier" | "type_definition" if harness_only => {
-                // A type the harness does not use may be beyond this front-end.
-                let _ = if item.kind() == "struct_specifier" {
-                    cx.struct_def(item, None)
-                } else {
-                    cx.typedef(item)
-                };
-            }
-            "struct_specifier" => cx.struct_def(item, None)?,
-            "type_definition" => cx.typedef(item)?,
-            // A kernel declared, not defined (`__global__ void k(int *p);`): the harness of a
-            // `.ptx` input launches it.
-            "declaration"
-                if harness_only
-                    && qualifiers(item).contains(&"__global__")
-                    && item
-                        .child_by_field_name("declarator")
-                        .is_some_and(|d| d.kind() == "function_declarator") =>
-            {
-                let Some(name) = item
-                    .child_by_field_name("declarator")
-                    .and_then(|d| d.child_by_field_name("declarator"))
-                else {
-                    continue;
-                };
-                let name = cx.text(name).to_string();
-                cx.funcs.entry(name).or_insert(Func {
-                    kind: FnKind::Global,
-                    node: item,
-                });
-            }
-            "declaration" if harness_only => {
-                // A global only the kernels use may be of a type beyond this front-end (a
-                // union): NVRTC's PTX defines it; the harness may not name it.
-                if let Err(e) = cx.global_decl(item) {
-                    let mut c = item.walk();
-                    for d in item.children_by_field_name("declarator", &mut c) {
-                        if let Ok((n, _, _)) = cx.declarator_shape(d) {
-                            cx.opaque_globals.push((cx.text(n).to_string(), e.clone()));
-                        }
-                    }
-                }
-            }
-            "declaration" => cx.global_decl(item)?,
-            "function_definition" => {
-                let quals = qualifiers(item);
-                let decl = item
-                    .child_by_field_name("declarator")
-                    .filter(|d| d.kind() == "function_declarator");
-                let Some(name_node) = decl.and_then(|d| d.child_by_field_name("declarator")) else {
-                    if harness_only {
-                        continue;
-                    }
-                    return err(item, "not supported: this kind of function definition");
-                };
-                let name = cx.text(name_node).to_string();
-                let kind = if quals.contains(&"__global__") || cx.cl_has(item, "kernel") {
-                    FnKind::Global
-                } else if quals.contains(&"__device__") {
-                    FnKind::Device
-                } else {
-                    FnKind::Host
-                };
-                if name == "scopecheck_main" {
-                    main = Some(item);
-                    continue;
-                }
-                if name == "main" {
-                    c_main = Some(item);
-                    continue;
-                }
-                if cx.funcs.contains_key(&name) {
-                    if harness_only && kind != FnKind::Global {
-                        continue;
-                    }
-                    return err(name_node, format!("not supported: a second definition of `{name}` (overloads)"));
-                }
-                cx.funcs.insert(name, Func { kind, node: item });
-            }
-            _ if harness_only => {}
-            k => {
-                return err(
-                    item,
-                    format!("not supported: `{}` at the top level ({k}); expected `__device__` / `__shared__` globals, `__global__` kernels, `__device__` functions and `void scopecheck_main()`", first_line(cx.text(item))),
-                )
-            }
-        }
-    }
-    let Some(main) = main.or(c_main) else {
+    let Some(main) = mains[0].or(mains[1]) else {
         return err(
             root,
             "no harness: add `int main() { ... }` (or `void scopecheck_main() { ... }`) that launches the kernels (`k<<<1, 1>>>(...)`), synchronizes and checks the results (`assert(e)`, `if (bad) return 1;`)",
@@ -558,6 +393,199 @@ pub(crate) fn lower<'s, 't>(
     host.flush_host();
     drop(host);
     cx.finish()
+}
+
+/// The top-level items of `root`, with those of `extern "C" { ... }` blocks in their place.
+fn top_level_items(root: Node) -> Vec<Node> {
+    // `extern "C" { ... }` and `extern "C" __global__ void k()`: C linkage changes only the
+    // kernel's name in the PTX (not mangled), which the PTX view looks up through NVRTC.
+    let mut c = root.walk();
+    let mut items = Vec::new();
+    for item in root.named_children(&mut c) {
+        match item.child_by_field_name("body") {
+            Some(b) if item.kind() == "linkage_specification" && b.kind() == "declaration_list" => {
+                let mut c = b.walk();
+                items.extend(b.named_children(&mut c));
+            }
+            Some(b) if item.kind() == "linkage_specification" => items.push(b),
+            _ => items.push(item),
+        }
+    }
+    items
+}
+
+impl<'s, 't> Ctx<'s, 't> {
+    /// The context of a file with nothing declared yet.
+    fn new(
+        src: &'s str,
+        options: &'s CudaOptions,
+        opencl: Option<Vec<crate::ClQualifier>>,
+    ) -> Ctx<'s, 't> {
+        Ctx {
+            nest_base: 0,
+            body_heights: HashMap::new(),
+            location_names: std::collections::HashSet::new(),
+            next_suffix: HashMap::new(),
+            opencl: opencl.is_some(),
+            cl_quals: opencl.unwrap_or_default(),
+            cl_kernels: Vec::new(),
+            src,
+            options,
+            locations: Vec::new(),
+            arrays: Vec::new(),
+            globals: HashMap::new(),
+            shared_decls: Vec::new(),
+            shared_by_name: HashMap::new(),
+            shared_copies: HashMap::new(),
+            funcs: HashMap::new(),
+            structs: Vec::new(),
+            struct_by_name: HashMap::new(),
+            opaque_globals: Vec::new(),
+            threads: Vec::new(),
+            asserts: Vec::new(),
+            warnings: Vec::new(),
+            device_threads: 0,
+            constants: Vec::new(),
+            launches: Vec::new(),
+            next_cta: 0,
+            next_stream: 1,
+            events: Vec::new(),
+            launch_smem: 0,
+            non_blocking: Vec::new(),
+            arg_lists: Vec::new(),
+            launch_cooperative: false,
+            launch_threads: 0,
+            grid_sync: None,
+        }
+    }
+
+    /// Declares top-level `item` (a type, a global, a function); the harness functions go to
+    /// `mains` (`scopecheck_main`, `main`). `harness_only`: the PTX view gives the kernels
+    /// their code, so device code beyond this front-end is passed over.
+    fn top_level(
+        &mut self,
+        item: Node<'t>,
+        harness_only: bool,
+        mains: &mut [Option<Node<'t>>; 2],
+    ) -> R<()> {
+        // Checking one kernel of a kernel-only file, the other kernels' templates are not
+        // needed (the PTX view instantiates the one checked when it is a template).
+        if item.kind() == "template_declaration" && !harness_only {
+            if let Some(k) = &self.options.kernel {
+                if crate::kernels::templated_kernel_name(item, self.src)
+                    .is_some_and(|n| n != crate::kernels::base_name(&k.name))
+                {
+                    return Ok(());
+                }
+            }
+        }
+        let item = match item.kind() {
+            "template_declaration" if harness_only => {
+                let mut c = item.walk();
+                let inner = item
+                    .named_children(&mut c)
+                    .find(|n| n.kind() == "function_definition");
+                match inner {
+                    Some(f) if qualifiers(f).contains(&"__global__") => f,
+                    _ => return Ok(()),
+                }
+            }
+            _ => item,
+        };
+        match item.kind() {
+        "comment" | "preproc_include" => {}
+        // `namespace cg = cooperative_groups;`, `using namespace cooperative_groups;`:
+        // names are matched by their last part.
+        "namespace_alias_definition" | "using_declaration" => {}
+        "struct_specifier" | "type_definition" if harness_only => {
+            // A type the harness does not use may be beyond this front-end.
+            let _ = if item.kind() == "struct_specifier" {
+                self.struct_def(item, None)
+            } else {
+                self.typedef(item)
+            };
+        }
+        "struct_specifier" => self.struct_def(item, None)?,
+        "type_definition" => self.typedef(item)?,
+        // A kernel declared, not defined (`__global__ void k(int *p);`): the harness of a
+        // `.ptx` input launches it.
+        "declaration"
+            if harness_only
+                && qualifiers(item).contains(&"__global__")
+                && item
+                    .child_by_field_name("declarator")
+                    .is_some_and(|d| d.kind() == "function_declarator") =>
+        {
+            let Some(name) = item
+                .child_by_field_name("declarator")
+                .and_then(|d| d.child_by_field_name("declarator"))
+            else {
+                return Ok(());
+            };
+            let name = self.text(name).to_string();
+            self.funcs.entry(name).or_insert(Func {
+                kind: FnKind::Global,
+                node: item,
+            });
+        }
+        "declaration" if harness_only => {
+            // A global only the kernels use may be of a type beyond this front-end (a
+            // union): NVRTC's PTX defines it; the harness may not name it.
+            if let Err(e) = self.global_decl(item) {
+                let mut c = item.walk();
+                for d in item.children_by_field_name("declarator", &mut c) {
+                    if let Ok((n, _, _)) = self.declarator_shape(d) {
+                        self.opaque_globals.push((self.text(n).to_string(), e.clone()));
+                    }
+                }
+            }
+        }
+        "declaration" => self.global_decl(item)?,
+        "function_definition" => {
+            let quals = qualifiers(item);
+            let decl = item
+                .child_by_field_name("declarator")
+                .filter(|d| d.kind() == "function_declarator");
+            let Some(name_node) = decl.and_then(|d| d.child_by_field_name("declarator")) else {
+                if harness_only {
+                    return Ok(());
+                }
+                return err(item, "not supported: this kind of function definition");
+            };
+            let name = self.text(name_node).to_string();
+            let kind = if quals.contains(&"__global__") || self.cl_has(item, "kernel") {
+                FnKind::Global
+            } else if quals.contains(&"__device__") {
+                FnKind::Device
+            } else {
+                FnKind::Host
+            };
+            if name == "scopecheck_main" {
+                mains[0] = Some(item);
+                return Ok(());
+            }
+            if name == "main" {
+                mains[1] = Some(item);
+                return Ok(());
+            }
+            if self.funcs.contains_key(&name) {
+                if harness_only && kind != FnKind::Global {
+                    return Ok(());
+                }
+                return err(name_node, format!("not supported: a second definition of `{name}` (overloads)"));
+            }
+            self.funcs.insert(name, Func { kind, node: item });
+        }
+        _ if harness_only => {}
+        k => {
+            return err(
+                item,
+                format!("not supported: `{}` at the top level ({k}); expected `__device__` / `__shared__` globals, `__global__` kernels, `__device__` functions and `void scopecheck_main()`", first_line(self.text(item))),
+            )
+        }
+    }
+        Ok(())
+    }
 }
 
 fn first_line(s: &str) -> &str {
@@ -1012,10 +1040,13 @@ mod expr;
 mod float;
 mod harness;
 mod host_thread;
+mod launch;
 mod memory;
 mod opencl;
 mod stmt;
 mod warp;
+
+use context::ArrayShape;
 
 /// Whether `body` assigns, increments or takes the address of the name `var`.
 fn writes_name(body: Node, var: &str, src: &str) -> bool {

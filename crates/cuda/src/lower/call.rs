@@ -7,6 +7,7 @@ use scopecheck_ir::{
 };
 use tree_sitter::Node;
 
+use super::ArrayShape;
 use super::{
     cg_base, err, field, opencl, tile_size, Access, Binding, FnKind, Group, Lw, Ty, Val, R,
 };
@@ -670,10 +671,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let name = format!("grid_sync#{}", self.cx.launches.len() + 1);
                 let arr = self.cx.new_array(
                     &name,
-                    1,
-                    None,
-                    IntType::U32,
-                    MemorySpace::Global,
+                    ArrayShape {
+                        len: 1,
+                        strukt: None,
+                        ty: IntType::U32,
+                        space: MemorySpace::Global,
+                    },
                     &[0],
                     Some(span_of(e)),
                     false,

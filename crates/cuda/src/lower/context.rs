@@ -15,6 +15,15 @@ use super::{
 use crate::{span_of, MAX_ARRAY_ELEMENTS};
 use scopecheck_litmus::vocab::thread_scope;
 
+/// What an array holds: `len` elements of type `ty`, or of the struct `strukt` (one location
+/// per field, each of its field's type), in `space`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ArrayShape {
+    pub(super) len: usize,
+    pub(super) strukt: Option<usize>,
+    pub(super) ty: IntType,
+    pub(super) space: MemorySpace,
+}
 impl<'s, 't> Ctx<'s, 't> {
     pub(super) fn text(&self, n: Node<'t>) -> &'s str {
         &self.src[n.byte_range()]
@@ -29,20 +38,21 @@ impl<'s, 't> Ctx<'s, 't> {
         }
     }
 
-    /// A new array of `len` elements of type `ty` (or of the struct `strukt`: one location
-    /// per field, each of its field's type); the initial values are converted to the types.
-    #[allow(clippy::too_many_arguments)]
+    /// A new array of `shape`; the initial values are converted to the types.
     pub(super) fn new_array(
         &mut self,
         name: &str,
-        len: usize,
-        strukt: Option<usize>,
-        ty: IntType,
-        space: MemorySpace,
+        shape: ArrayShape,
         init: &[Value],
         span: Option<Span>,
         harness: bool,
     ) -> R<usize> {
+        let ArrayShape {
+            len,
+            strukt,
+            ty,
+            space,
+        } = shape;
         // A struct element is one location per field: `s.a`, `s[1].flag`.
         let fields: Vec<(String, IntType)> = match strukt {
             Some(sid) => self.structs[sid]
@@ -487,10 +497,12 @@ impl<'s, 't> Ctx<'s, 't> {
             };
             let arr = self.new_array(
                 &name,
-                len,
-                ty.strukt,
-                ty.int,
-                space,
+                ArrayShape {
+                    len,
+                    strukt: ty.strukt,
+                    ty: ty.int,
+                    space,
+                },
                 &values,
                 Some(span_of(name_node)),
                 false,

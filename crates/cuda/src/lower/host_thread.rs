@@ -8,6 +8,7 @@
 use scopecheck_ir::{Diagnostic, Operand, Placement, ThreadId};
 use tree_sitter::Node;
 
+use super::ArrayShape;
 use super::{err, field, Binding, Dims, FnKind, Lw, R};
 use crate::span_of;
 
@@ -225,10 +226,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         let arr = self.cx.new_array(
             name,
-            1,
-            None,
-            ty.int,
-            scopecheck_ir::MemorySpace::HostPageable,
+            ArrayShape {
+                len: 1,
+                strukt: None,
+                ty: ty.int,
+                space: scopecheck_ir::MemorySpace::HostPageable,
+            },
             &[init_value],
             Some(span_of(name_node)),
             false,

@@ -7,6 +7,7 @@ use scopecheck_ir::{
 };
 use tree_sitter::Node;
 
+use super::ArrayShape;
 use super::{err, field, only_child, Access, Binding, Lw, Ptr, PtrTy, Val, R};
 use crate::span_of;
 
@@ -241,10 +242,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let ty = self.cx.shared_decls[d].ty;
         let a = self.cx.new_array(
             &name,
-            len,
-            ty.strukt,
-            ty.int,
-            MemorySpace::Shared,
+            ArrayShape {
+                len,
+                strukt: ty.strukt,
+                ty: ty.int,
+                space: MemorySpace::Shared,
+            },
             &[],
             Some(span),
             false,

@@ -9,6 +9,8 @@ use scopecheck_ir::{
 };
 use tree_sitter::Node;
 
+use super::launch::Launch;
+use super::ArrayShape;
 use super::{err, field, Access, Binding, FnKind, Lw, Ptr, SharedDecl, Ty, R};
 use crate::span_of;
 use scopecheck_litmus::vocab::cl_scope;
@@ -159,25 +161,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         e: Node<'t>,
     ) -> R<Option<Operand>> {
         if WORK_ITEM_FNS.contains(&name) {
-            self.device_only(name, e)?;
-            if name == "get_work_dim" {
-                return Ok(Some(Operand::Imm(1)));
-            }
-            self.arity(name, args, (1, 1), "a dimension (0, 1 or 2)", e)?;
-            let d = self.const_operand(args[0])?;
-            let Some(k) = usize::try_from(d).ok().filter(|k| *k < 3) else {
-                return err(args[0], "the dimension must be 0, 1 or 2");
-            };
-            let dims = self.dims;
-            return Ok(Some(Operand::Imm(match name {
-                "get_global_id" => dims.block[k] * dims.block_dim[k] + dims.thread[k],
-                "get_local_id" => dims.thread[k],
-                "get_group_id" => dims.block[k],
-                "get_local_size" => dims.block_dim[k],
-                "get_num_groups" => dims.grid_dim[k],
-                "get_global_size" => dims.grid_dim[k] * dims.block_dim[k],
-                _ => 0,
-            })));
+            return self.work_item_fn(name, args, e).map(Some);
         }
         let explicit = name.ends_with("_explicit");
         let base = name.strip_suffix("_explicit").unwrap_or(name);
@@ -259,101 +243,146 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 let addr = self.address(p, args[0])?;
                 self.compare_exchange(addr, expected, new, (order, scope), hint, e)
             }
-            "work_item_fence" => {
-                self.device_only(name, e)?;
-                self.arity(name, args, (3, 3), "flags, order, scope", e)?;
-                let spaces = self.cl_flags(args[0])?;
-                if !spaces.global && !spaces.shared {
-                    return err(args[0], "a fence on no memory: name CLK_GLOBAL_MEM_FENCE and/or CLK_LOCAL_MEM_FENCE");
-                }
-                let order = self.fence_order(args[1])?;
-                let w = self.word(args[2]);
-                let mut scope = cl_scope(&w).ok_or_else(|| {
-                    Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
-                        .at(span_of(args[2]))
-                })?;
-                if !spaces.global && scope > Scope::Cta {
-                    self.cx.warn(e, format!("a fence on local memory alone orders nothing beyond the work-group: scope {scope} treated as cta"));
-                    scope = Scope::Cta;
-                }
-                self.emit(
-                    InstrKind::Fence {
-                        order,
-                        scope,
-                        spaces,
-                    },
-                    e,
-                );
-                Operand::Imm(0)
-            }
-            "thread_fence" => {
-                self.arity(name, args, (1, 2), "order[, scope]", e)?;
-                let order = self.fence_order(args[0])?;
-                let scope = match args.get(1) {
-                    Some(s) => {
-                        let w = self.word(*s);
-                        let sc = cl_scope(&w).ok_or_else(|| {
-                            Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
-                                .at(span_of(*s))
-                        })?;
-                        self.scope(sc, Some(*s))
-                    }
-                    None => self.scope(Scope::Gpu, None),
-                };
-                self.emit(
-                    InstrKind::Fence {
-                        order,
-                        scope,
-                        spaces: FenceSpaces::ALL,
-                    },
-                    e,
-                );
-                Operand::Imm(0)
-            }
-            _ => {
-                if let Some((_, rop)) = CL_RMW.iter().find(|(n, _)| *n == op) {
-                    let (lo, hi) = if explicit { (3, 4) } else { (2, 2) };
-                    self.arity(name, args, (lo, hi), "pointer, value[, order[, scope]]", e)?;
-                    let p = self.pointer(args[0])?;
-                    let v = self.value(args[1], None)?;
-                    let order = self.cl_order(args, 2)?;
-                    let scope = self.cl_scope_arg(args, 3, p)?;
-                    let addr = self.address(p, args[0])?;
-                    return Ok(Some(self.rmw(
-                        addr,
-                        RmwKind::Op(*rop, v),
-                        order,
-                        scope,
-                        hint,
-                        e,
-                    )));
-                }
-                if explicit {
-                    return Ok(None);
-                }
-                // OpenCL 1.x: atomic_add(p, v), atomic_inc(p), atomic_cmpxchg(p, c, v).
-                let kind = if let Some((_, rop)) = CL_LEGACY.iter().find(|(n, _)| *n == op) {
-                    self.arity(name, args, (2, 2), "pointer, value", e)?;
-                    RmwKind::Op(*rop, self.value(args[1], None)?)
-                } else if op == "inc" || op == "dec" {
-                    self.arity(name, args, (1, 1), "a pointer", e)?;
-                    let rop = if op == "inc" { RmwOp::Add } else { RmwOp::Sub };
-                    RmwKind::Op(rop, Operand::Imm(1))
-                } else if op == "cmpxchg" {
-                    self.arity(name, args, (3, 3), "pointer, compare, value", e)?;
-                    let expected = self.value(args[1], None)?;
-                    let new = self.value(args[2], None)?;
-                    RmwKind::Cas { expected, new }
-                } else {
-                    return Ok(None);
-                };
-                let p = self.pointer(args[0])?;
-                let addr = self.address(p, args[0])?;
-                let scope = self.scope(Scope::Gpu, None);
-                self.rmw(addr, kind, Order::Relaxed, scope, hint, e)
-            }
+            "work_item_fence" => self.cl_work_item_fence(name, args, e)?,
+            "thread_fence" => self.cl_thread_fence(name, args, e)?,
+            _ => return self.cl_rmw(name, op, explicit, args, hint, e),
         };
         Ok(Some(v))
+    }
+
+    /// `get_global_id(d)` and the other work-item functions: constants of this thread.
+    fn work_item_fn(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<Operand> {
+        self.device_only(name, e)?;
+        if name == "get_work_dim" {
+            return Ok(Operand::Imm(1));
+        }
+        self.arity(name, args, (1, 1), "a dimension (0, 1 or 2)", e)?;
+        let d = self.const_operand(args[0])?;
+        let Some(k) = usize::try_from(d).ok().filter(|k| *k < 3) else {
+            return err(args[0], "the dimension must be 0, 1 or 2");
+        };
+        let dims = self.dims;
+        Ok(Operand::Imm(match name {
+            "get_global_id" => dims.block[k] * dims.block_dim[k] + dims.thread[k],
+            "get_local_id" => dims.thread[k],
+            "get_group_id" => dims.block[k],
+            "get_local_size" => dims.block_dim[k],
+            "get_num_groups" => dims.grid_dim[k],
+            "get_global_size" => dims.grid_dim[k] * dims.block_dim[k],
+            _ => 0,
+        }))
+    }
+
+    /// `atomic_work_item_fence(flags, order, scope)`.
+    fn cl_work_item_fence(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<Operand> {
+        self.device_only(name, e)?;
+        self.arity(name, args, (3, 3), "flags, order, scope", e)?;
+        let spaces = self.cl_flags(args[0])?;
+        if !spaces.global && !spaces.shared {
+            return err(
+                args[0],
+                "a fence on no memory: name CLK_GLOBAL_MEM_FENCE and/or CLK_LOCAL_MEM_FENCE",
+            );
+        }
+        let order = self.fence_order(args[1])?;
+        let w = self.word(args[2]);
+        let mut scope = cl_scope(&w).ok_or_else(|| {
+            Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
+                .at(span_of(args[2]))
+        })?;
+        if !spaces.global && scope > Scope::Cta {
+            self.cx.warn(e, format!("a fence on local memory alone orders nothing beyond the work-group: scope {scope} treated as cta"));
+            scope = Scope::Cta;
+        }
+        self.emit(
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces,
+            },
+            e,
+        );
+        Ok(Operand::Imm(0))
+    }
+
+    /// `atomic_thread_fence(order[, scope])`.
+    fn cl_thread_fence(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<Operand> {
+        self.arity(name, args, (1, 2), "order[, scope]", e)?;
+        let order = self.fence_order(args[0])?;
+        let scope = match args.get(1) {
+            Some(s) => {
+                let w = self.word(*s);
+                let sc = cl_scope(&w).ok_or_else(|| {
+                    Diagnostic::error(format!("expected a memory_scope_*, found `{w}`"))
+                        .at(span_of(*s))
+                })?;
+                self.scope(sc, Some(*s))
+            }
+            None => self.scope(Scope::Gpu, None),
+        };
+        self.emit(
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces: FenceSpaces::ALL,
+            },
+            e,
+        );
+        Ok(Operand::Imm(0))
+    }
+
+    /// The read-modify-writes: `atomic_fetch_add[_explicit]` and the others of C11, and the
+    /// OpenCL 1.x `atomic_add`, `atomic_inc`, `atomic_cmpxchg`; `None` when `op` is none of
+    /// them.
+    fn cl_rmw(
+        &mut self,
+        name: &str,
+        op: &str,
+        explicit: bool,
+        args: &[Node<'t>],
+        hint: Option<RegId>,
+        e: Node<'t>,
+    ) -> R<Option<Operand>> {
+        if let Some((_, rop)) = CL_RMW.iter().find(|(n, _)| *n == op) {
+            let (lo, hi) = if explicit { (3, 4) } else { (2, 2) };
+            self.arity(name, args, (lo, hi), "pointer, value[, order[, scope]]", e)?;
+            let p = self.pointer(args[0])?;
+            let v = self.value(args[1], None)?;
+            let order = self.cl_order(args, 2)?;
+            let scope = self.cl_scope_arg(args, 3, p)?;
+            let addr = self.address(p, args[0])?;
+            return Ok(Some(self.rmw(
+                addr,
+                RmwKind::Op(*rop, v),
+                order,
+                scope,
+                hint,
+                e,
+            )));
+        }
+        if explicit {
+            return Ok(None);
+        }
+        // OpenCL 1.x: atomic_add(p, v), atomic_inc(p), atomic_cmpxchg(p, c, v).
+        let kind = if let Some((_, rop)) = CL_LEGACY.iter().find(|(n, _)| *n == op) {
+            self.arity(name, args, (2, 2), "pointer, value", e)?;
+            RmwKind::Op(*rop, self.value(args[1], None)?)
+        } else if op == "inc" || op == "dec" {
+            self.arity(name, args, (1, 1), "a pointer", e)?;
+            let rop = if op == "inc" { RmwOp::Add } else { RmwOp::Sub };
+            RmwKind::Op(rop, Operand::Imm(1))
+        } else if op == "cmpxchg" {
+            self.arity(name, args, (3, 3), "pointer, compare, value", e)?;
+            let expected = self.value(args[1], None)?;
+            let new = self.value(args[2], None)?;
+            RmwKind::Cas { expected, new }
+        } else {
+            return Ok(None);
+        };
+        let p = self.pointer(args[0])?;
+        let addr = self.address(p, args[0])?;
+        let scope = self.scope(Scope::Gpu, None);
+        Ok(Some(self.rmw(addr, kind, Order::Relaxed, scope, hint, e)))
     }
 
     /// `cl_kernel k = clCreateKernel(program, "name", &err);`
@@ -500,10 +529,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let strukt = if f == "clSVMAlloc" { ty.strukt } else { None };
         let arr = self.cx.new_array(
             name,
-            len,
-            strukt,
-            elem_ty,
-            space,
+            ArrayShape {
+                len,
+                strukt,
+                ty: elem_ty,
+                space,
+            },
             &[],
             Some(span_of(call)),
             true,
@@ -583,183 +614,225 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             | "clFlush"
             | "clGetDeviceInfo" => {}
             "clSetKernelArg" | "clSetKernelArgSVMPointer" => {
-                let svm = name == "clSetKernelArgSVMPointer";
-                self.arity(
-                    name,
-                    args,
-                    if svm { (3, 3) } else { (4, 4) },
-                    "kernel, index, size, &value",
-                    e,
-                )?;
-                let k = self.cl_kernel_arg(args[0])?;
-                let i = self.const_operand(args[1])?;
-                let Some(i) = usize::try_from(i).ok().filter(|i| *i < 64) else {
-                    return err(args[1], "an argument index from 0");
-                };
-                let arg = if svm {
-                    ClArg::Bind(Binding::Ptr(self.fixed_pointer(args[2])?))
-                } else if is_null(args[3], self.cx.src) {
-                    ClArg::Local(self.const_operand(args[2])?, e)
-                } else {
-                    let Some(v) = addressed(args[3]) else {
-                        return err(args[3], "expected `&variable` (a cl_mem buffer or a constant) or NULL (local memory)");
-                    };
-                    let vname = self.text(v);
-                    match self.build.lookup(vname) {
-                        Some(b @ (Binding::Ptr(_) | Binding::Const(..))) => ClArg::Bind(b),
-                        Some(Binding::Reg(..)) => {
-                            return err(v, "not supported: a kernel argument computed at run time by the host (pass a constant or a buffer)")
-                        }
-                        _ => return err(v, format!("`{vname}` is not a buffer or a constant")),
-                    }
-                };
-                let ks = &mut self.cx.cl_kernels[k];
-                if ks.args.len() <= i {
-                    ks.args.resize(i + 1, None);
-                }
-                ks.args[i] = Some(arg);
+                self.cl_set_kernel_arg(name, args, e)?
             }
-            "clEnqueueNDRangeKernel" => {
-                self.arity(
-                    name,
-                    args,
-                    (6, 9),
-                    "queue, kernel, 1, NULL, &global, &local, ...",
-                    e,
-                )?;
-                if self.nesting > 0 {
-                    return err(e, "not supported: a launch inside a loop or `if` of scopecheck_main (write each launch out)");
-                }
-                let stream = self.stream_arg(args[0])?;
-                let k = self.cl_kernel_arg(args[1])?;
-                if self.const_operand(args[2])? != 1 {
-                    return err(args[2], "not supported: work dimensions other than 1");
-                }
-                if !is_null(args[3], self.cx.src) {
-                    return err(args[3], "not supported: a global work offset");
-                }
-                let size = |me: &mut Self, n: Node<'t>| -> R<i64> {
-                    match addressed(n) {
-                        Some(v) => me.const_operand(v),
-                        None => err(n, "expected `&size` (a constant size_t)"),
-                    }
-                };
-                let global = size(self, args[4])?;
-                let local = if is_null(args[5], self.cx.src) {
-                    global
-                } else {
-                    size(self, args[5])?
-                };
-                if global < 1 || local < 1 || global % local != 0 {
-                    return err(
-                        args[4],
-                        format!(
-                            "the global size {global} is not a multiple of the local size {local}"
-                        ),
-                    );
-                }
-                let grid = [global / local, 1, 1];
-                let block = [local, 1, 1];
-                self.check_limit(grid, block, e)?;
-                let (kname, kernel) = {
-                    let ks = &self.cx.cl_kernels[k];
-                    (ks.name.clone(), ks.node)
-                };
-                let decl = field(kernel, "declarator")?;
-                let params = field(decl, "parameters")?;
-                let mut c = params.walk();
-                let params: Vec<Node> = params
-                    .named_children(&mut c)
-                    .filter(|p| p.kind() == "parameter_declaration")
-                    .filter(|p| self.text(*p).trim() != "void")
-                    .collect();
-                let mut frame = Vec::new();
-                for (i, p) in params.iter().enumerate() {
-                    let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
-                    let Some(d) = p.child_by_field_name("declarator") else {
-                        continue;
-                    };
-                    let pname = self.text(self.cx.declarator_shape(d)?.0).to_string();
-                    let Some(arg) = self.cx.cl_kernels[k].args.get(i).copied().flatten() else {
-                        return err(e, format!("argument {i} (`{pname}`) of `{kname}` is not set: clSetKernelArg(kernel, {i}, ...)"));
-                    };
-                    let b = match arg {
-                        ClArg::Bind(Binding::Ptr(ptr)) if ty.pointer => {
-                            Binding::Ptr(self.retype(ptr, ty.ptr_ty(), e)?)
-                        }
-                        // A value argument is converted to the parameter's type.
-                        ClArg::Bind(Binding::Const(v, _)) if !ty.pointer => {
-                            Binding::Const(ty.int.wrap(v), ty.int)
-                        }
-                        ClArg::Local(bytes, at) if ty.pointer && ty.shared => {
-                            if bytes <= 0 || bytes % ty.size != 0 {
-                                return err(at, format!("{bytes} bytes of local memory is not a whole number of {}-byte elements", ty.size));
-                            }
-                            let len = (bytes / ty.size) as usize;
-                            if len > crate::MAX_ARRAY_ELEMENTS {
-                                return err(at, "too much local memory");
-                            }
-                            self.cx.shared_decls.push(SharedDecl {
-                                name: pname.clone(),
-                                len,
-                                ty,
-                                node: at,
-                            });
-                            Binding::SharedPtr(self.cx.shared_decls.len() - 1)
-                        }
-                        _ => return err(e, format!("argument {i} (`{pname}`) of `{kname}` does not fit its parameter (a buffer for a `__global` pointer, NULL with a size for a `__local` one, a constant for a value)")),
-                    };
-                    frame.push((pname, b));
-                }
-                self.spawn(&kname, kernel, grid, block, stream, frame, false, e)?;
-            }
+            "clEnqueueNDRangeKernel" => self.cl_enqueue_kernel(name, args, e)?,
             "clFinish" => {
                 self.arity(name, args, (1, 1), "a queue", e)?;
                 let on = self.cl_queue_launches(args[0])?;
                 self.synchronize(on, e)?;
             }
-            "clEnqueueReadBuffer" | "clEnqueueWriteBuffer" => {
-                self.arity(
-                    name,
-                    args,
-                    (6, 9),
-                    "queue, buffer, CL_TRUE, offset, bytes, &variable, ...",
-                    e,
-                )?;
-                if self.word(args[2]) != "CL_TRUE" {
-                    return err(
-                        args[2],
-                        "not supported: a non-blocking transfer (use CL_TRUE)",
-                    );
-                }
-                let Some(v) = addressed(args[5]) else {
-                    return err(args[5], "expected `&variable` (a host local)");
-                };
-                let vname = self.text(v).to_string();
-                if name == "clEnqueueReadBuffer" {
-                    // A blocking read waits for the queue's kernels, then copies.
-                    let on = self.cl_queue_launches(args[0])?;
-                    self.synchronize(on, e)?;
-                    let addr = self.cl_element(args[1], args[3], args[4])?;
-                    // The variable keeps its declared type; the bytes read are the buffer's.
-                    let ty = match self.build.lookup(&vname) {
-                        Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) => ty,
-                        Some(_) => addr.1,
-                        None => return err(v, format!("unknown name `{vname}`")),
-                    };
-                    let r = self.build.new_reg(&vname, ty);
-                    let got = self.load_ord(addr, Order::Weak, Scope::Sys, Some(r), e);
-                    self.mov(r, got, e);
-                    let seg = self.seg;
-                    self.build.rebind(&vname, Binding::Reg(r, seg, ty));
-                } else {
-                    let addr = self.cl_element(args[1], args[3], args[4])?;
-                    let value = self.value(v, None)?;
-                    self.store_ord(addr, value, Order::Weak, Scope::Sys, e);
-                }
-            }
+            "clEnqueueReadBuffer" | "clEnqueueWriteBuffer" => self.cl_transfer(name, args, e)?,
             _ => return Ok(None),
         }
         Ok(Some(Operand::Imm(0)))
+    }
+
+    /// `clSetKernelArg(kernel, index, size, &value)` (or the SVM pointer form): remembers the
+    /// argument for the kernel's next launch.
+    fn cl_set_kernel_arg(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        let svm = name == "clSetKernelArgSVMPointer";
+        self.arity(
+            name,
+            args,
+            if svm { (3, 3) } else { (4, 4) },
+            "kernel, index, size, &value",
+            e,
+        )?;
+        let k = self.cl_kernel_arg(args[0])?;
+        let i = self.const_operand(args[1])?;
+        let Some(i) = usize::try_from(i).ok().filter(|i| *i < 64) else {
+            return err(args[1], "an argument index from 0");
+        };
+        let arg = if svm {
+            ClArg::Bind(Binding::Ptr(self.fixed_pointer(args[2])?))
+        } else if is_null(args[3], self.cx.src) {
+            ClArg::Local(self.const_operand(args[2])?, e)
+        } else {
+            let Some(v) = addressed(args[3]) else {
+                return err(
+                    args[3],
+                    "expected `&variable` (a cl_mem buffer or a constant) or NULL (local memory)",
+                );
+            };
+            let vname = self.text(v);
+            match self.build.lookup(vname) {
+                    Some(b @ (Binding::Ptr(_) | Binding::Const(..))) => ClArg::Bind(b),
+                    Some(Binding::Reg(..)) => {
+                        return err(v, "not supported: a kernel argument computed at run time by the host (pass a constant or a buffer)")
+                    }
+                    _ => return err(v, format!("`{vname}` is not a buffer or a constant")),
+                }
+        };
+        let ks = &mut self.cx.cl_kernels[k];
+        if ks.args.len() <= i {
+            ks.args.resize(i + 1, None);
+        }
+        ks.args[i] = Some(arg);
+        Ok(())
+    }
+
+    /// `clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, ...)`: a launch of
+    /// global / local work-groups of local work-items.
+    fn cl_enqueue_kernel(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        self.arity(
+            name,
+            args,
+            (6, 9),
+            "queue, kernel, 1, NULL, &global, &local, ...",
+            e,
+        )?;
+        if self.nesting > 0 {
+            return err(e, "not supported: a launch inside a loop or `if` of scopecheck_main (write each launch out)");
+        }
+        let stream = self.stream_arg(args[0])?;
+        let k = self.cl_kernel_arg(args[1])?;
+        if self.const_operand(args[2])? != 1 {
+            return err(args[2], "not supported: work dimensions other than 1");
+        }
+        if !is_null(args[3], self.cx.src) {
+            return err(args[3], "not supported: a global work offset");
+        }
+        let size = |me: &mut Self, n: Node<'t>| -> R<i64> {
+            match addressed(n) {
+                Some(v) => me.const_operand(v),
+                None => err(n, "expected `&size` (a constant size_t)"),
+            }
+        };
+        let global = size(self, args[4])?;
+        let local = if is_null(args[5], self.cx.src) {
+            global
+        } else {
+            size(self, args[5])?
+        };
+        if global < 1 || local < 1 || global % local != 0 {
+            return err(
+                args[4],
+                format!("the global size {global} is not a multiple of the local size {local}"),
+            );
+        }
+        let grid = [global / local, 1, 1];
+        let block = [local, 1, 1];
+        self.check_limit(grid, block, e)?;
+        let (kname, kernel) = {
+            let ks = &self.cx.cl_kernels[k];
+            (ks.name.clone(), ks.node)
+        };
+        let frame = self.cl_kernel_frame(k, &kname, kernel, e)?;
+        self.spawn(
+            Launch {
+                kname: &kname,
+                kernel,
+                grid,
+                block,
+                stream,
+                cooperative: false,
+            },
+            frame,
+            e,
+        )?;
+        Ok(())
+    }
+
+    /// The parameter bindings of a launch of `kernel` (`cl_kernels[k]`, named `kname`) from
+    /// the arguments set for it.
+    fn cl_kernel_frame(
+        &mut self,
+        k: usize,
+        kname: &str,
+        kernel: Node<'t>,
+        e: Node<'t>,
+    ) -> R<Vec<(String, Binding)>> {
+        let decl = field(kernel, "declarator")?;
+        let params = field(decl, "parameters")?;
+        let mut c = params.walk();
+        let params: Vec<Node> = params
+            .named_children(&mut c)
+            .filter(|p| p.kind() == "parameter_declaration")
+            .filter(|p| self.text(*p).trim() != "void")
+            .collect();
+        let mut frame = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
+            let Some(d) = p.child_by_field_name("declarator") else {
+                continue;
+            };
+            let pname = self.text(self.cx.declarator_shape(d)?.0).to_string();
+            let Some(arg) = self.cx.cl_kernels[k].args.get(i).copied().flatten() else {
+                return err(e, format!("argument {i} (`{pname}`) of `{kname}` is not set: clSetKernelArg(kernel, {i}, ...)"));
+            };
+            let b = match arg {
+                    ClArg::Bind(Binding::Ptr(ptr)) if ty.pointer => {
+                        Binding::Ptr(self.retype(ptr, ty.ptr_ty(), e)?)
+                    }
+                    // A value argument is converted to the parameter's type.
+                    ClArg::Bind(Binding::Const(v, _)) if !ty.pointer => {
+                        Binding::Const(ty.int.wrap(v), ty.int)
+                    }
+                    ClArg::Local(bytes, at) if ty.pointer && ty.shared => {
+                        if bytes <= 0 || bytes % ty.size != 0 {
+                            return err(at, format!("{bytes} bytes of local memory is not a whole number of {}-byte elements", ty.size));
+                        }
+                        let len = (bytes / ty.size) as usize;
+                        if len > crate::MAX_ARRAY_ELEMENTS {
+                            return err(at, "too much local memory");
+                        }
+                        self.cx.shared_decls.push(SharedDecl {
+                            name: pname.clone(),
+                            len,
+                            ty,
+                            node: at,
+                        });
+                        Binding::SharedPtr(self.cx.shared_decls.len() - 1)
+                    }
+                    _ => return err(e, format!("argument {i} (`{pname}`) of `{kname}` does not fit its parameter (a buffer for a `__global` pointer, NULL with a size for a `__local` one, a constant for a value)")),
+                };
+            frame.push((pname, b));
+        }
+        Ok(frame)
+    }
+
+    /// `clEnqueueReadBuffer` and `clEnqueueWriteBuffer`, blocking: a copy between a buffer
+    /// element and a host local.
+    fn cl_transfer(&mut self, name: &str, args: &[Node<'t>], e: Node<'t>) -> R<()> {
+        self.arity(
+            name,
+            args,
+            (6, 9),
+            "queue, buffer, CL_TRUE, offset, bytes, &variable, ...",
+            e,
+        )?;
+        if self.word(args[2]) != "CL_TRUE" {
+            return err(
+                args[2],
+                "not supported: a non-blocking transfer (use CL_TRUE)",
+            );
+        }
+        let Some(v) = addressed(args[5]) else {
+            return err(args[5], "expected `&variable` (a host local)");
+        };
+        let vname = self.text(v).to_string();
+        if name == "clEnqueueReadBuffer" {
+            // A blocking read waits for the queue's kernels, then copies.
+            let on = self.cl_queue_launches(args[0])?;
+            self.synchronize(on, e)?;
+            let addr = self.cl_element(args[1], args[3], args[4])?;
+            // The variable keeps its declared type; the bytes read are the buffer's.
+            let ty = match self.build.lookup(&vname) {
+                Some(Binding::Reg(_, _, ty) | Binding::Const(_, ty)) => ty,
+                Some(_) => addr.1,
+                None => return err(v, format!("unknown name `{vname}`")),
+            };
+            let r = self.build.new_reg(&vname, ty);
+            let got = self.load_ord(addr, Order::Weak, Scope::Sys, Some(r), e);
+            self.mov(r, got, e);
+            let seg = self.seg;
+            self.build.rebind(&vname, Binding::Reg(r, seg, ty));
+        } else {
+            let addr = self.cl_element(args[1], args[3], args[4])?;
+            let value = self.value(v, None)?;
+            self.store_ord(addr, value, Order::Weak, Scope::Sys, e);
+        }
+        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 use scopecheck_ir::{BranchCond, InstrKind, IntType, MemorySpace, Operand, Value};
 use tree_sitter::Node;
 
+use super::ArrayShape;
 use super::{
     assigned_after, condition, err, field, first_line, fold_binary, has_array, host_array_type,
     is_dynamic_array, is_empty_stmt, only_child, writes_name, Access, Binding, Lw, Ptr, SharedDecl,
@@ -290,10 +291,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         };
         let arr = self.cx.new_array(
             name,
-            len,
-            None,
-            ty.int,
-            MemorySpace::HostPageable,
+            ArrayShape {
+                len,
+                strukt: None,
+                ty: ty.int,
+                space: MemorySpace::HostPageable,
+            },
             &values,
             Some(span_of(name_node)),
             false,

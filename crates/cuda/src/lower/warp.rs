@@ -49,7 +49,7 @@ impl<'t> Lw<'_, '_, 't> {
                         .op
                 }
             };
-            let dst = self.shfl(mode, mask, v, lane, clamp, hint, e);
+            let dst = self.shfl(WarpOp::Shfl { mode, lane, clamp }, mask, v, hint, e);
             return Ok(Some(Operand::Reg(dst)));
         }
         if let Some(op) = vote {
@@ -158,7 +158,12 @@ impl<'t> Lw<'_, '_, 't> {
             // The segment of width n: the ISA's c operand, as __shfl*_sync(mask, v, x, n).
             let low = if mode == ShflMode::Up { 0 } else { 31 };
             let clamp = Operand::Imm(((32 - n64) << 8) | low);
-            return Ok(Operand::Reg(self.shfl(mode, mask, v, src, clamp, None, e)));
+            let op = WarpOp::Shfl {
+                mode,
+                lane: src,
+                clamp,
+            };
+            return Ok(Operand::Reg(self.shfl(op, mask, v, None, e)));
         }
         // A tile has no `uni`.
         if let Some(op) = vote_op(method).filter(|&o| o != VoteOp::Uni) {
@@ -202,22 +207,20 @@ impl<'t> Lw<'_, '_, 't> {
         }
     }
 
-    /// A warp shuffle of `v` over the lanes `mask` names; its result register.
-    #[allow(clippy::too_many_arguments)]
+    /// A warp shuffle `op` (a [`WarpOp::Shfl`]: its mode, source lane and clamp) of `v` over
+    /// the lanes `mask` names; its result register.
     fn shfl(
         &mut self,
-        mode: ShflMode,
+        op: WarpOp,
         mask: Operand,
         v: Val,
-        lane: Operand,
-        clamp: Operand,
         hint: Option<RegId>,
         e: Node<'t>,
     ) -> RegId {
         let dst = self.build.dst_for(hint, v.ty);
         self.emit(
             InstrKind::Warp {
-                op: WarpOp::Shfl { mode, lane, clamp },
+                op,
                 mask,
                 value: v.op,
                 dst: Some(dst),

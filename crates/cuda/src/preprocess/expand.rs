@@ -10,6 +10,16 @@ use super::{
     MAX_EXPANDED_TOKENS, MAX_MACRO_NESTING,
 };
 
+/// One use of a macro being replaced: the macro, the use (its name token), the arguments as
+/// written, each argument's full expansion once a parameter outside `#` and `##` needs it,
+/// and the expansion depth.
+pub(super) struct MacroUse<'a> {
+    m: &'a Macro,
+    inv: &'a Tok,
+    args: &'a [Vec<Tok>],
+    expanded: Vec<Option<Vec<Tok>>>,
+    depth: usize,
+}
 impl Pp<'_> {
     /// Expands the text lines gathered since the last directive and writes them out.
     pub(super) fn flush(
@@ -247,9 +257,15 @@ impl Pp<'_> {
         hs: &Hide,
         depth: usize,
     ) -> Result<Vec<Tok>, Diagnostic> {
-        let mut expanded: Vec<Option<Vec<Tok>>> = vec![None; m.params.len()];
+        let mut call = MacroUse {
+            m,
+            inv,
+            args,
+            expanded: vec![None; m.params.len()],
+            depth,
+        };
         let mut raw = Vec::new();
-        self.subst_items(&m.body, m, inv, args, &mut expanded, &mut raw, depth)?;
+        self.subst_items(&m.body, &mut call, &mut raw)?;
         let mut pasted: Vec<Tok> = Vec::with_capacity(raw.len());
         let mut it = raw.into_iter();
         while let Some(tok) = it.next() {
@@ -278,17 +294,15 @@ impl Pp<'_> {
             .collect())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Appends to `out` the replacement `items` of `call` (its macro's body, or the inside of
+    /// a `__VA_OPT__`), before pasting.
     pub(super) fn subst_items(
         &mut self,
         items: &[Item],
-        m: &Macro,
-        inv: &Tok,
-        args: &[Vec<Tok>],
-        expanded: &mut [Option<Vec<Tok>>],
+        call: &mut MacroUse,
         out: &mut Vec<Tok>,
-        depth: usize,
     ) -> Result<(), Diagnostic> {
+        let (m, inv, args, depth) = (call.m, call.inv, call.args, call.depth);
         let empty: &[Tok] = &[];
         let arg = |p: usize| args.get(p).map_or(empty, |a| a.as_slice());
         let va = m.params.len().wrapping_sub(1);
@@ -343,10 +357,11 @@ impl Pp<'_> {
                             push_arg(out, arg(*p), item.space);
                         }
                     } else {
-                        if expanded[*p].is_none() {
-                            expanded[*p] = Some(self.expand_list(arg(*p).to_vec(), depth + 1)?);
+                        if call.expanded[*p].is_none() {
+                            let e = self.expand_list(arg(*p).to_vec(), depth + 1)?;
+                            call.expanded[*p] = Some(e);
                         }
-                        let e = expanded[*p].as_deref().unwrap_or_default();
+                        let e = call.expanded[*p].as_deref().unwrap_or_default();
                         push_arg(out, e, item.space);
                     }
                 }
@@ -362,7 +377,7 @@ impl Pp<'_> {
                 ItemKind::VaOpt(inner) => {
                     let before = out.len();
                     if !arg(va).is_empty() {
-                        self.subst_items(inner, m, inv, args, expanded, out, depth)?;
+                        self.subst_items(inner, call, out)?;
                     }
                     match out.get_mut(before) {
                         Some(first) => first.space = item.space,
