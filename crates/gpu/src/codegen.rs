@@ -17,9 +17,8 @@
 use std::fmt::Write;
 
 use scopecheck_ir::{
-    Address, BarrierKind, BarrierRedOp, BinOp, BranchCond, FenceOrder, InstrKind, IntType, LocId,
-    MemorySpace, Observable, Operand, Order, Program, RmwKind, RmwOp, Scope, ShflMode, Thread,
-    ThreadId, VoteOp, WarpOp,
+    Address, BarrierKind, BranchCond, InstrKind, IntType, LocId, MemorySpace, Operand, Program,
+    RmwKind, Scope, ShflMode, Thread, ThreadId, VoteOp, WarpOp,
 };
 
 use crate::layout::{
@@ -215,6 +214,9 @@ macro_rules! e {
     }};
 }
 
+mod collect;
+mod instr;
+
 impl Gen<'_> {
     fn header(&mut self) {
         e!(
@@ -399,8 +401,26 @@ impl Gen<'_> {
     }
 
     fn test_kernel(&mut self) -> Result<(), GenError> {
+        let has_shared = !self.l.shared.is_empty();
+        self.test_entry(has_shared);
+        self.test_pointers();
+        self.logical_cluster();
+        self.logical_unit();
+        self.dispatch(has_shared);
+        let p = self.p;
+        for (ti, t) in p.threads.iter().enumerate() {
+            // Host roles run on CPU threads (crate::host), not in the kernel.
+            if !self.l.host_roles.contains(&ThreadId(ti as u32)) {
+                self.role(ThreadId(ti as u32), t)?;
+            }
+        }
+        self.test_final(has_shared);
+        Ok(())
+    }
+
+    /// The shared locations, the parameters and the registers of the test kernel.
+    fn test_entry(&mut self, has_shared: bool) {
         let l = self.l;
-        let has_shared = !l.shared.is_empty();
         if has_shared {
             e!(
                 self,
@@ -462,6 +482,12 @@ impl Gen<'_> {
         if !addrs.is_empty() {
             e!(self, "\t.reg .b64 \t{};", addrs.join(", "));
         }
+    }
+
+    /// The buffers' addresses; with host threads, thread 0 of block 0 tells them the launch
+    /// has started.
+    fn test_pointers(&mut self) {
+        let l = self.l;
         e!(self, "");
         e!(self, "\tld.param.u64 \t%mem, [p_mem];");
         e!(self, "\tcvta.to.global.u64 \t%mem, %mem;");
@@ -486,6 +512,11 @@ impl Gen<'_> {
             e!(self, "\tst.relaxed.sys.global.u32 \t[%d4], %x0;");
             e!(self, "GO_DONE:");
         }
+    }
+
+    /// `%g` and `%set`: the test cluster (group) and block set of this CTA.
+    fn logical_cluster(&mut self) {
+        let l = self.l;
         let c = l.cluster_ctas;
         let kc = l.clusters.len() as u32;
         e!(
@@ -531,6 +562,13 @@ impl Gen<'_> {
         } else {
             e!(self, "\trem.u32 \t%g, %lb, {kc};");
         }
+    }
+
+    /// `%sub`, `%slot` and `%p6`: this thread's unit in its group and its instance slot, and
+    /// whether it runs a role.
+    fn logical_unit(&mut self) {
+        let l = self.l;
+        let c = l.cluster_ctas;
         e!(self, "\tld.param.u32 \t%x0, [p_tmul];");
         e!(self, "\tld.param.u32 \t%x1, [p_tadd];");
         e!(self, "\tld.param.u32 \t%x2, [p_txor];");
@@ -581,6 +619,11 @@ impl Gen<'_> {
             e!(self, "\tsetp.lt.u32 \t%p4, %g, {};", l.groups.len());
             e!(self, "\tand.pred \t%p6, %p6, %p4;");
         }
+    }
+
+    /// `%inst`, the role code `%x6` and the branch to the role (or to the stress loop).
+    fn dispatch(&mut self, has_shared: bool) {
+        let l = self.l;
         e!(
             self,
             "\t// instance: set * slots + (slot + group * rot) % slots"
@@ -622,13 +665,11 @@ impl Gen<'_> {
         e!(self, "\tld.param.u32 \t%n_iter, [p_stress_iters];");
         self.stress_loop("STR");
         e!(self, "\tbra.uni \tFINAL;");
-        let p = self.p;
-        for (ti, t) in p.threads.iter().enumerate() {
-            // Host roles run on CPU threads (crate::host), not in the kernel.
-            if !l.host_roles.contains(&ThreadId(ti as u32)) {
-                self.role(ThreadId(ti as u32), t)?;
-            }
-        }
+    }
+
+    /// `FINAL`: with shared memory, the slot's first role copies the final shared values to
+    /// the record.
+    fn test_final(&mut self, has_shared: bool) {
         e!(self, "FINAL:");
         if has_shared {
             e!(self, "\tbarrier.sync \t{RESERVED_BARRIER};");
@@ -653,7 +694,6 @@ impl Gen<'_> {
         e!(self, "\tret;");
         e!(self, "}}");
         e!(self, "");
-        Ok(())
     }
 
     /// Shared locations live per slot in the block's `s_loc`; the slot's first role sets their
@@ -841,354 +881,6 @@ impl Gen<'_> {
         }
     }
 
-    fn instr(&mut self, t: ThreadId, idx: usize, n: usize, k: &InstrKind) -> Result<(), GenError> {
-        let p = self.p;
-        let th = &p.threads[t.0 as usize];
-        let unsupported = |what: &str| {
-            Err(GenError::Unsupported(format!(
-                "{}: {what} has no PTX form",
-                th.name
-            )))
-        };
-        match *k {
-            InstrKind::Load {
-                dst,
-                ref addr,
-                order,
-                scope: s,
-                ..
-            } => {
-                let a = self.addr(t, addr)?;
-                let sp = self.space(named(addr)?);
-                let d = Self::reg(t, dst);
-                let s = scope(s);
-                match order {
-                    Order::Weak => e!(self, "\tld.{sp}.u32 \t{d}, [{a}];"),
-                    Order::Volatile => e!(self, "\tld.volatile.{sp}.u32 \t{d}, [{a}];"),
-                    Order::Relaxed => e!(self, "\tld.relaxed.{s}.{sp}.u32 \t{d}, [{a}];"),
-                    Order::Acquire | Order::AcqRel => {
-                        e!(self, "\tld.acquire.{s}.{sp}.u32 \t{d}, [{a}];")
-                    }
-                    Order::SeqCst => {
-                        e!(self, "\tfence.sc.{s};");
-                        e!(self, "\tld.acquire.{s}.{sp}.u32 \t{d}, [{a}];");
-                    }
-                    Order::Release => return unsupported("a release load"),
-                }
-            }
-            InstrKind::Store {
-                ref addr,
-                value,
-                order,
-                scope: s,
-                ..
-            } => {
-                let v = self.opnd(t, value, "%x12");
-                let a = self.addr(t, addr)?;
-                let sp = self.space(named(addr)?);
-                let s = scope(s);
-                match order {
-                    Order::Weak => e!(self, "\tst.{sp}.u32 \t[{a}], {v};"),
-                    Order::Volatile => e!(self, "\tst.volatile.{sp}.u32 \t[{a}], {v};"),
-                    Order::Relaxed => e!(self, "\tst.relaxed.{s}.{sp}.u32 \t[{a}], {v};"),
-                    Order::Release | Order::AcqRel => {
-                        e!(self, "\tst.release.{s}.{sp}.u32 \t[{a}], {v};")
-                    }
-                    Order::SeqCst => {
-                        e!(self, "\tfence.sc.{s};");
-                        e!(self, "\tst.relaxed.{s}.{sp}.u32 \t[{a}], {v};");
-                    }
-                    Order::Acquire => return unsupported("an acquire store"),
-                }
-            }
-            InstrKind::Rmw {
-                dst,
-                ref addr,
-                kind,
-                ty,
-                order,
-                scope: s,
-            } => {
-                let s = scope(s);
-                let sem = match order {
-                    Order::Weak | Order::Volatile | Order::Relaxed => "relaxed",
-                    Order::Acquire => "acquire",
-                    Order::Release => "release",
-                    Order::AcqRel => "acq_rel",
-                    Order::SeqCst => {
-                        e!(self, "\tfence.sc.{s};");
-                        "acq_rel"
-                    }
-                };
-                let sp = self.space(named(addr)?);
-                let d = dst.map_or_else(|| "%x15".to_string(), |r| Self::reg(t, r));
-                match kind {
-                    RmwKind::Cas { expected, new } => {
-                        let ex = self.opnd(t, expected, "%x12");
-                        let nw = self.opnd(t, new, "%x13");
-                        let a = self.addr(t, addr)?;
-                        e!(
-                            self,
-                            "\tatom.{sem}.{s}.{sp}.cas.b32 \t{d}, [{a}], {ex}, {nw};"
-                        );
-                    }
-                    RmwKind::Op(op, v) => {
-                        let mut v = self.opnd(t, v, "%x12");
-                        let (name, ty) = match op {
-                            RmwOp::Add => ("add", "u32"),
-                            RmwOp::Sub => {
-                                // PTX has no atom.sub: add the negated operand.
-                                e!(self, "\tneg.s32 \t%x14, {v};");
-                                v = "%x14".into();
-                                ("add", "u32")
-                            }
-                            RmwOp::Inc => ("inc", "u32"),
-                            RmwOp::Dec => ("dec", "u32"),
-                            RmwOp::Exch => ("exch", "b32"),
-                            RmwOp::And => ("and", "b32"),
-                            RmwOp::Or => ("or", "b32"),
-                            RmwOp::Xor => ("xor", "b32"),
-                            // The comparison follows the type: `.s32` or `.u32`.
-                            RmwOp::Min => ("min", int32(ty)),
-                            RmwOp::Max => ("max", int32(ty)),
-                        };
-                        let a = self.addr(t, addr)?;
-                        // `red` exists only for relaxed and release orders and not for exch;
-                        // otherwise an `atom` into a scratch register does the same.
-                        let red_ok = dst.is_none()
-                            && matches!(sem, "relaxed" | "release")
-                            && op != RmwOp::Exch;
-                        if red_ok {
-                            e!(self, "\tred.{sem}.{s}.{sp}.{name}.{ty} \t[{a}], {v};");
-                        } else {
-                            e!(self, "\tatom.{sem}.{s}.{sp}.{name}.{ty} \t{d}, [{a}], {v};");
-                        }
-                    }
-                }
-            }
-            InstrKind::Fence {
-                order, scope: s, ..
-            } => {
-                let s = scope(s);
-                match order {
-                    FenceOrder::Sc => e!(self, "\tfence.sc.{s};"),
-                    // PTX has only the acq_rel fence for the weaker orders; it is stronger than
-                    // either, which only removes behaviours from what the hardware may show.
-                    FenceOrder::Acquire | FenceOrder::Release | FenceOrder::AcqRel => {
-                        e!(self, "\tfence.acq_rel.{s};")
-                    }
-                }
-            }
-            InstrKind::Warp {
-                op,
-                mask,
-                value,
-                dst,
-                pred_dst,
-            } => self.collective(t, op, mask, value, dst, pred_dst),
-            InstrKind::Barrier { kind, .. } => {
-                let (id, count) = crate::layout::barrier_immediates(k)
-                    .expect("layout refuses barriers with register operands");
-                let group = self
-                    .l
-                    .groups
-                    .iter()
-                    .find(|g| g.roles.contains(&t))
-                    .map_or(1, |g| g.roles.len() as u32);
-                // Barriers count threads; each role is a whole warp.
-                let threads = count.unwrap_or(group) * WARP;
-                match kind {
-                    BarrierKind::Sync => e!(self, "\tbarrier.sync \t{id}, {threads};"),
-                    BarrierKind::Arrive => e!(self, "\tbarrier.arrive \t{id}, {threads};"),
-                    BarrierKind::Red { op, dst, pred } => {
-                        let pv = self.opnd(t, pred, "%x12");
-                        let cmp = if op == BarrierRedOp::And { "eq" } else { "ne" };
-                        e!(self, "\tsetp.{cmp}.s32 \t%p2, {pv}, 0;");
-                        if let Unit::Warp {
-                            lane_instances: false,
-                        } = self.l.unit
-                        {
-                            e!(self, "\tand.pred \t%p2, %p2, %p7;");
-                        }
-                        e!(self, "\tbarrier.red.popc.u32 \t%x14, {id}, {threads}, %p2;");
-                        let d = Self::reg(t, dst);
-                        match op {
-                            BarrierRedOp::Popc => e!(self, "\tmov.b32 \t{d}, %x14;"),
-                            BarrierRedOp::Or => {
-                                e!(self, "\tsetp.ne.u32 \t%p3, %x14, 0;");
-                                e!(self, "\tselp.u32 \t{d}, 1, 0, %p3;");
-                            }
-                            BarrierRedOp::And => {
-                                e!(self, "\tsetp.eq.u32 \t%p3, %x14, 0;");
-                                e!(self, "\tselp.u32 \t{d}, 1, 0, %p3;");
-                            }
-                        }
-                    }
-                }
-            }
-            InstrKind::Mov { dst, src } => {
-                let d = Self::reg(t, dst);
-                match src {
-                    Operand::Reg(r) => e!(self, "\tmov.b32 \t{d}, {};", Self::reg(t, r)),
-                    Operand::Imm(v) => e!(self, "\tmov.b32 \t{d}, {};", imm(v)),
-                }
-            }
-            InstrKind::Fma { .. } => return unsupported("floating-point arithmetic"),
-            InstrKind::Binary { ty, .. } if ty.float => {
-                return unsupported("floating-point arithmetic")
-            }
-            InstrKind::Binary { dst, op, ty, a, b } => {
-                // `xor r, x, x`, `sub r, x, x`, `and r, x, 0`, `mul r, x, 0` are how tests write
-                // a dependency that is always 0. ptxas would fold them to a constant and drop the
-                // dependency; `and` with a kernel parameter that is 0 at run time keeps it.
-                let zero_of = match (op, a, b) {
-                    (BinOp::Xor | BinOp::Sub, Operand::Reg(x), Operand::Reg(y)) if x == y => {
-                        Some(x)
-                    }
-                    (BinOp::And | BinOp::Mul, Operand::Reg(x), Operand::Imm(0))
-                    | (BinOp::And | BinOp::Mul, Operand::Imm(0), Operand::Reg(x)) => Some(x),
-                    _ => None,
-                };
-                if let Some(x) = zero_of {
-                    e!(
-                        self,
-                        "\tand.b32 \t{}, {}, %zero;",
-                        Self::reg(t, dst),
-                        Self::reg(t, x)
-                    );
-                    return Ok(());
-                }
-                let a = self.opnd(t, a, "%x12");
-                // Layout::new refuses arithmetic of any width but 32 bits. Where signedness
-                // matters (division, remainder, right shift, ordered comparison) the instruction
-                // takes it from `ty`; the others compute the same word either way and keep
-                // `ty`'s spelling. A shift amount is always a `.u32` operand.
-                let sign = int32(ty);
-                let b = match b {
-                    Operand::Reg(r) => Self::reg(t, r),
-                    Operand::Imm(v) if matches!(op, BinOp::Shl | BinOp::Shr) => {
-                        imm_in(v, IntType::U32)
-                    }
-                    Operand::Imm(v) => imm_in(v, ty),
-                };
-                let ins = match op {
-                    BinOp::Add => format!("add.{sign}"),
-                    BinOp::Sub => format!("sub.{sign}"),
-                    BinOp::Mul => format!("mul.lo.{sign}"),
-                    BinOp::Div => format!("div.{sign}"),
-                    BinOp::Rem => format!("rem.{sign}"),
-                    BinOp::Shl => "shl.b32".into(),
-                    // Arithmetic (sign-filling) on a signed type, logical on an unsigned one.
-                    BinOp::Shr => format!("shr.{sign}"),
-                    BinOp::And => "and.b32".into(),
-                    BinOp::Or => "or.b32".into(),
-                    BinOp::Xor => "xor.b32".into(),
-                    // Comparisons give 1 or 0: set a predicate, then select.
-                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => {
-                        let cmp = match op {
-                            BinOp::Eq => "eq",
-                            BinOp::Ne => "ne",
-                            BinOp::Lt => "lt",
-                            _ => "le",
-                        };
-                        e!(self, "\tsetp.{cmp}.{sign} \t%p2, {a}, {b};");
-                        e!(self, "\tselp.s32 \t{}, 1, 0, %p2;", Self::reg(t, dst));
-                        return Ok(());
-                    }
-                    // Bit operations of `a` alone.
-                    BinOp::Popc | BinOp::Clz | BinOp::Brev | BinOp::Bfind | BinOp::BfindShift => {
-                        let ins = match op {
-                            BinOp::Popc => "popc.b32".to_string(),
-                            BinOp::Clz => "clz.b32".into(),
-                            BinOp::Brev => "brev.b32".into(),
-                            BinOp::Bfind => format!("bfind.{sign}"),
-                            _ => format!("bfind.shiftamt.{sign}"),
-                        };
-                        e!(self, "\t{ins} \t{}, {a};", Self::reg(t, dst));
-                        return Ok(());
-                    }
-                    // Layout::new refuses floating-point computation in device code.
-                    BinOp::Float(..) | BinOp::Cvt { .. } => {
-                        return unsupported("floating-point arithmetic");
-                    }
-                    BinOp::Trap => return unsupported("a trap"),
-                };
-                e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));
-            }
-            InstrKind::Branch { cond, target } => {
-                let dest = Self::label(t, target, n);
-                let backward = target <= idx;
-                // The predicate under which the branch is taken, or None for always.
-                let pred = match cond {
-                    BranchCond::Always => None,
-                    BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
-                        let cmp = if matches!(cond, BranchCond::Eq(..)) {
-                            "eq"
-                        } else {
-                            "ne"
-                        };
-                        match (a, b) {
-                            (Operand::Imm(x), Operand::Imm(y)) => {
-                                if (x == y) == (cmp == "eq") {
-                                    None
-                                } else {
-                                    e!(self, "\t// never taken");
-                                    return Ok(());
-                                }
-                            }
-                            (Operand::Imm(x), Operand::Reg(r))
-                            | (Operand::Reg(r), Operand::Imm(x)) => {
-                                e!(
-                                    self,
-                                    "\tsetp.{cmp}.s32 \t%p0, {}, {};",
-                                    Self::reg(t, r),
-                                    imm(x)
-                                );
-                                Some("%p0")
-                            }
-                            (Operand::Reg(r), Operand::Reg(q)) => {
-                                e!(
-                                    self,
-                                    "\tsetp.{cmp}.s32 \t%p0, {}, {};",
-                                    Self::reg(t, r),
-                                    Self::reg(t, q)
-                                );
-                                Some("%p0")
-                            }
-                        }
-                    }
-                };
-                if backward {
-                    let skip = format!("R{}_N{idx}", t.0);
-                    if let Some(p) = pred {
-                        e!(self, "\t@!{p} bra \t{skip};");
-                    }
-                    e!(self, "\tadd.u32 \t%loops, %loops, 1;");
-                    e!(self, "\tsetp.gt.u32 \t%p1, %loops, {};", self.opts.loop_cap);
-                    let barriers = meets_barriers(th);
-                    if barriers {
-                        // Cut, it leaves the loop here and still meets every barrier after
-                        // it (layout::barrier_sequence), so its CTA cannot hang.
-                        e!(self, "\t@%p1 mov.u32 \t%status, {STATUS_CUT};");
-                        e!(self, "\t@%p1 bra \t{skip};");
-                    } else {
-                        e!(self, "\t@%p1 bra \tR{}_CUT;", t.0);
-                    }
-                    e!(self, "\tbra \t{dest};");
-                    if pred.is_some() || barriers {
-                        e!(self, "{skip}:");
-                    }
-                } else {
-                    match pred {
-                        Some(p) => e!(self, "\t@{p} bra \t{dest};"),
-                        None => e!(self, "\tbra \t{dest};"),
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The parameter list and register declarations every kernel of the module starts with:
     /// scratch predicates and registers, the kernel's own named registers (`b32`, `b64`), and
     /// the host-memory bases when the test uses host memory.
@@ -1207,206 +899,6 @@ impl Gen<'_> {
         if host {
             e!(self, "\t.reg .b64 \t%hbase, %mbase;");
         }
-    }
-
-    fn collect_kernel(&mut self) {
-        let obs = self.p.observables();
-        let aw = anomaly_words(obs.len());
-        e!(self, ".shared .align 4 .b32 s_hist[{BINS}];");
-        e!(self, "");
-        e!(self, ".visible .entry {COLLECT_KERNEL}(");
-        let params = [
-            ".u64 p_mem",
-            ".u64 p_rec",
-            ".u64 p_hist",
-            ".u64 p_table",
-            ".u64 p_forbid",
-            ".u64 p_anom",
-            ".u32 p_ninst",
-            ".u32 p_launch",
-        ];
-        let mut params = params.to_vec();
-        if self.l.uses_host() {
-            params.extend(HOST_PARAMS);
-        }
-        let host = self.l.uses_host();
-        self.entry_head(
-            &params,
-            "%inst, %ok, %idx, %stride, %other, %bin, %j, %pos, %cnt",
-            "%mem, %rec, %recp, %ibase, %tbl, %shist",
-            host,
-        );
-        if !obs.is_empty() {
-            let names: Vec<String> = (0..obs.len()).map(|i| format!("%o{i}")).collect();
-            e!(self, "\t.reg .b32 \t{};", names.join(", "));
-        }
-        e!(self, "");
-        e!(self, "\tmov.u64 \t%shist, s_hist;");
-        e!(self, "\tmov.u32 \t%x15, %ntid.x;");
-        e!(self, "\tmov.u32 \t%x0, %tid.x;");
-        e!(self, "ZERO:");
-        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {BINS};");
-        e!(self, "\t@%p0 bra \tZERO_DONE;");
-        e!(self, "\tmul.wide.u32 \t%d0, %x0, 4;");
-        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
-        e!(self, "\tst.shared.u32 \t[%d0], 0;");
-        e!(self, "\tadd.u32 \t%x0, %x0, %x15;");
-        e!(self, "\tbra.uni \tZERO;");
-        e!(self, "ZERO_DONE:");
-        e!(self, "\tbar.sync \t0;");
-        e!(self, "\tmov.u32 \t%x0, %ctaid.x;");
-        e!(self, "\tmov.u32 \t%x2, %tid.x;");
-        e!(self, "\tmad.lo.u32 \t%inst, %x0, %x15, %x2;");
-        e!(self, "\tld.param.u32 \t%x0, [p_ninst];");
-        e!(self, "\tsetp.ge.u32 \t%p0, %inst, %x0;");
-        e!(self, "\t@%p0 bra \tFLUSH;");
-        e!(self, "\tld.param.u64 \t%mem, [p_mem];");
-        e!(self, "\tcvta.to.global.u64 \t%mem, %mem;");
-        e!(self, "\tld.param.u64 \t%rec, [p_rec];");
-        e!(self, "\tcvta.to.global.u64 \t%rec, %rec;");
-        self.instance_base();
-        e!(
-            self,
-            "\t// final values of the observables, in the report's order"
-        );
-        let regs = self.l.record.regs.clone();
-        let shared_obs = self.l.record.shared.clone();
-        for (k, o) in obs.iter().enumerate() {
-            match *o {
-                Observable::Reg(t, r) => {
-                    let w = regs.iter().position(|&x| x == (t, r)).unwrap_or(0);
-                    e!(self, "\tld.global.u32 \t%o{k}, [%recp+{}];", w * 4);
-                }
-                Observable::Loc(loc) => {
-                    if let Some((base, off)) = self.loc_base(loc) {
-                        e!(self, "\tld.global.u32 \t%o{k}, [{base}+{off}];");
-                    } else {
-                        let w = shared_obs.iter().position(|&x| x == loc).unwrap_or(0);
-                        e!(
-                            self,
-                            "\tld.global.u32 \t%o{k}, [%recp+{}];",
-                            (regs.len() + w) * 4
-                        );
-                    }
-                }
-            }
-        }
-        e!(
-            self,
-            "\t// every role must have finished; reset status words and locations"
-        );
-        e!(self, "\tmov.u32 \t%ok, 1;");
-        for t in 0..self.p.threads.len() {
-            let w = self.l.record.status_word(ThreadId(t as u32));
-            e!(self, "\tld.global.u32 \t%x0, [%recp+{}];", w * 4);
-            e!(self, "\tsetp.ne.u32 \t%p0, %x0, {STATUS_DONE};");
-            e!(self, "\t@%p0 mov.u32 \t%ok, 0;");
-            e!(self, "\tst.global.u32 \t[%recp+{}], 0;", w * 4);
-        }
-        for buf in Buffer::ALL {
-            for &loc in self.l.locs(buf).to_vec().iter() {
-                let init = self.p.location(loc).init;
-                let (base, off) = self.loc_base(loc).unwrap_or(("%ibase", 0));
-                e!(self, "\tmov.b32 \t%x0, {};", imm(init));
-                e!(self, "\tst.global.u32 \t[{base}+{off}], %x0;");
-            }
-        }
-        if let Unit::Warp {
-            lane_instances: false,
-        } = self.l.unit
-        {
-            e!(self, "\t// bar.red layout: lanes other than 0 are decoys");
-            e!(self, "\tand.b32 \t%x0, %inst, {};", WARP - 1);
-            e!(self, "\tsetp.ne.u32 \t%p0, %x0, 0;");
-            e!(self, "\t@%p0 bra \tFLUSH;");
-        }
-        e!(self, "\tmov.u32 \t%bin, {BIN_CUT};");
-        e!(self, "\tsetp.eq.u32 \t%p0, %ok, 0;");
-        e!(self, "\t@%p0 bra \tCOUNT;");
-        e!(self, "\t// dense index through the value table");
-        e!(self, "\tld.param.u64 \t%tbl, [p_table];");
-        e!(self, "\tcvta.to.global.u64 \t%tbl, %tbl;");
-        e!(self, "\tmov.u32 \t%idx, 0;");
-        e!(self, "\tmov.u32 \t%stride, 1;");
-        e!(self, "\tmov.u32 \t%other, 0;");
-        for k in 0..obs.len() {
-            let row = k as u32 * (MAX_VALUES + 1) * 4;
-            e!(self, "\tld.global.u32 \t%cnt, [%tbl+{row}];");
-            e!(self, "\tmov.u32 \t%j, 0;");
-            e!(self, "\tmov.u32 \t%pos, %cnt;");
-            e!(self, "T{k}_LOOP:");
-            e!(self, "\tsetp.ge.u32 \t%p0, %j, %cnt;");
-            e!(self, "\t@%p0 bra \tT{k}_DONE;");
-            e!(self, "\tmul.wide.u32 \t%d0, %j, 4;");
-            e!(self, "\tadd.s64 \t%d0, %tbl, %d0;");
-            e!(self, "\tld.global.u32 \t%x0, [%d0+{}];", row + 4);
-            e!(self, "\tsetp.eq.u32 \t%p0, %x0, %o{k};");
-            e!(self, "\t@%p0 mov.u32 \t%pos, %j;");
-            e!(self, "\t@%p0 bra \tT{k}_DONE;");
-            e!(self, "\tadd.u32 \t%j, %j, 1;");
-            e!(self, "\tbra.uni \tT{k}_LOOP;");
-            e!(self, "T{k}_DONE:");
-            e!(self, "\tsetp.ge.u32 \t%p0, %pos, %cnt;");
-            e!(self, "\t@%p0 mov.u32 \t%other, 1;");
-            e!(self, "\tmad.lo.u32 \t%idx, %pos, %stride, %idx;");
-            e!(self, "\tmul.lo.u32 \t%stride, %stride, %cnt;");
-        }
-        e!(self, "\tmov.u32 \t%bin, {BIN_OTHER};");
-        e!(self, "\tsetp.ne.u32 \t%p0, %other, 0;");
-        e!(self, "\t@%p0 bra \tANOMALY;");
-        e!(self, "\tmov.u32 \t%bin, %idx;");
-        e!(self, "\tld.param.u64 \t%d1, [p_forbid];");
-        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
-        e!(self, "\tmul.wide.u32 \t%d0, %idx, 4;");
-        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
-        e!(self, "\tld.global.u32 \t%x0, [%d0];");
-        e!(self, "\tsetp.eq.u32 \t%p0, %x0, 0;");
-        e!(self, "\t@%p0 bra \tCOUNT;");
-        e!(self, "ANOMALY:");
-        e!(
-            self,
-            "\t// record the instance: [count, (instance, launch, values...)...]"
-        );
-        e!(self, "\tld.param.u64 \t%d1, [p_anom];");
-        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
-        e!(self, "\tatom.global.add.u32 \t%x0, [%d1], 1;");
-        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {MAX_ANOMALIES};");
-        e!(self, "\t@%p0 bra \tCOUNT;");
-        e!(self, "\tmul.wide.u32 \t%d0, %x0, {};", aw * 4);
-        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
-        e!(self, "\tst.global.u32 \t[%d0+4], %inst;");
-        e!(self, "\tld.param.u32 \t%x1, [p_launch];");
-        e!(self, "\tst.global.u32 \t[%d0+8], %x1;");
-        for k in 0..obs.len() {
-            e!(self, "\tst.global.u32 \t[%d0+{}], %o{k};", 12 + 4 * k);
-        }
-        e!(self, "COUNT:");
-        e!(self, "\tmul.wide.u32 \t%d0, %bin, 4;");
-        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
-        e!(self, "\tatom.shared.add.u32 \t%x0, [%d0], 1;");
-        e!(self, "FLUSH:");
-        e!(self, "\tbar.sync \t0;");
-        e!(self, "\tld.param.u64 \t%d1, [p_hist];");
-        e!(self, "\tcvta.to.global.u64 \t%d1, %d1;");
-        e!(self, "\tmov.u32 \t%x0, %tid.x;");
-        e!(self, "FLUSH_LOOP:");
-        e!(self, "\tsetp.ge.u32 \t%p0, %x0, {BINS};");
-        e!(self, "\t@%p0 bra \tFLUSH_DONE;");
-        e!(self, "\tmul.wide.u32 \t%d0, %x0, 4;");
-        e!(self, "\tadd.s64 \t%d0, %shist, %d0;");
-        e!(self, "\tld.shared.u32 \t%x1, [%d0];");
-        e!(self, "\tsetp.eq.u32 \t%p0, %x1, 0;");
-        e!(self, "\t@%p0 bra \tFLUSH_NEXT;");
-        e!(self, "\tcvt.u64.u32 \t%d2, %x1;");
-        e!(self, "\tmul.wide.u32 \t%d0, %x0, 8;");
-        e!(self, "\tadd.s64 \t%d0, %d1, %d0;");
-        e!(self, "\tred.global.add.u64 \t[%d0], %d2;");
-        e!(self, "FLUSH_NEXT:");
-        e!(self, "\tadd.u32 \t%x0, %x0, %x15;");
-        e!(self, "\tbra.uni \tFLUSH_LOOP;");
-        e!(self, "FLUSH_DONE:");
-        e!(self, "\tret;");
-        e!(self, "}}");
     }
 }
 

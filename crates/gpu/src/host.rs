@@ -125,6 +125,54 @@ fn binary(op: BinOp, ty: IntType, a: u32, b: u32) -> u32 {
         .map_or(0, word)
 }
 
+/// An atomic read-modify-write of `w` with `ord`; `(a, b)` are the read operands (a CAS's
+/// expected and new values, or an operation's operand and 0). Returns the old word, or `None`
+/// when a compare-and-swap loop ran out of attempts.
+fn rmw(
+    w: &AtomicU32,
+    kind: RmwKind,
+    ty: IntType,
+    ord: Ordering,
+    (a, b): (u32, u32),
+) -> Option<u32> {
+    Some(match kind {
+        RmwKind::Cas { .. } => match w.compare_exchange(a, b, ord, failure_order(ord)) {
+            Ok(v) | Err(v) => v,
+        },
+        RmwKind::Op(op, _) => {
+            let v = a;
+            match op {
+                // A float's add is no integer add of its bits: the loop below.
+                RmwOp::Add if !ty.float => w.fetch_add(v, ord),
+                RmwOp::Sub if !ty.float => w.fetch_sub(v, ord),
+                RmwOp::Exch => w.swap(v, ord),
+                RmwOp::And => w.fetch_and(v, ord),
+                RmwOp::Or => w.fetch_or(v, ord),
+                RmwOp::Xor => w.fetch_xor(v, ord),
+                RmwOp::Add | RmwOp::Sub | RmwOp::Inc | RmwOp::Dec | RmwOp::Min | RmwOp::Max => {
+                    let mut cur = w.load(Ordering::Relaxed);
+                    let mut attempts = 0u32;
+                    loop {
+                        match w.compare_exchange_weak(
+                            cur,
+                            apply(op, ty, cur, v),
+                            ord,
+                            Ordering::Relaxed,
+                        ) {
+                            Ok(old) => break old,
+                            Err(now) => cur = now,
+                        }
+                        attempts += 1;
+                        if attempts >= MAX_CAS_ATTEMPTS {
+                            return None;
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
 /// Runs `thread`'s code once on `mem`, with `regs` (one word per register, set to the thread's
 /// initial values here). Returns the status word: [`STATUS_DONE`], [`STATUS_CUT`] when a backward
 /// branch was taken more than `loop_cap` times or a compare-and-swap loop ran out of attempts,
@@ -203,50 +251,12 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 let Some(w) = cell(regs, addr) else {
                     return STATUS_BAD_ADDRESS;
                 };
-                let ord = rmw_order(order);
-                let old = match kind {
-                    RmwKind::Cas { expected, new } => {
-                        let (e, n) = (read(regs, expected), read(regs, new));
-                        match w.compare_exchange(e, n, ord, failure_order(ord)) {
-                            Ok(v) | Err(v) => v,
-                        }
-                    }
-                    RmwKind::Op(op, v) => {
-                        let v = read(regs, v);
-                        match op {
-                            // A float's add is no integer add of its bits: the loop below.
-                            RmwOp::Add if !ty.float => w.fetch_add(v, ord),
-                            RmwOp::Sub if !ty.float => w.fetch_sub(v, ord),
-                            RmwOp::Exch => w.swap(v, ord),
-                            RmwOp::And => w.fetch_and(v, ord),
-                            RmwOp::Or => w.fetch_or(v, ord),
-                            RmwOp::Xor => w.fetch_xor(v, ord),
-                            RmwOp::Add
-                            | RmwOp::Sub
-                            | RmwOp::Inc
-                            | RmwOp::Dec
-                            | RmwOp::Min
-                            | RmwOp::Max => {
-                                let mut cur = w.load(Ordering::Relaxed);
-                                let mut attempts = 0u32;
-                                loop {
-                                    match w.compare_exchange_weak(
-                                        cur,
-                                        apply(op, ty, cur, v),
-                                        ord,
-                                        Ordering::Relaxed,
-                                    ) {
-                                        Ok(old) => break old,
-                                        Err(now) => cur = now,
-                                    }
-                                    attempts += 1;
-                                    if attempts >= MAX_CAS_ATTEMPTS {
-                                        return STATUS_CUT;
-                                    }
-                                }
-                            }
-                        }
-                    }
+                let (a, b) = match kind {
+                    RmwKind::Cas { expected, new } => (read(regs, expected), read(regs, new)),
+                    RmwKind::Op(_, v) => (read(regs, v), 0),
+                };
+                let Some(old) = rmw(w, kind, ty, rmw_order(order), (a, b)) else {
+                    return STATUS_CUT;
                 };
                 if let Some(d) = dst {
                     set(regs, d, old);
@@ -433,20 +443,37 @@ pub struct LaunchWork {
     pub unpaced: u64,
 }
 
-/// Runs `role` of instances `range` of launch `launch` on `words`: waits (at most `go_wait`)
-/// for the kernel's pacing word, then runs the role on each instance in order and writes its
-/// registers and status to the instance's record.
-#[allow(clippy::too_many_arguments)]
+/// What every host worker of one run shares.
+pub struct HostRun<'a, W: ?Sized> {
+    pub program: &'a Program,
+    pub layout: &'a Layout,
+    /// The memory the roles run on.
+    pub words: &'a W,
+    /// Instances of one launch.
+    pub instances: u32,
+    /// The iteration cap of backward branches (as on the GPU).
+    pub loop_cap: u32,
+    /// How long a worker waits for the kernel's pacing word before it runs anyway.
+    pub go_wait: Duration,
+}
+
+/// Runs `role` of instances `range` of launch `launch` on `run.words`: waits (at most
+/// `run.go_wait`) for the kernel's pacing word, then runs the role on each instance in order
+/// and writes its registers and status to the instance's record.
 pub fn work<W: HostWords + ?Sized>(
-    program: &Program,
-    layout: &Layout,
-    words: &W,
+    run: &HostRun<W>,
     role: ThreadId,
     range: std::ops::Range<u32>,
     launch: u32,
-    loop_cap: u32,
-    go_wait: Duration,
 ) -> LaunchWork {
+    let HostRun {
+        program,
+        layout,
+        words,
+        loop_cap,
+        go_wait,
+        ..
+    } = *run;
     let mut out = LaunchWork::default();
     if !await_flag(words.go(), launch, go_wait) {
         out.unpaced = 1;
@@ -569,22 +596,12 @@ impl HostPool {
     }
 
     /// The body of worker `index` (`0..workers`): runs until [`HostPool::quit`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn worker<W: HostWords + ?Sized>(
-        &self,
-        index: usize,
-        program: &Program,
-        layout: &Layout,
-        words: &W,
-        ninst: u32,
-        loop_cap: u32,
-        go_wait: Duration,
-    ) {
+    pub fn worker<W: HostWords + ?Sized>(&self, index: usize, run: &HostRun<W>) {
         let per = self.per_role as usize;
-        let Some(&role) = layout.host_roles.get(index / per) else {
+        let Some(&role) = run.layout.host_roles.get(index / per) else {
             return;
         };
-        let range = share(ninst, (index % per) as u32, self.per_role);
+        let range = share(run.instances, (index % per) as u32, self.per_role);
         let mut seen = 0u64;
         loop {
             let launch = {
@@ -601,16 +618,7 @@ impl HostPool {
                 seen = c.epoch;
                 c.launch
             };
-            let w = work(
-                program,
-                layout,
-                words,
-                role,
-                range.clone(),
-                launch,
-                loop_cap,
-                go_wait,
-            );
+            let w = work(run, role, range.clone(), launch);
             let Ok(mut c) = self.ctl.lock() else { return };
             c.done += 1;
             c.work.runs += w.runs;
@@ -802,11 +810,20 @@ mod tests {
         }
         let pool = HostPool::new(l.host_roles.len(), 3);
         let budget = Duration::from_secs(20);
+        let run = HostRun {
+            program: &p,
+            layout: &l,
+            words: &words,
+            instances: ninst,
+            loop_cap: 4,
+            go_wait: budget,
+        };
         let work = std::thread::scope(|s| {
             let _quit = QuitOnDrop(&pool);
+            let run = &run;
             for w in 0..pool.workers {
-                let (pool, p, l, words) = (&pool, &p, &l, &words);
-                s.spawn(move || pool.worker(w, p, l, words, ninst, 4, budget));
+                let pool = &pool;
+                s.spawn(move || pool.worker(w, run));
             }
             words.go.store(0, Ordering::Release);
             pool.run_launch(0, budget)
@@ -860,11 +877,20 @@ mod tests {
         let launch = 3u32;
         let pool = HostPool::new(l.host_roles.len(), 2);
         let budget = Duration::from_secs(20);
+        let run = HostRun {
+            program: &p,
+            layout: &l,
+            words: &words,
+            instances: ninst,
+            loop_cap: 4,
+            go_wait: budget,
+        };
         std::thread::scope(|s| {
             let _quit = QuitOnDrop(&pool);
+            let run = &run;
             for w in 0..pool.workers {
-                let (pool, p, l, words) = (&pool, &p, &l, &words);
-                s.spawn(move || pool.worker(w, p, l, words, ninst, 4, budget));
+                let pool = &pool;
+                s.spawn(move || pool.worker(w, run));
             }
             let (l, words) = (&l, &words);
             s.spawn(move || {
@@ -926,8 +952,16 @@ mod tests {
         let pool = HostPool::new(1, 1);
         let work = std::thread::scope(|s| {
             let _quit = QuitOnDrop(&pool);
-            let (pool, p, l, words) = (&pool, &p, &l, &words);
-            s.spawn(move || pool.worker(0, p, l, words, ninst, 2, Duration::from_millis(5)));
+            let pool = &pool;
+            let run = HostRun {
+                program: &p,
+                layout: &l,
+                words: &words,
+                instances: ninst,
+                loop_cap: 2,
+                go_wait: Duration::from_millis(5),
+            };
+            s.spawn(move || pool.worker(0, &run));
             pool.run_launch(7, Duration::from_secs(20))
         })
         .unwrap();

@@ -222,155 +222,193 @@ fn uses_barrier(p: &Program) -> (bool, bool) {
     (any, red)
 }
 
-impl Layout {
-    /// Places `program`'s threads; refuses placements the runner cannot give yet.
-    pub fn new(program: &Program, opts: &GenOptions) -> Result<Layout, GenError> {
-        if !opts.block_threads.is_power_of_two()
-            || !(WARP..=MAX_BLOCK_THREADS).contains(&opts.block_threads)
-        {
-            return Err(GenError::Options(format!(
-                "threads per block must be a power of two from {WARP} to {MAX_BLOCK_THREADS}, not {}",
-                opts.block_threads
-            )));
-        }
-        if !opts.per_line.is_power_of_two() || opts.per_line > LINE_BYTES / 4 {
-            return Err(GenError::Options(format!(
-                "instances per line must be a power of two from 1 to {}, not {}",
-                LINE_BYTES / 4,
-                opts.per_line
-            )));
-        }
-        word_hazard(program)?;
-        let collective = program.threads.iter().find(|t| {
-            t.code
-                .iter()
-                .any(|i| matches!(i.kind, InstrKind::Warp { .. }))
-        });
-        let mut groups: Vec<Group> = Vec::new();
-        let mut host_roles = Vec::new();
-        let mut gpu = None;
-        for (i, t) in program.threads.iter().enumerate() {
-            let d = match t.placement {
-                Placement::Host => {
-                    host_role_hazard(program, t)?;
-                    host_roles.push(ThreadId(i as u32));
-                    continue;
-                }
-                Placement::Device(d) => d,
-            };
-            if *gpu.get_or_insert(d.gpu) != d.gpu {
-                return Err(GenError::Unsupported(format!(
-                    "{} is on GPU {}, another GPU than the first thread's: the test is about \
-                     two GPUs, where a .gpu scope does not reach the other GPU; on one GPU every \
-                     .gpu access between them would be morally strong, so a run there could \
-                     not show what the test asks, and the runner drives one GPU (running it \
-                     needs a launch on each of two GPUs with peer access)",
-                    t.name, d.gpu
-                )));
+/// The kernel-shape options in range.
+fn check_options(opts: &GenOptions) -> Result<(), GenError> {
+    if !opts.block_threads.is_power_of_two()
+        || !(WARP..=MAX_BLOCK_THREADS).contains(&opts.block_threads)
+    {
+        return Err(GenError::Options(format!(
+            "threads per block must be a power of two from {WARP} to {MAX_BLOCK_THREADS}, not {}",
+            opts.block_threads
+        )));
+    }
+    if !opts.per_line.is_power_of_two() || opts.per_line > LINE_BYTES / 4 {
+        return Err(GenError::Options(format!(
+            "instances per line must be a power of two from 1 to {}, not {}",
+            LINE_BYTES / 4,
+            opts.per_line
+        )));
+    }
+    Ok(())
+}
+
+/// The test's CTAs (one group per CTA of the test, in order of first appearance) and its host
+/// threads; every device thread must be on one GPU.
+fn groups_of(program: &Program) -> Result<(Vec<Group>, Vec<ThreadId>), GenError> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut host_roles = Vec::new();
+    let mut gpu = None;
+    for (i, t) in program.threads.iter().enumerate() {
+        let d = match t.placement {
+            Placement::Host => {
+                host_role_hazard(program, t)?;
+                host_roles.push(ThreadId(i as u32));
+                continue;
             }
-            let id = ThreadId(i as u32);
-            match groups
-                .iter_mut()
-                .find(|g| g.cta == d.cta && g.cluster == d.cluster)
-            {
-                Some(g) => g.roles.push(id),
-                None => groups.push(Group {
-                    cluster: d.cluster,
-                    cta: d.cta,
-                    roles: vec![id],
-                    subs: Vec::new(),
-                }),
-            }
-        }
-        if groups.is_empty() {
-            if host_roles.is_empty() {
-                return Err(GenError::Unsupported("the test has no thread".into()));
-            }
-            // Host threads only: the kernel still runs (stress, the pacing word, the collect
-            // kernel), with one group of no roles.
-            groups.push(Group {
-                cluster: 0,
-                cta: 0,
-                roles: Vec::new(),
-                subs: Vec::new(),
-            });
-        }
-        // Groups sharing a cluster run in one hardware cluster (a cluster launch).
-        let mut clusters: Vec<(u32, Vec<u32>)> = Vec::new();
-        for (gi, g) in groups.iter().enumerate() {
-            match clusters.iter_mut().find(|(c, _)| *c == g.cluster) {
-                Some((_, members)) => members.push(gi as u32),
-                None => clusters.push((g.cluster, vec![gi as u32])),
-            }
-        }
-        for (_, members) in &mut clusters {
-            members.sort_by_key(|&gi| groups[gi as usize].cta);
-        }
-        let clusters: Vec<Vec<u32>> = clusters.into_iter().map(|(_, m)| m).collect();
-        let cluster_ctas = clusters.iter().map(|m| m.len() as u32).max().unwrap_or(1);
-        if cluster_ctas > MAX_CLUSTER_CTAS {
-            return Err(GenError::Unsupported(format!(
-                "a cluster of {cluster_ctas} CTAs; the runner launches clusters of at most \
-                 {MAX_CLUSTER_CTAS} (the portable cluster size)"
-            )));
-        }
-        let mut global = Vec::new();
-        let mut host = Vec::new();
-        let mut managed = Vec::new();
-        let mut shared = Vec::new();
-        for i in 0..program.locations.len() {
-            let id = LocId(i as u32);
-            match buffer_of(program, id)? {
-                None => shared.push(id),
-                Some(Buffer::Device) => global.push(id),
-                Some(Buffer::Host) => host.push(id),
-                Some(Buffer::Managed) => managed.push(id),
-            }
-        }
-        // A shared location is one CTA's: every thread touching it must sit in the same group.
-        for &l in &shared {
-            let users: Vec<usize> = program
-                .threads
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.code.iter().any(|i| may_touch(program, &i.kind, l)))
-                .filter_map(|(ti, _)| {
-                    groups
-                        .iter()
-                        .position(|g| g.roles.contains(&ThreadId(ti as u32)))
-                })
-                .collect();
-            if users.windows(2).any(|w| w[0] != w[1]) {
-                return Err(GenError::Unsupported(format!(
-                    "shared location {} is used by threads of different CTAs",
-                    program.location(l).name
-                )));
-            }
-        }
-        let (barriers, red) = uses_barrier(program);
-        if let (Some(t), true) = (collective, barriers) {
-            // The barrier layout makes the 32 lanes of a warp 32 instances of one role.
-            return Err(GenError::Unsupported(format!(
-                "{} uses a warp collective in a test with CTA barriers; the runner places one \
-                 or the other",
-                t.name
-            )));
-        }
-        let lane_warps = match collective {
-            Some(_) => Some(lane_subs(program, &mut groups)?),
-            None => {
-                for g in &mut groups {
-                    g.subs = (0..g.roles.len() as u32).collect();
-                }
-                None
-            }
+            Placement::Device(d) => d,
         };
-        let roles_per_slot = groups
+        if *gpu.get_or_insert(d.gpu) != d.gpu {
+            return Err(GenError::Unsupported(format!(
+                "{} is on GPU {}, another GPU than the first thread's: the test is about \
+                 two GPUs, where a .gpu scope does not reach the other GPU; on one GPU every \
+                 .gpu access between them would be morally strong, so a run there could \
+                 not show what the test asks, and the runner drives one GPU (running it \
+                 needs a launch on each of two GPUs with peer access)",
+                t.name, d.gpu
+            )));
+        }
+        let id = ThreadId(i as u32);
+        match groups
+            .iter_mut()
+            .find(|g| g.cta == d.cta && g.cluster == d.cluster)
+        {
+            Some(g) => g.roles.push(id),
+            None => groups.push(Group {
+                cluster: d.cluster,
+                cta: d.cta,
+                roles: vec![id],
+                subs: Vec::new(),
+            }),
+        }
+    }
+    if groups.is_empty() {
+        if host_roles.is_empty() {
+            return Err(GenError::Unsupported("the test has no thread".into()));
+        }
+        // Host threads only: the kernel still runs (stress, the pacing word, the collect
+        // kernel), with one group of no roles.
+        groups.push(Group {
+            cluster: 0,
+            cta: 0,
+            roles: Vec::new(),
+            subs: Vec::new(),
+        });
+    }
+    Ok((groups, host_roles))
+}
+
+/// The test's clusters (see [`Layout::clusters`]) and the CTAs of the largest.
+fn clusters_of(groups: &[Group]) -> Result<(Vec<Vec<u32>>, u32), GenError> {
+    // Groups sharing a cluster run in one hardware cluster (a cluster launch).
+    let mut clusters: Vec<(u32, Vec<u32>)> = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        match clusters.iter_mut().find(|(c, _)| *c == g.cluster) {
+            Some((_, members)) => members.push(gi as u32),
+            None => clusters.push((g.cluster, vec![gi as u32])),
+        }
+    }
+    for (_, members) in &mut clusters {
+        members.sort_by_key(|&gi| groups[gi as usize].cta);
+    }
+    let clusters: Vec<Vec<u32>> = clusters.into_iter().map(|(_, m)| m).collect();
+    let cluster_ctas = clusters.iter().map(|m| m.len() as u32).max().unwrap_or(1);
+    if cluster_ctas > MAX_CLUSTER_CTAS {
+        return Err(GenError::Unsupported(format!(
+            "a cluster of {cluster_ctas} CTAs; the runner launches clusters of at most \
+             {MAX_CLUSTER_CTAS} (the portable cluster size)"
+        )));
+    }
+    Ok((clusters, cluster_ctas))
+}
+
+/// The locations of device global, pinned host, managed and shared memory, in that order.
+fn locations_by_buffer(program: &Program) -> Result<[Vec<LocId>; 4], GenError> {
+    let mut global = Vec::new();
+    let mut host = Vec::new();
+    let mut managed = Vec::new();
+    let mut shared = Vec::new();
+    for i in 0..program.locations.len() {
+        let id = LocId(i as u32);
+        match buffer_of(program, id)? {
+            None => shared.push(id),
+            Some(Buffer::Device) => global.push(id),
+            Some(Buffer::Host) => host.push(id),
+            Some(Buffer::Managed) => managed.push(id),
+        }
+    }
+    Ok([global, host, managed, shared])
+}
+
+/// A shared location is one CTA's: every thread touching it must sit in the same group.
+fn shared_hazard(program: &Program, shared: &[LocId], groups: &[Group]) -> Result<(), GenError> {
+    for &l in shared {
+        let users: Vec<usize> = program
+            .threads
             .iter()
-            .map(|g| g.roles.len() as u32)
-            .max()
-            .unwrap_or(1)
-            .max(1);
+            .enumerate()
+            .filter(|(_, t)| t.code.iter().any(|i| may_touch(program, &i.kind, l)))
+            .filter_map(|(ti, _)| {
+                groups
+                    .iter()
+                    .position(|g| g.roles.contains(&ThreadId(ti as u32)))
+            })
+            .collect();
+        if users.windows(2).any(|w| w[0] != w[1]) {
+            return Err(GenError::Unsupported(format!(
+                "shared location {} is used by threads of different CTAs",
+                program.location(l).name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The runner needs every barrier's number and thread count as immediates, and keeps barrier
+/// [`RESERVED_BARRIER`] for itself.
+fn barrier_operand_hazard(program: &Program) -> Result<(), GenError> {
+    for t in &program.threads {
+        for i in &t.code {
+            if let InstrKind::Barrier { .. } = i.kind {
+                let Some((id, _)) = barrier_immediates(&i.kind) else {
+                    return Err(GenError::Unsupported(format!(
+                        "{}: `{}`: the runner needs a barrier's number and thread count \
+                         as immediates",
+                        t.name, i.text
+                    )));
+                };
+                if id >= RESERVED_BARRIER {
+                    return Err(GenError::Unsupported(format!(
+                        "{}: barrier {id}: the runner reserves barrier {RESERVED_BARRIER} and \
+                         supports barriers 0 to {}",
+                        t.name,
+                        RESERVED_BARRIER - 1
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a block is made of: [`Layout`]'s fields of the same names.
+struct Shape {
+    unit: Unit,
+    block_threads: u32,
+    role_units: u32,
+    roles_per_slot: u32,
+    slots: u32,
+}
+
+impl Shape {
+    /// The lane layout when the test has warp collectives (`lane_warps`: test warps per slot),
+    /// the warp layout when it has CTA barriers (`bar.red` makes only lane 0 an instance), else
+    /// the thread layout.
+    fn of(
+        opts: &GenOptions,
+        lane_warps: Option<u32>,
+        (barriers, red): (bool, bool),
+        roles_per_slot: u32,
+    ) -> Result<Shape, GenError> {
         let (unit, block_threads, role_units, roles_per_slot, slots) = if let Some(w) = lane_warps {
             // Hardware warps of role warps and stress warps; at least one slot.
             let warps = (opts.block_threads / WARP).max(w + opts.stress_warps);
@@ -423,34 +461,19 @@ impl Layout {
                 slots,
             )
         };
-        for t in &program.threads {
-            for i in &t.code {
-                if let InstrKind::Barrier { .. } = i.kind {
-                    let Some((id, _)) = barrier_immediates(&i.kind) else {
-                        return Err(GenError::Unsupported(format!(
-                            "{}: `{}`: the runner needs a barrier's number and thread count \
-                             as immediates",
-                            t.name, i.text
-                        )));
-                    };
-                    if id >= RESERVED_BARRIER {
-                        return Err(GenError::Unsupported(format!(
-                            "{}: barrier {id}: the runner reserves barrier {RESERVED_BARRIER} and \
-                             supports barriers 0 to {}",
-                            t.name,
-                            RESERVED_BARRIER - 1
-                        )));
-                    }
-                }
-            }
-        }
-        if let Some(why) = barrier_hazard(program, &groups) {
-            return Err(GenError::Unsupported(why));
-        }
-        let waits = launch_order(program)?;
-        let mut signals: Vec<ThreadId> = waits.iter().flatten().copied().collect();
-        signals.sort();
-        signals.dedup();
+        Ok(Shape {
+            unit,
+            block_threads,
+            role_units,
+            roles_per_slot,
+            slots,
+        })
+    }
+}
+
+impl Record {
+    /// The record of `program`'s observables: the registers, then the shared locations.
+    fn of(program: &Program) -> Record {
         let mut regs = Vec::new();
         let mut shared_obs = Vec::new();
         for o in program.observables() {
@@ -462,6 +485,67 @@ impl Layout {
                 Observable::Loc(_) => {}
             }
         }
+        Record {
+            regs,
+            shared: shared_obs,
+            threads: program.threads.len() as u32,
+        }
+    }
+}
+
+impl Layout {
+    /// Places `program`'s threads; refuses placements the runner cannot give yet.
+    pub fn new(program: &Program, opts: &GenOptions) -> Result<Layout, GenError> {
+        check_options(opts)?;
+        word_hazard(program)?;
+        let collective = program.threads.iter().find(|t| {
+            t.code
+                .iter()
+                .any(|i| matches!(i.kind, InstrKind::Warp { .. }))
+        });
+        let (mut groups, host_roles) = groups_of(program)?;
+        let (clusters, cluster_ctas) = clusters_of(&groups)?;
+        let [global, host, managed, shared] = locations_by_buffer(program)?;
+        shared_hazard(program, &shared, &groups)?;
+        let (barriers, red) = uses_barrier(program);
+        if let (Some(t), true) = (collective, barriers) {
+            // The barrier layout makes the 32 lanes of a warp 32 instances of one role.
+            return Err(GenError::Unsupported(format!(
+                "{} uses a warp collective in a test with CTA barriers; the runner places one \
+                 or the other",
+                t.name
+            )));
+        }
+        let lane_warps = match collective {
+            Some(_) => Some(lane_subs(program, &mut groups)?),
+            None => {
+                for g in &mut groups {
+                    g.subs = (0..g.roles.len() as u32).collect();
+                }
+                None
+            }
+        };
+        let roles_per_slot = groups
+            .iter()
+            .map(|g| g.roles.len() as u32)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let Shape {
+            unit,
+            block_threads,
+            role_units,
+            roles_per_slot,
+            slots,
+        } = Shape::of(opts, lane_warps, (barriers, red), roles_per_slot)?;
+        barrier_operand_hazard(program)?;
+        if let Some(why) = barrier_hazard(program, &groups) {
+            return Err(GenError::Unsupported(why));
+        }
+        let waits = launch_order(program)?;
+        let mut signals: Vec<ThreadId> = waits.iter().flatten().copied().collect();
+        signals.sort();
+        signals.dedup();
         Ok(Layout {
             unit,
             groups,
@@ -477,11 +561,7 @@ impl Layout {
             managed,
             host_roles,
             shared,
-            record: Record {
-                regs,
-                shared: shared_obs,
-                threads: program.threads.len() as u32,
-            },
+            record: Record::of(program),
             waits,
             signals,
         })

@@ -21,7 +21,7 @@ use crate::codegen::{
 use crate::compare::{word, StateTable};
 use crate::driver::{driver_err, Device};
 use crate::host::{
-    HostPool, HostWords, Managed, Pinned, QuitOnDrop, DEFAULT_HOST_WORKERS, GO_IDLE,
+    HostPool, HostRun, HostWords, Managed, Pinned, QuitOnDrop, DEFAULT_HOST_WORKERS, GO_IDLE,
 };
 use crate::layout::{Buffer, Layout, Rng, Shuffle};
 use crate::RunError;
@@ -311,6 +311,20 @@ struct HostBuffers {
     flags_pinned: Option<Pinned>,
 }
 
+impl HostBuffers {
+    /// The host's views of the buffers host roles work on.
+    fn words(&self) -> Words<'_> {
+        Words {
+            host: self.host_buf.as_ref(),
+            managed: self.managed_buf.as_ref(),
+            rec: self.rec_pinned.as_ref(),
+            go: self.go.as_ref(),
+            flags: self.flags_pinned.as_ref(),
+            idle: std::sync::atomic::AtomicU32::new(GO_IDLE),
+        }
+    }
+}
+
 fn host_buffers(
     program: &Program,
     layout: &Layout,
@@ -534,18 +548,10 @@ fn hang_of(outcome: &Result<Stop, RunError>) -> Option<Stop> {
     }
 }
 
-/// Runs `kernel` (generated from `program`) until the time, the instance count or `stop` ends it.
-/// Host roles run on CPU threads of a [`HostPool`], launch by launch.
-pub fn run(
-    dev: &Device,
-    program: &Program,
-    kernel: &Kernel,
-    table: &StateTable,
-    opts: &RunOptions,
-    stop: &AtomicBool,
-) -> Result<RunResult, RunError> {
-    let layout = &kernel.layout;
-    let k = layout.blocks_per_set();
+/// Blocks per launch: `opts.blocks` or as many as the GPU holds, a multiple of the blocks per
+/// set; refuses too few blocks and a scratch region that is no power of two.
+fn launch_blocks(dev: &Device, kernel: &Kernel, opts: &RunOptions) -> Result<u32, RunError> {
+    let k = kernel.layout.blocks_per_set();
     let blocks = opts.blocks.unwrap_or_else(|| default_blocks(dev, kernel));
     let blocks = blocks / k * k;
     if blocks == 0 {
@@ -558,11 +564,323 @@ pub fn run(
             "scratch words must be a power of two".into(),
         ));
     }
+    Ok(blocks)
+}
+
+/// The device memory of one run and the events of a batch. After a hang they are leaked, not
+/// freed: freeing would wait for the launch that overran.
+///
+/// The records, the scratch region and the flags are held only for the kernels, which reach
+/// them through the addresses in [`TestArgs`].
+struct DeviceBuffers {
+    mem: CudaSlice<u32>,
+    /// The records, unless host roles write them (then they are pinned, see [`HostBuffers`]).
+    _rec: CudaSlice<u32>,
+    _scratch: CudaSlice<u32>,
+    hist: CudaSlice<u64>,
+    table: CudaSlice<u32>,
+    forbid: CudaSlice<u32>,
+    anom: CudaSlice<u32>,
+    /// The launch-order flags, unless a host thread takes part.
+    _flags: CudaSlice<u32>,
+    events: Vec<CudaEvent>,
+}
+
+/// The buffers of one run: [`DeviceBuffers`], the host's [`HostBuffers`], and the device
+/// addresses the kernels take.
+struct Buffers {
+    dev: DeviceBuffers,
+    host: HostBuffers,
+    rec_ptr: u64,
+    host_ptr: u64,
+    managed_ptr: u64,
+    test_args: TestArgs,
+}
+
+impl Buffers {
+    /// Allocates and fills every buffer of a run of `blocks` blocks.
+    fn new(
+        dev: &Device,
+        program: &Program,
+        layout: &Layout,
+        table: &StateTable,
+        opts: &RunOptions,
+        blocks: u32,
+    ) -> Result<Buffers, RunError> {
+        let ninst = layout.instances(blocks);
+        let stream = &dev.stream;
+        let image = initial_image(program, layout, blocks, ninst);
+        let alloc = driver_err("allocating GPU memory");
+        let copy = driver_err("copying to or from the GPU");
+        let mem = stream.clone_htod(&image).map_err(&copy)?;
+        drop(image);
+        let rec_words = ninst as usize * layout.record.words() as usize;
+
+        // Host and managed buffers, and the records in pinned memory when host roles write them.
+        if layout.uses_host() {
+            dev.ctx
+                .bind_to_thread()
+                .map_err(driver_err("making the GPU's context current"))?;
+        }
+        let flag_words = (ninst * layout.flags_per_instance()).max(1) as usize;
+        let host = host_buffers(program, layout, blocks, rec_words, flag_words)?;
+        let flags: CudaSlice<u32> = stream
+            .alloc_zeros(if host.flags_pinned.is_some() || !layout.has_order() {
+                1
+            } else {
+                flag_words
+            })
+            .map_err(driver_err("allocating GPU memory"))?;
+        let flags_ptr: u64 = match &host.flags_pinned {
+            Some(p) => p.device_ptr(),
+            None => flags.device_ptr(stream).0,
+        };
+        let host_ptr = host.host_buf.as_ref().map_or(0, |p| p.device_ptr());
+        let managed_ptr = host.managed_buf.as_ref().map_or(0, |m| m.device_ptr());
+        let go_ptr = host.go.as_ref().map_or(0, |g| g.device_ptr());
+        let rec: CudaSlice<u32> = stream
+            .alloc_zeros(if host.rec_pinned.is_some() {
+                1
+            } else {
+                rec_words.max(1)
+            })
+            .map_err(&alloc)?;
+        let rec_ptr: u64 = match &host.rec_pinned {
+            Some(p) => p.device_ptr(),
+            None => rec.device_ptr(stream).0,
+        };
+        let scratch: CudaSlice<u32> = stream
+            .alloc_zeros(opts.scratch_words as usize)
+            .map_err(&alloc)?;
+        let (mem_ptr, scratch_ptr) = (mem.device_ptr(stream).0, scratch.device_ptr(stream).0);
+        let mut hist: CudaSlice<u64> = stream.alloc_zeros(BINS as usize).map_err(&alloc)?;
+        let tbl_words = table.words();
+        let tbl = stream
+            .clone_htod(if tbl_words.is_empty() {
+                &[0u32][..]
+            } else {
+                &tbl_words[..]
+            })
+            .map_err(&copy)?;
+        let forbid = stream.clone_htod(&table.forbidden_words()).map_err(&copy)?;
+        let aw = anomaly_words(table.observables.len()) as usize;
+        let anom: CudaSlice<u32> = stream
+            .alloc_zeros(1 + MAX_ANOMALIES as usize * aw)
+            .map_err(&alloc)?;
+        stream.memset_zeros(&mut hist).map_err(&copy)?;
+
+        let events = (0..opts.batch.max(1))
+            .map(|_| dev.ctx.new_event(None))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(driver_err("creating events"))?;
+        let test_args = TestArgs {
+            mem: mem_ptr,
+            rec: rec_ptr,
+            scratch: scratch_ptr,
+            scratch_mask: opts.scratch_words - 1,
+            blocks,
+            stress_iters: opts.stress_iters,
+            pre_iters: opts.pre_iters,
+            host: layout.uses_host().then_some((host_ptr, managed_ptr)),
+            go: (!layout.host_roles.is_empty()).then_some(go_ptr),
+            flags: layout.has_order().then_some(flags_ptr),
+        };
+        Ok(Buffers {
+            dev: DeviceBuffers {
+                mem,
+                _rec: rec,
+                _scratch: scratch,
+                hist,
+                table: tbl,
+                forbid,
+                anom,
+                _flags: flags,
+                events,
+            },
+            host,
+            rec_ptr,
+            host_ptr,
+            managed_ptr,
+            test_args,
+        })
+    }
+}
+
+/// What the launches of a run have seen so far.
+#[derive(Default)]
+struct Tally {
+    anomalies: Vec<Anomaly>,
+    other_samples: Vec<Vec<Value>>,
+    launches: u64,
+    /// Launches whose host threads gave up waiting for the pacing word.
+    unpaced: u64,
+    /// The histogram as every launch of the batches before the current one left it, and their
+    /// number: what a hang reports (a launch that hangs never reaches its collect kernel).
+    partial: Vec<u64>,
+    partial_launches: u64,
+}
+
+/// Queues the launches of a run, batch by batch.
+struct Launcher<'a> {
+    stream: &'a std::sync::Arc<cudarc::driver::CudaStream>,
+    ftest: cudarc::driver::CudaFunction,
+    fcollect: cudarc::driver::CudaFunction,
+    program: &'a Program,
+    layout: &'a Layout,
+    table: &'a StateTable,
+    opts: &'a RunOptions,
+    blocks: u32,
+    ninst: u32,
+    bufs: &'a mut DeviceBuffers,
+    /// The device addresses of the records, host and managed buffers (see [`Buffers`]).
+    rec_ptr: u64,
+    host_ptr: u64,
+    managed_ptr: u64,
+    test_args: &'a TestArgs,
+    pool: &'a HostPool,
+    /// How long the host threads of one launch may take in all.
+    pool_budget: Duration,
+    start: Instant,
+    stop: &'a AtomicBool,
+}
+
+impl Launcher<'_> {
+    /// Queues launches until the time, the instance count or `stop` ends the run.
+    fn launch_all(&mut self, rng: &mut Rng, tally: &mut Tally) -> Result<Stop, RunError> {
+        let counted_per_launch = (0..self.ninst).filter(|&i| self.layout.counts(i)).count() as u64;
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(Stop::Interrupted);
+            }
+            if self.start.elapsed() >= self.opts.time {
+                return Ok(Stop::Time);
+            }
+            if self
+                .opts
+                .max_instances
+                .is_some_and(|m| tally.launches * counted_per_launch >= m)
+            {
+                return Ok(Stop::Instances);
+            }
+            self.batch(rng, tally)?;
+        }
+    }
+
+    /// One batch: a launch per event (fewer with host roles once the time is up), then the
+    /// watchdog, the anomaly records and the histogram so far.
+    fn batch(&mut self, rng: &mut Rng, tally: &mut Tally) -> Result<(), RunError> {
+        let (stream, layout, opts) = (self.stream, self.layout, self.opts);
+        let host_roles = !layout.host_roles.is_empty();
+        let copy = driver_err("copying to or from the GPU");
+        let first = tally.launches;
+        let mut shuffles = Vec::with_capacity(self.bufs.events.len());
+        for ev in 0..self.bufs.events.len() {
+            // With host roles every launch waits for the host threads (a launch of an
+            // example's harness took 0.2 s on an H200), so a whole batch could run far past
+            // the run's time: stop queuing when it is up.
+            let over = self.start.elapsed() >= opts.time || self.stop.load(Ordering::Relaxed);
+            if host_roles && !shuffles.is_empty() && over {
+                break;
+            }
+            let s = Shuffle::draw(rng, layout, self.blocks);
+            self.launch(ev, &s, tally)?;
+            shuffles.push(s);
+            tally.launches += 1;
+        }
+        watchdog(
+            &self.bufs.events[..shuffles.len()],
+            first,
+            opts.launch_budget,
+        )?;
+        let raw = stream.clone_dtoh(&self.bufs.anom).map_err(&copy)?;
+        if raw[0] > 0 {
+            let found = Found {
+                table: self.table,
+                layout,
+                program: self.program,
+                blocks: self.blocks,
+                first,
+                shuffles: &shuffles,
+            };
+            found.read(&raw, &mut tally.anomalies, &mut tally.other_samples);
+            stream.memset_zeros(&mut self.bufs.anom).map_err(&copy)?;
+        }
+        // What a hang reports: the histogram as every launch so far left it (a launch
+        // that hangs later never reaches its collect kernel, so this copy is final).
+        tally.partial = stream.clone_dtoh(&self.bufs.hist).map_err(&copy)?;
+        tally.partial_launches = tally.launches;
+        Ok(())
+    }
+
+    /// Launch number `tally.launches` under shuffle `s`: the test kernel, the host roles when
+    /// the test has them, the collect kernel, and event `ev` after them.
+    fn launch(&self, ev: usize, s: &Shuffle, tally: &mut Tally) -> Result<(), RunError> {
+        let (stream, layout, bufs) = (self.stream, self.layout, &*self.bufs);
+        let launch_err = driver_err("launching a kernel");
+        let test_cfg = LaunchConfig {
+            grid_dim: (self.blocks, 1, 1),
+            block_dim: (layout.block_threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let collect_cfg = LaunchConfig {
+            grid_dim: (self.ninst.div_ceil(COLLECT_THREADS), 1, 1),
+            block_dim: (COLLECT_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch_no = tally.launches as u32;
+        let args = self.test_args.of(s, launch_no);
+        // SAFETY: the arguments match the kernel's parameters one for one (see
+        // codegen), and every buffer is sized for `blocks` blocks of this layout.
+        unsafe { launch_test(stream, &self.ftest, test_cfg, layout.cluster_ctas, &args) }
+            .map_err(&launch_err)?;
+        if !layout.host_roles.is_empty() {
+            // The host roles of every instance run while the kernel does; the collect
+            // kernel may read the records only once they are done.
+            let w = self
+                .pool
+                .run_launch(launch_no, self.pool_budget)
+                .map_err(|_| RunError::HostStall {
+                    launch: tally.launches,
+                    budget: self.pool_budget,
+                })?;
+            tally.unpaced += w.unpaced;
+        }
+        let mut c = stream.launch_builder(&self.fcollect);
+        c.arg(&bufs.mem)
+            .arg(&self.rec_ptr)
+            .arg(&bufs.hist)
+            .arg(&bufs.table)
+            .arg(&bufs.forbid)
+            .arg(&bufs.anom)
+            .arg(&self.ninst)
+            .arg(&launch_no);
+        if layout.uses_host() {
+            c.arg(&self.host_ptr).arg(&self.managed_ptr);
+        }
+        // SAFETY: as above, for the collect kernel's parameters.
+        unsafe { c.launch(collect_cfg) }.map_err(&launch_err)?;
+        bufs.events[ev]
+            .record(stream)
+            .map_err(driver_err("recording an event"))?;
+        Ok(())
+    }
+}
+
+/// Runs `kernel` (generated from `program`) until the time, the instance count or `stop` ends it.
+/// Host roles run on CPU threads of a [`HostPool`], launch by launch.
+pub fn run(
+    dev: &Device,
+    program: &Program,
+    kernel: &Kernel,
+    table: &StateTable,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<RunResult, RunError> {
+    let layout = &kernel.layout;
+    let blocks = launch_blocks(dev, kernel, opts)?;
     let ninst = layout.instances(blocks);
     let entered = Instant::now();
-    let uses_host = layout.uses_host();
-    let host_roles = !layout.host_roles.is_empty();
-    if uses_host {
+    if layout.uses_host() {
         check_host_support(dev, kernel, layout.bytes(Buffer::Managed, blocks))?;
     }
     let stream = &dev.stream;
@@ -576,236 +894,78 @@ pub fn run(
     let fcollect = module
         .load_function(COLLECT_KERNEL)
         .map_err(driver_err("finding the collect kernel"))?;
-
-    let image = initial_image(program, layout, blocks, ninst);
-    let alloc = driver_err("allocating GPU memory");
-    let copy = driver_err("copying to or from the GPU");
-    let mem = stream.clone_htod(&image).map_err(&copy)?;
-    drop(image);
-    let rec_words = ninst as usize * layout.record.words() as usize;
-
-    // Host and managed buffers, and the records in pinned memory when host roles write them.
-    if uses_host {
-        dev.ctx
-            .bind_to_thread()
-            .map_err(driver_err("making the GPU's context current"))?;
-    }
-    let flag_words = (ninst * layout.flags_per_instance()).max(1) as usize;
-    let HostBuffers {
-        host_buf,
-        managed_buf,
-        rec_pinned,
-        go,
-        flags_pinned,
-    } = host_buffers(program, layout, blocks, rec_words, flag_words)?;
-    let flags_dev: CudaSlice<u32> = stream
-        .alloc_zeros(if flags_pinned.is_some() || !layout.has_order() {
-            1
-        } else {
-            flag_words
-        })
-        .map_err(driver_err("allocating GPU memory"))?;
-    let flags_ptr: u64 = match &flags_pinned {
-        Some(p) => p.device_ptr(),
-        None => flags_dev.device_ptr(stream).0,
-    };
-    let host_ptr = host_buf.as_ref().map_or(0, |p| p.device_ptr());
-    let managed_ptr = managed_buf.as_ref().map_or(0, |m| m.device_ptr());
-    let go_ptr = go.as_ref().map_or(0, |g| g.device_ptr());
-    let rec_dev: CudaSlice<u32> = stream
-        .alloc_zeros(if rec_pinned.is_some() {
-            1
-        } else {
-            rec_words.max(1)
-        })
-        .map_err(&alloc)?;
-    let rec_ptr: u64 = match &rec_pinned {
-        Some(p) => p.device_ptr(),
-        None => rec_dev.device_ptr(stream).0,
-    };
-    let scratch: CudaSlice<u32> = stream
-        .alloc_zeros(opts.scratch_words as usize)
-        .map_err(&alloc)?;
-    let (mem_ptr, scratch_ptr) = (mem.device_ptr(stream).0, scratch.device_ptr(stream).0);
-    let mut hist: CudaSlice<u64> = stream.alloc_zeros(BINS as usize).map_err(&alloc)?;
-    let tbl_words = table.words();
-    let tbl = stream
-        .clone_htod(if tbl_words.is_empty() {
-            &[0u32][..]
-        } else {
-            &tbl_words[..]
-        })
-        .map_err(&copy)?;
-    let forbid = stream.clone_htod(&table.forbidden_words()).map_err(&copy)?;
-    let aw = anomaly_words(table.observables.len()) as usize;
-    let mut anom: CudaSlice<u32> = stream
-        .alloc_zeros(1 + MAX_ANOMALIES as usize * aw)
-        .map_err(&alloc)?;
-    stream.memset_zeros(&mut hist).map_err(&copy)?;
-
-    let events = (0..opts.batch.max(1))
-        .map(|_| dev.ctx.new_event(None))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(driver_err("creating events"))?;
-    let mut rng = Rng::new(opts.seed);
-    let test_cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (layout.block_threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let collect_cfg = LaunchConfig {
-        grid_dim: (ninst.div_ceil(COLLECT_THREADS), 1, 1),
-        block_dim: (COLLECT_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let test_args = TestArgs {
-        mem: mem_ptr,
-        rec: rec_ptr,
-        scratch: scratch_ptr,
-        scratch_mask: opts.scratch_words - 1,
-        blocks,
-        stress_iters: opts.stress_iters,
-        pre_iters: opts.pre_iters,
-        host: uses_host.then_some((host_ptr, managed_ptr)),
-        go: host_roles.then_some(go_ptr),
-        flags: layout.has_order().then_some(flags_ptr),
-    };
-    let counted_per_launch = (0..ninst).filter(|&i| layout.counts(i)).count() as u64;
-
-    let words = Words {
-        host: host_buf.as_ref(),
-        managed: managed_buf.as_ref(),
-        rec: rec_pinned.as_ref(),
-        go: go.as_ref(),
-        flags: flags_pinned.as_ref(),
-        idle: std::sync::atomic::AtomicU32::new(GO_IDLE),
-    };
+    let Buffers {
+        dev: mut bufs,
+        host,
+        rec_ptr,
+        host_ptr,
+        managed_ptr,
+        test_args,
+    } = Buffers::new(dev, program, layout, table, opts, blocks)?;
     let pool = HostPool::new(layout.host_roles.len(), opts.host_workers);
     // A worker waits for the pacing word at most one launch budget; the pool as a whole gets
     // that wait plus one budget for its instances.
     let go_wait = opts.launch_budget;
-    let pool_budget = opts.launch_budget * 2;
-
-    let mut anomalies = Vec::new();
-    let mut other_samples = Vec::new();
-    let mut launches = 0u64;
-    let mut unpaced = 0u64;
-    let mut partial = vec![0u64; BINS as usize];
-    let mut partial_launches = 0u64;
+    let mut tally = Tally {
+        partial: vec![0u64; BINS as usize],
+        ..Tally::default()
+    };
     let start = Instant::now();
     let setup = start - entered;
-    let launch_err = driver_err("launching a kernel");
+    let mut launcher = Launcher {
+        stream,
+        ftest,
+        fcollect,
+        program,
+        layout,
+        table,
+        opts,
+        blocks,
+        ninst,
+        bufs: &mut bufs,
+        rec_ptr,
+        host_ptr,
+        managed_ptr,
+        test_args: &test_args,
+        pool: &pool,
+        pool_budget: opts.launch_budget * 2,
+        start,
+        stop,
+    };
+    let words = host.words();
+    let host_run = HostRun {
+        program,
+        layout,
+        words: &words,
+        instances: ninst,
+        loop_cap: kernel.loop_cap,
+        go_wait,
+    };
+    let mut rng = Rng::new(opts.seed);
     let outcome: Result<Stop, RunError> = std::thread::scope(|scope| {
         let _quit = QuitOnDrop(&pool);
         for w in 0..pool.workers {
-            let (pool, words) = (&pool, &words);
-            let loop_cap = kernel.loop_cap;
-            scope.spawn(move || pool.worker(w, program, layout, words, ninst, loop_cap, go_wait));
+            let (pool, host_run) = (&pool, &host_run);
+            scope.spawn(move || pool.worker(w, host_run));
         }
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(Stop::Interrupted);
-            }
-            if start.elapsed() >= opts.time {
-                return Ok(Stop::Time);
-            }
-            if opts
-                .max_instances
-                .is_some_and(|m| launches * counted_per_launch >= m)
-            {
-                return Ok(Stop::Instances);
-            }
-            let first = launches;
-            let mut shuffles = Vec::with_capacity(events.len());
-            for ev in &events {
-                // With host roles every launch waits for the host threads (a launch of an
-                // example's harness took 0.2 s on an H200), so a whole batch could run far past
-                // the run's time: stop queuing when it is up.
-                let over = start.elapsed() >= opts.time || stop.load(Ordering::Relaxed);
-                if host_roles && !shuffles.is_empty() && over {
-                    break;
-                }
-                let s = Shuffle::draw(&mut rng, layout, blocks);
-                let launch_no = launches as u32;
-                let args = test_args.of(&s, launch_no);
-                // SAFETY: the arguments match the kernel's parameters one for one (see
-                // codegen), and every buffer is sized for `blocks` blocks of this layout.
-                unsafe { launch_test(stream, &ftest, test_cfg, layout.cluster_ctas, &args) }
-                    .map_err(&launch_err)?;
-                if host_roles {
-                    // The host roles of every instance run while the kernel does; the collect
-                    // kernel may read the records only once they are done.
-                    let w = pool.run_launch(launch_no, pool_budget).map_err(|_| {
-                        RunError::HostStall {
-                            launch: launches,
-                            budget: pool_budget,
-                        }
-                    })?;
-                    unpaced += w.unpaced;
-                }
-                let mut c = stream.launch_builder(&fcollect);
-                c.arg(&mem)
-                    .arg(&rec_ptr)
-                    .arg(&hist)
-                    .arg(&tbl)
-                    .arg(&forbid)
-                    .arg(&anom)
-                    .arg(&ninst)
-                    .arg(&launch_no);
-                if uses_host {
-                    c.arg(&host_ptr).arg(&managed_ptr);
-                }
-                // SAFETY: as above, for the collect kernel's parameters.
-                unsafe { c.launch(collect_cfg) }.map_err(&launch_err)?;
-                ev.record(stream)
-                    .map_err(driver_err("recording an event"))?;
-                shuffles.push(s);
-                launches += 1;
-            }
-            watchdog(&events[..shuffles.len()], first, opts.launch_budget)?;
-            let raw = stream.clone_dtoh(&anom).map_err(&copy)?;
-            if raw[0] > 0 {
-                let found = Found {
-                    table,
-                    layout,
-                    program,
-                    blocks,
-                    first,
-                    shuffles: &shuffles,
-                };
-                found.read(&raw, &mut anomalies, &mut other_samples);
-                stream.memset_zeros(&mut anom).map_err(&copy)?;
-            }
-            // What a hang reports: the histogram as every launch so far left it (a launch
-            // that hangs later never reaches its collect kernel, so this copy is final).
-            partial = stream.clone_dtoh(&hist).map_err(&copy)?;
-            partial_launches = launches;
-        }
+        launcher.launch_all(&mut rng, &mut tally)
     });
+    drop(launcher);
     let hung = hang_of(&outcome);
     let (stop_reason, h) = match (outcome, hung) {
         (_, Some(hang)) => {
             // Freeing memory or unloading the module would wait for the launch that overran;
             // leave them to the process's end instead of blocking here.
-            std::mem::forget((
-                mem, rec_dev, scratch, hist, tbl, forbid, anom, module, events,
-            ));
-            std::mem::forget((
-                host_buf,
-                managed_buf,
-                rec_pinned,
-                go,
-                flags_pinned,
-                flags_dev,
-            ));
-            launches = partial_launches;
-            (hang, partial)
+            std::mem::forget((bufs, module, host));
+            tally.launches = tally.partial_launches;
+            (hang, std::mem::take(&mut tally.partial))
         }
         (Ok(s), None) => {
             stream
                 .synchronize()
                 .map_err(driver_err("finishing the run"))?;
-            (s, stream.clone_dtoh(&hist).map_err(&copy)?)
+            let copy = driver_err("copying to or from the GPU");
+            (s, stream.clone_dtoh(&bufs.hist).map_err(&copy)?)
         }
         (Err(e), None) => return Err(e),
     };
@@ -814,21 +974,22 @@ pub fn run(
     let other = h[BIN_OTHER as usize];
     let cut = h[BIN_CUT as usize];
     let instances = dense.iter().sum::<u64>() + other;
+    let counted_per_launch = (0..ninst).filter(|&i| layout.counts(i)).count() as u32;
     Ok(RunResult {
         dense,
         other,
-        other_samples,
+        other_samples: tally.other_samples,
         cut,
         instances,
-        launches,
+        launches: tally.launches,
         elapsed,
-        anomalies,
+        anomalies: tally.anomalies,
         stop: stop_reason,
         blocks,
         block_threads: layout.block_threads,
-        instances_per_launch: counted_per_launch as u32,
+        instances_per_launch: counted_per_launch,
         setup,
         host_workers: pool.workers as u32,
-        unpaced,
+        unpaced: tally.unpaced,
     })
 }

@@ -1,4 +1,5 @@
 use super::*;
+use scopecheck_ir::BinOp;
 
 fn ptx(src: &str) -> String {
     let p = scopecheck_litmus::parse(src).expect("test parses");
