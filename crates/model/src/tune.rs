@@ -684,68 +684,11 @@ pub fn tune(
     if !originals.iter().all(is_right) {
         return Ok(Tuning::NotRight(originals));
     }
-    let sites = sites(program);
-    let origin: Vec<State> = sites.iter().map(|s| state_of(&s.kind)).collect();
-    let rmw_members = |s: &Site, ok: &dyn Fn(&RmwKind, Option<RegId>, ThreadId) -> bool| {
-        s.members.iter().all(|&(t, i)| {
-            matches!(&program.thread(t).code[i].kind,
-                InstrKind::Rmw { kind, dst, .. } if ok(kind, *dst, t))
-        })
-    };
-    let to_store = sites
-        .iter()
-        .map(|s| {
-            rmw_members(s, &|k, dst, t| {
-                matches!(k, RmwKind::Op(RmwOp::Exch, _))
-                    && dst.is_none_or(|r| unused(program, t, r))
-            })
-        })
-        .collect();
-    let to_load = sites
-        .iter()
-        .map(|s| {
-            let ty = match s.kind {
-                InstrKind::Rmw { ty, .. } => ty,
-                _ => return false,
-            };
-            rmw_members(s, &|k, _, _| never_changes(k, ty))
-        })
-        .collect();
-    let n = sites.len();
-    let locs = sites
-        .iter()
-        .map(|s| {
-            s.members
-                .first()
-                .and_then(|&(t, i)| program.thread(t).code[i].kind.named_loc())
-        })
-        .collect();
-    let mut search = Search {
-        locs,
-        program,
-        sites,
-        origin: origin.clone(),
-        to_store,
-        to_load,
-        models,
-        originals,
-        cache: HashMap::new(),
-        checks: 0,
-        max_checks,
-        cluster: clusters_matter(program),
-        deadline: models.iter().filter_map(|o| o.deadline).min(),
-        timed_out: false,
-    };
-    search.cache.insert(origin.clone(), true);
+    let mut search = Search::new(program, models, originals, max_checks);
+    let origin = search.origin.clone();
+    let n = search.sites.len();
     let mut found: Vec<Vec<State>> = Vec::new();
     let mut incomplete = None;
-    let cut = |checks: usize, timed_out: bool| {
-        if timed_out {
-            format!("stopped after {checks} re-checks: the --timeout was reached")
-        } else {
-            format!("stopped after {checks} re-checks (--max-checks)")
-        }
-    };
     // How far each site goes alone.
     let mut limits = origin.clone();
     let mut alone_cut = false;
@@ -758,78 +701,22 @@ pub fn tune(
         limits[i] = c[i];
     }
     if alone_cut {
-        incomplete = Some(cut(search.checks, search.timed_out));
+        incomplete = Some(search.cut());
     } else {
         let program_order: Vec<usize> = (0..n).collect();
         // Every site at its own limit at once: when that keeps the verdict, the sites do not
         // interfere and the one maximal set is there (checked by one more descent).
         let together = search.keeps(&limits);
         match together {
-            Err(Cut) => incomplete = Some(cut(search.checks, search.timed_out)),
+            Err(Cut) => incomplete = Some(search.cut()),
             Ok(true) => match search.greedy(&limits, &program_order) {
                 Ok(m) => found.push(m),
-                Err(Cut) => incomplete = Some(cut(search.checks, search.timed_out)),
+                Err(Cut) => incomplete = Some(search.cut()),
             },
-            Ok(false) => {
-                let mut queue: VecDeque<Vec<usize>> = VecDeque::from([vec![]]);
-                let mut seen: HashSet<Vec<usize>> = HashSet::from([vec![]]);
-                let mut descents = 0;
-                while let Some(first) = queue.pop_front() {
-                    if descents == MAX_DESCENTS {
-                        incomplete = Some(format!(
-                            "stopped after {MAX_DESCENTS} descents: there may be more maximal sets"
-                        ));
-                        break;
-                    }
-                    descents += 1;
-                    let order: Vec<usize> = first
-                        .iter()
-                        .copied()
-                        .chain((0..n).filter(|i| !first.contains(i)))
-                        .collect();
-                    let m = match search.greedy(&origin, &order) {
-                        Ok(m) => m,
-                        Err(Cut) => {
-                            incomplete = Some(cut(search.checks, search.timed_out));
-                            break;
-                        }
-                    };
-                    // A site held short of its own limit may go further when tried earlier.
-                    for &i in &order {
-                        if m[i] != limits[i] && !first.contains(&i) {
-                            let mut next = first.clone();
-                            next.push(i);
-                            if seen.insert(next.clone()) {
-                                queue.push_back(next);
-                            }
-                        }
-                    }
-                    if !found.contains(&m) {
-                        found.push(m);
-                    }
-                }
-            }
+            Ok(false) => incomplete = search.maximal_sets(&limits, &mut found),
         }
     }
-    let mut sets: Vec<WeakenedSet> = found
-        .iter()
-        .filter(|m| **m != origin)
-        .map(|m| {
-            let changes: Vec<SiteChange> = (0..n)
-                .filter(|&i| m[i] != origin[i])
-                .map(|i| search.change(i, m[i], table))
-                .collect();
-            WeakenedSet {
-                saved_cycles: changes.iter().map(|c| c.saved_cycles).sum(),
-                changes,
-            }
-        })
-        .collect();
-    // Most cycles saved first; a set whose saving is unknown last; ties in the order found.
-    sets.sort_by(|a, b| {
-        let key = |s: &WeakenedSet| s.saved_cycles.unwrap_or(f64::NEG_INFINITY);
-        key(b).total_cmp(&key(a))
-    });
+    let sets = search.ranked(&found, table);
     let weakest = if alone_cut {
         vec![]
     } else {
@@ -852,6 +739,152 @@ pub fn tune(
         checks: search.checks,
         incomplete,
     }))
+}
+
+impl<'a> Search<'a> {
+    /// The search over `program`'s sites, right under every one of `models` (`originals`, its
+    /// verdicts), with the original configuration known to keep them.
+    fn new(
+        program: &'a Program,
+        models: &'a [CheckOptions],
+        originals: Vec<Verdict>,
+        max_checks: usize,
+    ) -> Search<'a> {
+        let sites = sites(program);
+        let origin: Vec<State> = sites.iter().map(|s| state_of(&s.kind)).collect();
+        let rmw_members = |s: &Site, ok: &dyn Fn(&RmwKind, Option<RegId>, ThreadId) -> bool| {
+            s.members.iter().all(|&(t, i)| {
+                matches!(&program.thread(t).code[i].kind,
+                    InstrKind::Rmw { kind, dst, .. } if ok(kind, *dst, t))
+            })
+        };
+        let to_store = sites
+            .iter()
+            .map(|s| {
+                rmw_members(s, &|k, dst, t| {
+                    matches!(k, RmwKind::Op(RmwOp::Exch, _))
+                        && dst.is_none_or(|r| unused(program, t, r))
+                })
+            })
+            .collect();
+        let to_load = sites
+            .iter()
+            .map(|s| {
+                let ty = match s.kind {
+                    InstrKind::Rmw { ty, .. } => ty,
+                    _ => return false,
+                };
+                rmw_members(s, &|k, _, _| never_changes(k, ty))
+            })
+            .collect();
+        let locs = sites
+            .iter()
+            .map(|s| {
+                s.members
+                    .first()
+                    .and_then(|&(t, i)| program.thread(t).code[i].kind.named_loc())
+            })
+            .collect();
+        let mut search = Search {
+            locs,
+            program,
+            sites,
+            origin: origin.clone(),
+            to_store,
+            to_load,
+            models,
+            originals,
+            cache: HashMap::new(),
+            checks: 0,
+            max_checks,
+            cluster: clusters_matter(program),
+            deadline: models.iter().filter_map(|o| o.deadline).min(),
+            timed_out: false,
+        };
+        search.cache.insert(origin, true);
+        search
+    }
+
+    /// Why the search stopped short, after a [`Cut`].
+    fn cut(&self) -> String {
+        if self.timed_out {
+            format!(
+                "stopped after {} re-checks: the --timeout was reached",
+                self.checks
+            )
+        } else {
+            format!("stopped after {} re-checks (--max-checks)", self.checks)
+        }
+    }
+
+    /// The maximal sets when the sites interfere (all at their own `limits` at once loses a
+    /// verdict): greedy descents from the original in many site orders, each order trying
+    /// first the sites an earlier descent held short of their limit. Adds the sets to `found`;
+    /// returns why it stopped short, if it did.
+    fn maximal_sets(&mut self, limits: &[State], found: &mut Vec<Vec<State>>) -> Option<String> {
+        let origin = self.origin.clone();
+        let n = self.sites.len();
+        let mut queue: VecDeque<Vec<usize>> = VecDeque::from([vec![]]);
+        let mut seen: HashSet<Vec<usize>> = HashSet::from([vec![]]);
+        let mut descents = 0;
+        while let Some(first) = queue.pop_front() {
+            if descents == MAX_DESCENTS {
+                return Some(format!(
+                    "stopped after {MAX_DESCENTS} descents: there may be more maximal sets"
+                ));
+            }
+            descents += 1;
+            let order: Vec<usize> = first
+                .iter()
+                .copied()
+                .chain((0..n).filter(|i| !first.contains(i)))
+                .collect();
+            let m = match self.greedy(&origin, &order) {
+                Ok(m) => m,
+                Err(Cut) => return Some(self.cut()),
+            };
+            // A site held short of its own limit may go further when tried earlier.
+            for &i in &order {
+                if m[i] != limits[i] && !first.contains(&i) {
+                    let mut next = first.clone();
+                    next.push(i);
+                    if seen.insert(next.clone()) {
+                        queue.push_back(next);
+                    }
+                }
+            }
+            if !found.contains(&m) {
+                found.push(m);
+            }
+        }
+        None
+    }
+
+    /// The sets `found` as changes with their costs from `table`: most cycles saved first, a
+    /// set whose saving is unknown last, ties in the order found. The original is no set.
+    fn ranked(&self, found: &[Vec<State>], table: &CostTable) -> Vec<WeakenedSet> {
+        let origin = &self.origin;
+        let n = self.sites.len();
+        let mut sets: Vec<WeakenedSet> = found
+            .iter()
+            .filter(|m| *m != origin)
+            .map(|m| {
+                let changes: Vec<SiteChange> = (0..n)
+                    .filter(|&i| m[i] != origin[i])
+                    .map(|i| self.change(i, m[i], table))
+                    .collect();
+                WeakenedSet {
+                    saved_cycles: changes.iter().map(|c| c.saved_cycles).sum(),
+                    changes,
+                }
+            })
+            .collect();
+        sets.sort_by(|a, b| {
+            let key = |s: &WeakenedSet| s.saved_cycles.unwrap_or(f64::NEG_INFINITY);
+            key(b).total_cmp(&key(a))
+        });
+        sets
+    }
 }
 
 #[cfg(test)]
