@@ -81,25 +81,7 @@ pub fn svg(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     let depth = groups.iter().map(Group::depth).max().unwrap_or(0);
     let title = picture::title_lines(program, verdict, graph, role);
 
-    // Node width: the widest label or source line, within bounds.
-    let widest = graph
-        .events
-        .iter()
-        .map(|e| {
-            let source = picture::source_line(e).map_or(0, |s| cut(&s).chars().count());
-            e.label.chars().count().max(source)
-        })
-        .max()
-        .unwrap_or(0);
-    let node_w = (widest as f64 * CHAR_W + 16.0).clamp(110.0, 320.0);
-    let widest_init = graph
-        .events
-        .iter()
-        .filter(|e| e.thread.is_none())
-        .map(|e| e.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    let init_w = (widest_init as f64 * CHAR_W + 24.0).clamp(70.0, 320.0);
+    let (node_w, init_w) = node_widths(graph);
     // Boxes nest: each level inside leaves this much room on each side of its columns.
     let inset = 6.0;
     let col_w = node_w + 2.0 * inset * depth as f64 + 24.0;
@@ -218,32 +200,63 @@ pub fn svg(program: &Program, verdict: &Verdict, graph: &ExecutionGraph, role: &
     for (e, ev) in graph.events.iter().enumerate() {
         event(ev, e, &layout, &mut out);
     }
-    if !legend.is_empty() {
-        let _ = writeln!(
-            out,
-            "<text x=\"{MARGIN}\" y=\"{:.1}\" font-size=\"11\" font-weight=\"bold\">legend</text>",
-            legend_top + 12.0
-        );
-        for (k, (kind, what)) in legend.iter().enumerate() {
-            let y = legend_top + 30.0 + 20.0 * k as f64;
-            let (x1, x2) = (MARGIN, MARGIN + 40.0);
-            let _ = writeln!(
-                out,
-                "<path class=\"legend\" d=\"M{x1:.1},{y:.1} L{x2:.1},{y:.1}\" {}/>",
-                stroke(*kind)
-            );
-            let _ = writeln!(
-                out,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"{}\">{}</text>",
-                x2 + 10.0,
-                y + 4.0,
-                picture::colour(*kind),
-                escape(what)
-            );
-        }
-    }
+    draw_legend(&legend, legend_top, &mut out);
     let _ = writeln!(out, "</svg>");
     out
+}
+
+/// The width of a thread's event box (the widest label or source line) and of an initial
+/// write's, within bounds.
+fn node_widths(graph: &ExecutionGraph) -> (f64, f64) {
+    let widest = graph
+        .events
+        .iter()
+        .map(|e| {
+            let source = picture::source_line(e).map_or(0, |s| cut(&s).chars().count());
+            e.label.chars().count().max(source)
+        })
+        .max()
+        .unwrap_or(0);
+    let node_w = (widest as f64 * CHAR_W + 16.0).clamp(110.0, 320.0);
+    let widest_init = graph
+        .events
+        .iter()
+        .filter(|e| e.thread.is_none())
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let init_w = (widest_init as f64 * CHAR_W + 24.0).clamp(70.0, 320.0);
+    (node_w, init_w)
+}
+
+/// The legend under the rows, from `top`: a line of each kind of edge the graph has, with what
+/// it means.
+fn draw_legend(legend: &[(EdgeKind, String)], top: f64, out: &mut String) {
+    if legend.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{MARGIN}\" y=\"{:.1}\" font-size=\"11\" font-weight=\"bold\">legend</text>",
+        top + 12.0
+    );
+    for (k, (kind, what)) in legend.iter().enumerate() {
+        let y = top + 30.0 + 20.0 * k as f64;
+        let (x1, x2) = (MARGIN, MARGIN + 40.0);
+        let _ = writeln!(
+            out,
+            "<path class=\"legend\" d=\"M{x1:.1},{y:.1} L{x2:.1},{y:.1}\" {}/>",
+            stroke(*kind)
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"{}\">{}</text>",
+            x2 + 10.0,
+            y + 4.0,
+            picture::colour(*kind),
+            escape(what)
+        );
+    }
 }
 
 /// The geometry boxes share: column width, the inset per nesting level, the top of the outer
