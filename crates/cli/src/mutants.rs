@@ -205,20 +205,32 @@ pub struct MutantTally {
     pub hung: bool,
 }
 
-/// Checks and runs every mutant of `program` in `configs` (see [`configs`]); prints the table
+/// The test whose mutants run: its file and text, the program and its verdict, and the options
+/// it was checked with, which check the mutants too.
+pub struct Original<'a> {
+    pub file: &'a str,
+    pub source: &'a str,
+    pub program: &'a Program,
+    pub verdict: &'a Verdict,
+    pub check: &'a CheckOptions,
+}
+
+/// Checks and runs every mutant of `test` in `configs` (see [`configs`]); prints the table
 /// (or one JSON line).
-#[allow(clippy::too_many_arguments)]
 pub fn run_mutants(
     device: &Device,
-    file: &str,
-    source: &str,
-    program: &Program,
-    original: &Verdict,
-    check: &CheckOptions,
+    test: &Original,
     configs: &[Config],
     stop: &AtomicBool,
     json: bool,
 ) -> MutantTally {
+    let Original {
+        file,
+        source,
+        program,
+        verdict: original,
+        check,
+    } = *test;
     let mut mutants = Vec::new();
     let mut hung = false;
     let mut code = OriginalCode::new(configs.len());

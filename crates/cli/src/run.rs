@@ -6,6 +6,7 @@
 //! outcome a test is usually written to catch) are reported with their count and rate.
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -379,13 +380,16 @@ fn run_file(
             .map(|v| crate::mutants::state_values(&v));
     }
     if args.mutants {
+        let test = crate::mutants::Original {
+            file: &input.file,
+            source: &source,
+            program: &program,
+            verdict: &verdict,
+            check: opts,
+        };
         let t = crate::mutants::run_mutants(
             device,
-            &input.file,
-            &source,
-            &program,
-            &verdict,
-            opts,
+            &test,
             &crate::mutants::configs(gen, run_opts, args.portfolio),
             stop,
             args.json,
@@ -582,53 +586,7 @@ fn report_text(
 ) -> String {
     let obs = program.observables();
     let mut s = String::new();
-    use std::fmt::Write as _;
-    let _ = writeln!(
-        s,
-        "Test {} {} (model: {}, {} states{})",
-        program.name,
-        scopecheck_report::test_kind(verdict.quantifier),
-        scopecheck_report::outcome_text(verdict.outcome),
-        verdict.states.len(),
-        if verdict.is_complete() {
-            ""
-        } else {
-            ", exploration incomplete"
-        }
-    );
-    let _ = writeln!(
-        s,
-        "Device {} (GPU {}), {} blocks x {} threads, {} instances per launch, stress {}",
-        device.name,
-        device.ordinal,
-        r.blocks,
-        r.block_threads,
-        r.instances_per_launch,
-        if stress == OnOff::On { "on" } else { "off" }
-    );
-    let _ = writeln!(
-        s,
-        "Platform {} ({}){}",
-        device.platform.name,
-        if device.platform.source == "device" {
-            "this GPU's capabilities; --platform overrides"
-        } else {
-            "as asked"
-        },
-        if device.platform.lacks.is_empty() {
-            String::new()
-        } else {
-            format!(", lacking {}", device.platform.lacks.join(" and "))
-        }
-    );
-    if r.host_workers > 0 {
-        let _ = writeln!(
-            s,
-            "Host threads on {} CPU threads over pinned host/managed memory; {} worker launches \
-             ran without seeing the kernel start",
-            r.host_workers, r.unpaced
-        );
-    }
+    header_text(&mut s, device, program, verdict, r, stress);
     let stop = match r.stop {
         Stop::Time => "time",
         Stop::Instances => "instance count",
@@ -692,6 +650,77 @@ fn report_text(
             device.platform.reliance()
         );
     }
+    agreement_text(&mut s, program, verdict, r, cmp);
+    s
+}
+
+/// The report's first lines: the test and its verdict, the device and the launch shape, the
+/// platform, the host threads.
+fn header_text(
+    s: &mut String,
+    device: &Gpu,
+    program: &Program,
+    verdict: &Verdict,
+    r: &RunResult,
+    stress: OnOff,
+) {
+    let _ = writeln!(
+        s,
+        "Test {} {} (model: {}, {} states{})",
+        program.name,
+        scopecheck_report::test_kind(verdict.quantifier),
+        scopecheck_report::outcome_text(verdict.outcome),
+        verdict.states.len(),
+        if verdict.is_complete() {
+            ""
+        } else {
+            ", exploration incomplete"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "Device {} (GPU {}), {} blocks x {} threads, {} instances per launch, stress {}",
+        device.name,
+        device.ordinal,
+        r.blocks,
+        r.block_threads,
+        r.instances_per_launch,
+        if stress == OnOff::On { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        s,
+        "Platform {} ({}){}",
+        device.platform.name,
+        if device.platform.source == "device" {
+            "this GPU's capabilities; --platform overrides"
+        } else {
+            "as asked"
+        },
+        if device.platform.lacks.is_empty() {
+            String::new()
+        } else {
+            format!(", lacking {}", device.platform.lacks.join(" and "))
+        }
+    );
+    if r.host_workers > 0 {
+        let _ = writeln!(
+            s,
+            "Host threads on {} CPU threads over pinned host/managed memory; {} worker launches \
+             ran without seeing the kernel start",
+            r.host_workers, r.unpaced
+        );
+    }
+}
+
+/// Whether the hardware agreed with the model, and each anomaly kept when it did not.
+fn agreement_text(
+    s: &mut String,
+    program: &Program,
+    verdict: &Verdict,
+    r: &RunResult,
+    cmp: &Comparison,
+) {
+    let obs = program.observables();
     if cmp.forbidden == 0 {
         let _ = writeln!(
             s,
@@ -733,7 +762,6 @@ fn report_text(
             );
         }
     }
-    s
 }
 
 /// What a hung run says: which launch, and whether the model expects the test to hang.

@@ -120,44 +120,11 @@ pub fn run(mut args: TuneArgs, given: &[String]) -> u8 {
                 continue;
             }
         };
-        let per_model: Vec<CheckOptions> = checked
-            .models
-            .iter()
-            .map(|m| CheckOptions {
-                model: *m,
-                progress: None,
-                ..checked.options.clone()
-            })
-            .collect();
-        let names: Vec<&str> = checked
-            .models
-            .iter()
-            .map(|m| {
-                m.unwrap_or(ModelKind::for_dialect(checked.program.arch))
-                    .name()
-            })
-            .collect();
-        let found = catch_unwind(AssertUnwindSafe(|| {
-            tune::tune(&checked.program, &per_model, &table, args.max_checks)
-        }));
-        let tuning = match found {
-            Ok(Ok(t)) => t,
-            Ok(Err(e)) => {
+        let (names, tuning) = match tune_checked(input, &checked, &table, args.max_checks) {
+            Ok(t) => t,
+            Err(f) => {
                 failed = true;
-                let f = Failure::check(&input.file, checked.source.clone(), &checked.program, &e);
                 report_failure(&f, args.json);
-                continue;
-            }
-            Err(payload) => {
-                failed = true;
-                report_failure(
-                    &Failure::internal(
-                        &input.file,
-                        Some(checked.source.clone()),
-                        &scopecheck_frontend::deadline::panic_message(&*payload),
-                    ),
-                    args.json,
-                );
                 continue;
             }
         };
@@ -190,33 +157,7 @@ pub fn run(mut args: TuneArgs, given: &[String]) -> u8 {
             );
             let _ = writeln!(out, "{line}");
         } else {
-            for w in &checked.warnings {
-                let _ = writeln!(out, "Warning line {}: {}", w.line(), w.message);
-            }
-            if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
-                let _ = writeln!(
-                    out,
-                    "Note: this file is tuned as the PTX NVRTC compiles it to: the spellings are PTX, at the lines of the .cu file they come from"
-                );
-            }
-            if checked.ptx_view.is_some() {
-                let _ = writeln!(
-                    out,
-                    "Note: weakened programs are checked under ptx through scopecheck's own mapping of the C++ operations, not NVRTC's code"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "{}",
-                scopecheck_report::tune::tune_text(
-                    &checked.program,
-                    &names,
-                    &tuning,
-                    d,
-                    &checked.source,
-                    &input.file,
-                )
-            );
+            text_report(&mut out, input, &checked, &names, &tuning, d);
         }
         crate::output::write_out(format_args!("{out}"));
     }
@@ -235,6 +176,89 @@ pub fn run(mut args: TuneArgs, given: &[String]) -> u8 {
     } else {
         ci::EXIT_OK
     }
+}
+
+/// Tunes `checked` under each of its models; the models' names and the tuning, or why it
+/// failed (an error in checking the program, or a panic).
+fn tune_checked(
+    input: &Input,
+    checked: &pipeline::Checked,
+    table: &scopecheck_model::suggest::CostTable,
+    max_checks: usize,
+) -> Result<(Vec<&'static str>, Tuning), Box<Failure>> {
+    let per_model: Vec<CheckOptions> = checked
+        .models
+        .iter()
+        .map(|m| CheckOptions {
+            model: *m,
+            progress: None,
+            ..checked.options.clone()
+        })
+        .collect();
+    let names: Vec<&str> = checked
+        .models
+        .iter()
+        .map(|m| {
+            m.unwrap_or(ModelKind::for_dialect(checked.program.arch))
+                .name()
+        })
+        .collect();
+    let found = catch_unwind(AssertUnwindSafe(|| {
+        tune::tune(&checked.program, &per_model, table, max_checks)
+    }));
+    match found {
+        Ok(Ok(t)) => Ok((names, t)),
+        Ok(Err(e)) => Err(Failure::check(
+            &input.file,
+            checked.source.clone(),
+            &checked.program,
+            &e,
+        )),
+        Err(payload) => Err(Failure::internal(
+            &input.file,
+            Some(checked.source.clone()),
+            &scopecheck_frontend::deadline::panic_message(&*payload),
+        )),
+    }
+}
+
+/// The text report of one file: the front-end's warnings, notes on how it was read, and the
+/// tuning.
+fn text_report(
+    out: &mut String,
+    input: &Input,
+    checked: &pipeline::Checked,
+    names: &[&str],
+    tuning: &Tuning,
+    d: Dialect,
+) {
+    for w in &checked.warnings {
+        let _ = writeln!(out, "Warning line {}: {}", w.line(), w.message);
+    }
+    if d == Dialect::Ptx && input.path.extension().is_some_and(|e| e != "litmus") {
+        let _ = writeln!(
+                    out,
+                    "Note: this file is tuned as the PTX NVRTC compiles it to: the spellings are PTX, at the lines of the .cu file they come from"
+                );
+    }
+    if checked.ptx_view.is_some() {
+        let _ = writeln!(
+                    out,
+                    "Note: weakened programs are checked under ptx through scopecheck's own mapping of the C++ operations, not NVRTC's code"
+                );
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        scopecheck_report::tune::tune_text(
+            &checked.program,
+            names,
+            tuning,
+            d,
+            &checked.source,
+            &input.file,
+        )
+    );
 }
 
 fn report_failure(f: &Failure, json: bool) {
