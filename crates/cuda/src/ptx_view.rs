@@ -259,7 +259,7 @@ fn replace_code(
     let ids = scopecheck_ptx::lower::lower(module, &l, program).map_err(|e| PtxViewError::Ptx {
         line: e.loc.map(|(_, line, _)| line),
         message: format!("kernel `{}`: {}", launch.kernel, e.message),
-        span: e.span,
+        span: e.span.unwrap_or_default(),
         ptx: ptx.to_string(),
     })?;
     if ids.len() != launch.threads.len() {

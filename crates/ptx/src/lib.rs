@@ -18,6 +18,6 @@ pub mod fold;
 
 impl From<lower::LowerError> for scopecheck_ir::Diagnostic {
     fn from(e: lower::LowerError) -> Self {
-        scopecheck_ir::Diagnostic::error(e.message).at(e.span)
+        e.diagnostic
     }
 }

@@ -22,7 +22,8 @@
 use std::collections::{HashMap, HashSet};
 
 use scopecheck_ir::{
-    DevicePlacement, Instr, InstrKind, LocId, Placement, Program, RegId, Span, Thread, ThreadId,
+    DevicePlacement, Diagnostic, Instr, InstrKind, LocId, Placement, Program, RegId, Span, Thread,
+    ThreadId,
 };
 
 mod analysis;
@@ -81,28 +82,34 @@ pub enum Arg {
 }
 
 /// Why a kernel cannot be lowered, at the PTX instruction or declaration at fault.
+/// The diagnostic (read through it: `e.message`, `e.span`) and the `.loc` its caller turns
+/// into a line of the compiled `.cu` file: a type of its own only for that.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
+#[error("{}", diagnostic.message)]
 pub struct LowerError {
-    pub message: String,
-    pub span: Span,
+    pub diagnostic: Diagnostic,
     /// The `.loc` of the instruction: (file number, line, column).
     pub loc: Option<(u32, u32, u32)>,
+}
+
+impl std::ops::Deref for LowerError {
+    type Target = Diagnostic;
+    fn deref(&self) -> &Diagnostic {
+        &self.diagnostic
+    }
 }
 
 impl LowerError {
     pub(super) fn new(span: Span, message: impl Into<String>) -> Self {
         LowerError {
-            message: message.into(),
-            span,
+            diagnostic: Diagnostic::error(message).at(span),
             loc: None,
         }
     }
 
     fn at(ins: &Instruction, message: impl Into<String>) -> Self {
         LowerError {
-            message: message.into(),
-            span: ins.span,
+            diagnostic: Diagnostic::error(message).at(ins.span),
             loc: ins.loc,
         }
     }
