@@ -165,6 +165,19 @@ fn text(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> String {
         if both {
             let _ = writeln!(out, "Model {}", v.model);
         }
+        // A PTX verdict is about one compilation: which, before the verdict.
+        if let (Some(comp), "ptx") = (&c.compilation, v.model) {
+            let _ = writeln!(out, "Compilation {}", comp.describe());
+            if let Some(s) = &c.source_races {
+                let _ = writeln!(
+                    out,
+                    "Compilation {} (its races added: {}{})",
+                    s.compilation.describe(),
+                    s.added,
+                    if s.complete { "" } else { ", incomplete" }
+                );
+            }
+        }
         let _ = writeln!(
             out,
             "{}",
@@ -238,6 +251,23 @@ fn json(input: &Input, c: &Checked, drawn: Option<&Drawn>) -> serde_json::Value 
             c.time,
         )
     };
+    // The PTX verdict's object says which compilation it is about.
+    let ptx_verdict = match &mut line {
+        serde_json::Value::Object(m) if c.verdicts.len() > 1 => m
+            .get_mut("verdicts")
+            .and_then(|v| v.as_array_mut())
+            .and_then(|vs| vs.iter_mut().find(|v| v["model"] == "ptx")),
+        v => Some(v).filter(|v| v["model"] == "ptx"),
+    };
+    if let (Some(serde_json::Value::Object(m)), Some(comp)) = (ptx_verdict, &c.compilation) {
+        m.insert(
+            "compilation".into(),
+            crate::unoptimized::compilation_json(comp),
+        );
+        if let Some(s) = &c.source_races {
+            m.insert("unoptimized".into(), crate::unoptimized::json(s));
+        }
+    }
     if let serde_json::Value::Object(m) = &mut line {
         let warnings: Vec<serde_json::Value> = c
             .warnings

@@ -33,6 +33,7 @@ mod run;
 mod sarif;
 mod supervise;
 mod tune;
+mod unoptimized;
 
 use std::process::ExitCode;
 

@@ -42,6 +42,12 @@ pub struct Checked {
     /// Under `--host native`: the file's host program is read by the interpreted harness
     /// instead, and why.
     pub harness: Option<scopecheck_frontend::Harness>,
+    /// Which compilation the PTX verdict is about (NVRTC's version, target, options), when
+    /// there is a PTX view.
+    pub compilation: Option<scopecheck_cuda::Compilation>,
+    /// What the race check of the unoptimized compile added to the PTX verdict, when the
+    /// optimizer removed accesses and no language view checked the source.
+    pub source_races: Option<crate::unoptimized::SourceRaces>,
     pub models: Vec<Option<ModelKind>>,
     pub time: Duration,
 }
@@ -93,6 +99,9 @@ pub fn check_file(
         ptx_fallback: models != [Some(ModelKind::Src11)],
         // A `.cu` file has no options of its own: the command line's models are its models.
         ptx_view: is_cu && models.contains(&Some(ModelKind::Ptx)),
+        // Without a language view in this run, the source's races are looked for in the
+        // unoptimized compile where the optimizer removed accesses.
+        unoptimized: !models.contains(&Some(ModelKind::Src11)),
         deadline: load_by,
         max_file_size: cli.flags.max_file_size,
         host: if fallback.is_some() {
@@ -105,10 +114,11 @@ pub fn check_file(
     // (crate::native); here it can only be another command's.
     let Loaded {
         source,
-        program,
-        ptx_view,
-        warnings,
+        mut program,
+        mut ptx_view,
+        mut warnings,
         ptx_only,
+        compiler,
         option_words,
         harness,
     } = scopecheck_frontend::load(input, &load_options)
@@ -151,6 +161,21 @@ pub fn check_file(
         };
         verdicts.push(check_guarded(&input.file, &source, checked, &opts)?);
     }
+    let (compilation, unoptimized) = match compiler {
+        Some(c) => (Some(c.compilation), c.unoptimized),
+        None => (None, None),
+    };
+    let source_races = match (unoptimized, verdicts.iter().position(|v| v.model == "ptx")) {
+        (Some(u), Some(k)) => {
+            let target = ptx_view.as_mut().unwrap_or(&mut program);
+            let opts = CheckOptions {
+                model: Some(ModelKind::Ptx),
+                ..opts.clone()
+            };
+            crate::unoptimized::source_races(target, &mut verdicts[k], u, &opts, &mut warnings)
+        }
+        _ => None,
+    };
     let disagreements = match verdicts.as_slice() {
         [language, hardware] => scopecheck_model::compare::compare(&program, language, hardware),
         _ => vec![],
@@ -178,6 +203,8 @@ pub fn check_file(
         options: opts.clone(),
         kernel: input.kernel.clone(),
         harness,
+        compilation,
+        source_races,
         models: models.to_vec(),
         time: start.elapsed(),
     })

@@ -104,7 +104,24 @@ pub fn results_of(input: &Input, result: &Result<Checked, Box<Failure>>) -> Vec<
         .collect();
     let mut log = SarifLog::new();
     log.add_checked(&input.file, &c.source, &c.warnings, &verdicts);
-    log.results().to_vec()
+    let mut results = log.results().to_vec();
+    // A result the PTX verdict made is about one compilation: which, in its properties.
+    if let Some(comp) = &c.compilation {
+        for r in &mut results {
+            let by_ptx = r
+                .properties
+                .get("models")
+                .and_then(|m| m.as_array())
+                .is_some_and(|m| m.iter().any(|x| x == "ptx"));
+            if by_ptx {
+                r.properties.insert(
+                    "compilation".into(),
+                    crate::unoptimized::compilation_json(comp),
+                );
+            }
+        }
+    }
+    results
 }
 
 /// The `input-error` result of a file that could not be read, parsed or checked.

@@ -22,7 +22,8 @@ fn every_cuda_example_has_a_ptx_view() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let device = scopecheck_cuda::device_source(&source).expect("the grammar reads it");
         assert_eq!(device.lines().count(), source.lines().count(), "{name}");
-        match scopecheck_cuda::ptx_view(&source, &name, &Default::default(), &nvrtc, "compute_90") {
+        let options = Default::default();
+        match scopecheck_cuda::ptx_view(&source, &name, &options, &nvrtc, "compute_90", false) {
             Ok(view) => {
                 let lines = source.lines().count() as u32;
                 for t in &view.program.threads {

@@ -124,21 +124,13 @@ impl CompileOptions {
     /// nvcc's Linux macros (NVRTC defines `__CUDACC__` and `__CUDA_ARCH__` itself), `-D`,
     /// `-U`, the include folders, `-include` and `-std`.
     pub fn nvrtc_options(&self) -> Vec<String> {
-        let mut o: Vec<String> = vec!["-D__NVCC__=1".into()];
-        let user: Vec<&str> = self.defines.iter().map(|(n, _)| macro_name(n)).collect();
-        for (n, v) in linux_predefined() {
-            // NVRTC's builtin header defines this one itself.
-            if !user.contains(&n.as_str()) && n != "__CUDART_API_VERSION" {
-                o.push(format!("-D{n}={v}"));
-            }
-        }
+        let mut o = self.implicit_nvrtc_options();
         o.extend(self.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
         o.extend(self.undefines.iter().map(|n| format!("-U{n}")));
         o.extend(
             self.include
-                .file_dir
+                .dirs
                 .iter()
-                .chain(&self.include.dirs)
                 .map(|d| format!("-I{}", d.display())),
         );
         o.extend(
@@ -149,6 +141,26 @@ impl CompileOptions {
         if let Some(s) = &self.std {
             o.push(format!("-std={s}"));
         }
+        o
+    }
+
+    /// The options of [`CompileOptions::nvrtc_options`] every compilation gets, whatever the
+    /// user asked: nvcc's Linux macros (less those the user defines) and the file's folder.
+    pub fn implicit_nvrtc_options(&self) -> Vec<String> {
+        let mut o: Vec<String> = vec!["-D__NVCC__=1".into()];
+        let user: Vec<&str> = self.defines.iter().map(|(n, _)| macro_name(n)).collect();
+        for (n, v) in linux_predefined() {
+            // NVRTC's builtin header defines this one itself.
+            if !user.contains(&n.as_str()) && n != "__CUDART_API_VERSION" {
+                o.push(format!("-D{n}={v}"));
+            }
+        }
+        o.extend(
+            self.include
+                .file_dir
+                .iter()
+                .map(|d| format!("-I{}", d.display())),
+        );
         o
     }
 }

@@ -35,6 +35,7 @@
 //! (`__shared__`) has one copy per block, named `s@b0`, `s@b1`, ... after the CTA number; each
 //! launch gets its own range of CTA numbers. See `docs/cuda.md` for the accepted subset.
 
+mod compilation;
 mod compile_options;
 mod device_source;
 #[cfg(test)]
@@ -47,7 +48,9 @@ mod preprocess;
 mod ptx_view;
 #[cfg(test)]
 mod tests;
+mod unoptimized;
 
+pub use compilation::Compilation;
 pub use compile_options::{cplusplus, parse_arch, CompileOptions, CUDA_VERSION};
 pub use device_source::device_source;
 pub use include::{Header, IncludePath};
@@ -61,6 +64,7 @@ pub use preprocess::{
 };
 pub use ptx_view::{ptx_file_view, ptx_view, PtxView, PtxViewError};
 use scopecheck_ir::{Diagnostic, Program, Span};
+pub use unoptimized::Unoptimized;
 
 /// The number of device threads all launches together may make unless
 /// [`CudaOptions::max_threads`] says otherwise: exploring every execution grows exponentially

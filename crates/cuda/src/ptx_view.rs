@@ -5,7 +5,8 @@
 
 use scopecheck_ir::{Arch, Diagnostic, Observable, Program, Span};
 
-use crate::{CudaOptions, KernelLaunch, LaunchArg};
+use crate::unoptimized::Unoptimized;
+use crate::{Compilation, CudaOptions, KernelLaunch, LaunchArg};
 
 /// Why the PTX view could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -47,17 +48,93 @@ pub struct PtxView {
     pub program: Program,
     pub warnings: Vec<Diagnostic>,
     pub ptx: String,
+    /// Which compilation `program`'s kernel code is (compiler, version, options).
+    pub compilation: Compilation,
+    /// Asked for and needed (the optimizer removed accesses the source makes): the same
+    /// harness with NVRTC's unoptimized code (`-G`), whose races are the source's; or why it
+    /// could not be built.
+    pub unoptimized: Option<Result<Unoptimized, String>>,
 }
 
 /// Builds the PTX view of `source` (file `name`), compiling its device part with `nvrtc` for
-/// `arch` (`compute_90`).
+/// `arch` (`compute_90`). With `unoptimized`, also compiles it with `-G` (no optimization)
+/// and, where the optimized code lost memory accesses the unoptimized code makes (dead stores
+/// removed, loads forwarded), keeps that view for a race check of the source's accesses
+/// ([`PtxView::unoptimized`], docs/kernels.md "Honest about the compiler").
 pub fn ptx_view(
     source: &str,
     name: &str,
     options: &CudaOptions,
     nvrtc: &scopecheck_nvrtc::Nvrtc,
     arch: &str,
+    unoptimized: bool,
 ) -> Result<PtxView, PtxViewError> {
+    let compiled = compile_view(source, name, options, nvrtc, arch, false)?;
+    let Compiled {
+        mut program,
+        mut warnings,
+        launches,
+        ptx,
+        compilation,
+    } = compiled;
+    // A kernel the optimizer reduced to no memory access (stores nobody reads are dead code):
+    // whatever raced in the source is gone from this view, which must be said.
+    for launch in &launches {
+        let said = warnings
+            .iter()
+            .any(|w| w.span == Some(launch.span) && w.message.contains("no memory"));
+        if crate::unoptimized::access_lines(&program, launch).is_empty() && !said {
+            warnings.push(
+                Diagnostic::warning(format!(
+                    "kernel `{}`: NVRTC's optimized code ({arch}) accesses no memory: the optimizer removed every access (a store nobody reads is dead code), so the PTX verdict cannot see a race the source has{}",
+                    launch.expression,
+                    if unoptimized {
+                        "; the race check runs on NVRTC's unoptimized compile (-G) too"
+                    } else {
+                        "; the language view checks the source"
+                    }
+                ))
+                .at(launch.span),
+            );
+        }
+    }
+    let unoptimized = unoptimized
+        .then(|| crate::unoptimized::view(source, name, options, nvrtc, arch, &program, &launches))
+        .flatten();
+    if let Some(Ok(u)) = &unoptimized {
+        warnings.push(u.warning());
+    }
+    program.arch = Arch::Ptx;
+    Ok(PtxView {
+        program,
+        warnings,
+        ptx,
+        compilation,
+        unoptimized,
+    })
+}
+
+/// What a compilation made: the harness with NVRTC's kernel code (a [`Program`] whose
+/// threads run it), the warnings, the launches, the PTX and which compilation it was.
+pub(crate) struct Compiled {
+    pub program: Program,
+    pub warnings: Vec<Diagnostic>,
+    pub launches: Vec<KernelLaunch>,
+    pub ptx: String,
+    pub compilation: Compilation,
+}
+
+/// Reads the harness of `source`, compiles its device part with NVRTC (`debug`: with `-G`,
+/// unoptimized) and gives each launch's threads the code of the PTX, at the `.cu` lines
+/// their `.loc`s name.
+pub(crate) fn compile_view(
+    source: &str,
+    name: &str,
+    options: &CudaOptions,
+    nvrtc: &scopecheck_nvrtc::Nvrtc,
+    arch: &str,
+    debug: bool,
+) -> Result<Compiled, PtxViewError> {
     let (mut program, warnings, launches) = read_harness(source, options)?;
     let device = crate::device_source(source).ok_or_else(|| {
         Diagnostic::error("the grammar cannot read this file").at(Span::default())
@@ -67,6 +144,9 @@ pub fn ptx_view(
     // and is told.
     let mut warnings = warnings;
     let mut extra = options.compile.nvrtc_options();
+    if debug {
+        extra.push("-G".to_string());
+    }
     if source.contains("cuda::")
         && !source.contains("<cuda/atomic>")
         && !source.contains("<cuda/std/atomic>")
@@ -88,6 +168,7 @@ pub fn ptx_view(
         }
     }
     let compiled = nvrtc.compile_with_headers(&device, name, arch, &extra, &names, &headers)?;
+    let compilation = Compilation::of(nvrtc, arch, &compiled.options, options);
     let ptx = compiled.ptx;
     let lowered = compiled.lowered;
     let module = scopecheck_ptx::parse(&ptx).map_err(|e| PtxViewError::Ptx {
@@ -124,52 +205,41 @@ pub fn ptx_view(
             .find(|(e, _)| *e == launch.expression)
             .map_or_else(|| launch.kernel.clone(), |(_, m)| m.clone());
         replace_code(&mut program, &module, launch, &entry, &ptx)?;
-        // Each PTX instruction answers for the `.cu` line its `.loc` names.
+        // Each PTX instruction answers for the `.cu` line its `.loc` names. Unoptimized code
+        // calls the headers' functions (`atomicAdd`) instead of inlining them, and the
+        // lowering inlines them at the call: their instructions, whose `.loc`s are in the
+        // header, answer for the call's line (the last mapped one before them).
         for t in &launch.threads {
+            let mut last = None;
             for i in &mut program.threads[t.0 as usize].code {
-                if let Some(&(line, column)) = lines.get(&i.span.line) {
-                    if let Some(&start) = starts.get(line as usize - 1) {
-                        i.span = Span {
-                            offset: start + column.saturating_sub(1) as usize,
-                            len: 1,
-                            line,
-                            column: column.max(1),
-                        };
+                let mapped = lines.get(&i.span.line).and_then(|&(line, column)| {
+                    let start = *starts.get(line as usize - 1)?;
+                    Some(Span {
+                        offset: start + column.saturating_sub(1) as usize,
+                        len: 1,
+                        line,
+                        column: column.max(1),
+                    })
+                });
+                match (mapped, last) {
+                    (Some(span), _) => {
+                        i.span = span;
+                        last = Some(span);
                     }
+                    (None, Some(span)) if debug => i.span = span,
+                    _ => {}
                 }
             }
         }
     }
     require_no_failed_asserts(&mut program, &launches);
-    // A kernel the optimizer reduced to no memory access (stores nobody reads are dead code):
-    // whatever raced in the source is gone from this view, which must be said.
-    for launch in &launches {
-        let accesses = launch.threads.iter().any(|t| {
-            program.threads[t.0 as usize].code.iter().any(|i| {
-                matches!(
-                    i.kind,
-                    scopecheck_ir::InstrKind::Load { .. }
-                        | scopecheck_ir::InstrKind::Store { .. }
-                        | scopecheck_ir::InstrKind::Rmw { .. }
-                        | scopecheck_ir::InstrKind::Barrier { .. }
-                )
-            })
-        });
-        let said = warnings
-            .iter()
-            .any(|w| w.span == Some(launch.span) && w.message.contains("no memory"));
-        if !accesses && !said {
-            warnings.push(Diagnostic::warning(format!(
-                    "kernel `{}`: NVRTC's optimized code ({arch}) accesses no memory: the optimizer removed every access (a store nobody reads is dead code), so the PTX verdict cannot see a race the source has; the language view checks the source",
-                    launch.expression
-                )).at(launch.span));
-        }
-    }
     program.arch = Arch::Ptx;
-    Ok(PtxView {
+    Ok(Compiled {
         program,
         warnings,
+        launches,
         ptx,
+        compilation,
     })
 }
 
@@ -388,6 +458,8 @@ pub fn ptx_file_view(
         program,
         warnings,
         ptx: ptx.to_string(),
+        compilation: Compilation::module(),
+        unoptimized: None,
     })
 }
 

@@ -32,6 +32,7 @@ pub use deadline::{within, LOADING_TIMED_OUT, WORKER_STACK};
 pub use host::{Harness, HostMode, NativeHost};
 pub use list::{collect, expand_kernels, Input, Listed};
 pub use read::{read_source, read_text, DEFAULT_MAX_FILE_SIZE};
+pub use views::Compiler;
 
 /// The kinds of file scopecheck reads, each by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +85,10 @@ pub struct Options {
     pub ptx_fallback: bool,
     /// Also build a `.cu` file's PTX view ([`Loaded::ptx_view`]), for a PTX verdict.
     pub ptx_view: bool,
+    /// No language view checks the source in this run (`--model ptx`): the PTX view beside
+    /// the program also compiles the file unoptimized where the optimizer removed accesses
+    /// ([`Compiler::unoptimized`]). A file loaded as its PTX view alone always does.
+    pub unoptimized: bool,
     /// Reading, preprocessing, parsing and lowering end by then, or the file is an error
     /// ([`LOADING_TIMED_OUT`]). The PTX view beside a program is built after, unbounded.
     pub deadline: Option<Instant>,
@@ -100,6 +105,7 @@ impl Default for Options {
             cuda: CudaOptions::default(),
             ptx_fallback: false,
             ptx_view: false,
+            unoptimized: false,
             deadline: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             host: HostMode::default(),
@@ -144,6 +150,9 @@ pub struct Loaded {
     pub warnings: Vec<Diagnostic>,
     /// Whether `program` is the PTX view itself: the front-end refused the file.
     pub ptx_only: bool,
+    /// Which compilation the PTX view (`ptx_view`, or `program` when `ptx_only` or a `.ptx`
+    /// module) is; `None` without one.
+    pub compiler: Option<Compiler>,
     /// The words of a litmus test's `(* options: ... *)` comments.
     pub option_words: Vec<OptionWord>,
     /// With [`HostMode::Native`], a `.cu` file whose host program the interpreted harness
@@ -236,13 +245,17 @@ fn read_program(
         loaded.program.name = format!("{}:{}", loaded.program.name, k.name);
     }
     if options.ptx_view && !loaded.ptx_only && Kind::of(&input.path) == Kind::Cuda {
-        loaded.ptx_view = views::nvrtc_view(
+        if let Some((view, compiler)) = views::nvrtc_view(
             input,
             &loaded.source,
             &loaded.program,
             cuda,
+            options.unoptimized,
             &mut loaded.warnings,
-        );
+        ) {
+            loaded.ptx_view = Some(view);
+            loaded.compiler = Some(compiler);
+        }
     }
     Ok(loaded)
 }
@@ -261,8 +274,9 @@ fn read_or_view(
         // checked as NVRTC compiles it, when its harness can be read.
         Err(mut f) if options.ptx_fallback && Kind::of(&input.path) == Kind::Cuda => {
             match views::ptx_only(input, cuda, options.max_file_size) {
-                Ok((source, program, warnings)) => Ok(Loaded {
+                Ok((source, program, warnings, compiler)) => Ok(Loaded {
                     ptx_only: true,
+                    compiler: Some(compiler),
                     ..loaded(source, program, warnings)
                 }),
                 Err(why) => {
@@ -288,6 +302,7 @@ fn loaded(source: String, program: Program, warnings: Vec<Diagnostic>) -> Loaded
         ptx_view: None,
         warnings,
         ptx_only: false,
+        compiler: None,
         option_words: Vec::new(),
         harness: None,
     }
@@ -300,8 +315,12 @@ fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, B
     let kind = Kind::of(&input.path);
     let parsed = match kind {
         Kind::Ptx => {
-            let (source, program, warnings) = views::read_ptx(input, source, cuda, limit)?;
-            return Ok(loaded(source, program, warnings));
+            let (source, program, warnings, compiler) =
+                views::read_ptx(input, source, cuda, limit)?;
+            return Ok(Loaded {
+                compiler: Some(compiler),
+                ..loaded(source, program, warnings)
+            });
         }
         Kind::Litmus => {
             return match scopecheck_litmus::parse_test(&source) {

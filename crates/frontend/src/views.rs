@@ -14,7 +14,7 @@ pub(crate) fn ptx_only(
     input: &Input,
     cuda: &CudaOptions,
     limit: u64,
-) -> Result<(String, Program, Vec<Diagnostic>), Option<String>> {
+) -> Result<(String, Program, Vec<Diagnostic>, Compiler), Option<String>> {
     let source = crate::read::read_source(&input.file, &input.path, limit).map_err(|_| None)?;
     let Err(why) = scopecheck_cuda::parse_cuda_with(&source, cuda) else {
         return Err(None);
@@ -29,8 +29,16 @@ pub(crate) fn ptx_only(
         .ok_or(None)?
         .to_string_lossy()
         .into_owned();
-    let view = scopecheck_cuda::ptx_view(&source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch())
-        .map_err(|e| Some(e.to_string()))?;
+    // No language view checks the source here: the unoptimized compile is asked for.
+    let view = scopecheck_cuda::ptx_view(
+        &source,
+        &name,
+        cuda,
+        nvrtc,
+        &cuda.compile.nvrtc_arch(),
+        true,
+    )
+    .map_err(|e| Some(e.to_string()))?;
     let mut warnings = vec![Diagnostic::warning(format!(
         "the language-level front-end cannot read this file ({}); it is checked as the PTX NVRTC compiles its kernels to, under the PTX model only",
         why.message
@@ -41,7 +49,21 @@ pub(crate) fn ptx_only(
     if let Some(stem) = input.path.file_stem() {
         program.name = stem.to_string_lossy().into_owned();
     }
-    Ok((source, program, warnings))
+    let compiler = Compiler {
+        compilation: view.compilation,
+        unoptimized: view.unoptimized,
+    };
+    Ok((source, program, warnings, compiler))
+}
+
+/// Which compilation a PTX view is (`Loaded::compiler`): NVRTC's optimized code, and, where
+/// the optimizer removed accesses of the source, its unoptimized compile for the race check.
+#[derive(Debug)]
+pub struct Compiler {
+    pub compilation: scopecheck_cuda::Compilation,
+    /// `Some` when the optimizer removed accesses (and the caller asked): the unoptimized
+    /// view whose races are the source's, or why it could not be built.
+    pub unoptimized: Option<Result<scopecheck_cuda::Unoptimized, String>>,
 }
 
 /// A `.ptx` module with the harness `--harness` names (`scopecheck_cuda::ptx_file_view`), read
@@ -51,7 +73,7 @@ pub(crate) fn read_ptx(
     source: String,
     cuda: &CudaOptions,
     limit: u64,
-) -> Result<(String, Program, Vec<Diagnostic>), Box<LoadError>> {
+) -> Result<(String, Program, Vec<Diagnostic>, Compiler), Box<LoadError>> {
     let Some(harness) = &cuda.harness else {
         return Err(LoadError::io(
             &input.file,
@@ -78,7 +100,11 @@ pub(crate) fn read_ptx(
                     w
                 })
                 .collect();
-            Ok((source, program, warnings))
+            let compiler = Compiler {
+                compilation: view.compilation,
+                unoptimized: None,
+            };
+            Ok((source, program, warnings, compiler))
         }
         Err(scopecheck_cuda::PtxViewError::Harness(e)) => {
             Err(LoadError::in_source(&harness_file, harness_source, e))
@@ -94,7 +120,8 @@ pub(crate) fn read_ptx(
 static NVRTC: std::sync::OnceLock<Result<scopecheck_nvrtc::Nvrtc, scopecheck_nvrtc::NvrtcError>> =
     std::sync::OnceLock::new();
 
-/// The PTX view of a `.cu` file: its kernels compiled by NVRTC, lowered from that PTX. When it
+/// The PTX view of a `.cu` file: its kernels compiled by NVRTC, lowered from that PTX (with
+/// `unoptimized`, the unoptimized compile too where the optimizer removed accesses). When it
 /// cannot be built (no NVRTC, PTX beyond the PTX front-end), a warning says why and that the
 /// PTX verdict is then scopecheck's own mapping of the C++ operations to PTX.
 pub(crate) fn nvrtc_view(
@@ -102,8 +129,9 @@ pub(crate) fn nvrtc_view(
     source: &str,
     program: &Program,
     cuda: &CudaOptions,
+    unoptimized: bool,
     warnings: &mut Vec<Diagnostic>,
-) -> Option<Program> {
+) -> Option<(Program, Compiler)> {
     let fallback = "the PTX verdict below is scopecheck's own mapping of the C++ operations to PTX, not NVRTC's code";
     let nvrtc = match NVRTC.get_or_init(scopecheck_nvrtc::Nvrtc::find) {
         Ok(n) => n,
@@ -118,7 +146,8 @@ pub(crate) fn nvrtc_view(
         .path
         .file_name()
         .map_or_else(|| input.file.clone(), |n| n.to_string_lossy().into_owned());
-    match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, &cuda.compile.nvrtc_arch()) {
+    let arch = cuda.compile.nvrtc_arch();
+    match scopecheck_cuda::ptx_view(source, &name, cuda, nvrtc, &arch, unoptimized) {
         Ok(view) => {
             for w in view.warnings {
                 if !warnings.contains(&w) {
@@ -127,7 +156,11 @@ pub(crate) fn nvrtc_view(
             }
             let mut p = view.program;
             p.name = program.name.clone();
-            Some(p)
+            let compiler = Compiler {
+                compilation: view.compilation,
+                unoptimized: view.unoptimized,
+            };
+            Some((p, compiler))
         }
         Err(e) => {
             let span = match &e {

@@ -55,6 +55,8 @@ pub struct Compiled {
     /// Each name expression asked for (`sum<4>`, `fill`) with the mangled name of the
     /// `.entry` it became (`_Z3sumILi4EEvPKiPiS2_`).
     pub lowered: Vec<(String, String)>,
+    /// The options NVRTC was given, in order: what the PTX is the compilation of.
+    pub options: Vec<String>,
 }
 
 type Program = *mut std::ffi::c_void;
@@ -73,6 +75,7 @@ type DestroyProgram = unsafe extern "C" fn(*mut Program) -> c_int;
 type GetErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
 type AddNameExpression = unsafe extern "C" fn(Program, *const c_char) -> c_int;
 type GetLoweredName = unsafe extern "C" fn(Program, *const c_char, *mut *const c_char) -> c_int;
+type Version = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
 
 /// A loaded NVRTC library, with the include folders found beside it.
 pub struct Nvrtc {
@@ -281,8 +284,12 @@ impl Nvrtc {
             .collect::<Result<_, _>>()?;
         let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|t| t.as_ptr()).collect();
         let name_ptrs: Vec<*const c_char> = header_names.iter().map(|t| t.as_ptr()).collect();
-        let mut options: Vec<String> =
-            vec![format!("--gpu-architecture={arch}"), "-lineinfo".into()];
+        // `-G` (unoptimized, with full debug information) carries the line table itself.
+        let debug = extra.iter().any(|o| o == "-G" || o == "--device-debug");
+        let mut options: Vec<String> = vec![format!("--gpu-architecture={arch}")];
+        if !debug {
+            options.push("-lineinfo".into());
+        }
         // C++17 unless the caller's options name a dialect (`-std=c++14`).
         if !extra.iter().any(|o| o.starts_with("-std=")) {
             options.push("-std=c++17".into());
@@ -293,7 +300,8 @@ impl Nvrtc {
                 .map(|d| format!("-I{}", d.display())),
         );
         options.extend(extra.iter().cloned());
-        let options: Vec<CString> = options.iter().map(|o| nul(o)).collect::<Result<_, _>>()?;
+        let given = options;
+        let options: Vec<CString> = given.iter().map(|o| nul(o)).collect::<Result<_, _>>()?;
         let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
 
         let create: CreateProgram = self.symbol("nvrtcCreateProgram")?;
@@ -363,6 +371,7 @@ impl Nvrtc {
                         ptx,
                         log: log.unwrap_or_default(),
                         lowered,
+                        options: given,
                     }),
                     None => Err(NvrtcError::Call {
                         call: "nvrtcGetPTX",
@@ -376,7 +385,19 @@ impl Nvrtc {
     }
 }
 
-const SYMBOLS: [&str; 10] = [
+impl Nvrtc {
+    /// The library's version (`nvrtcVersion`): `(12, 9)` for CUDA 12.9's NVRTC.
+    pub fn version(&self) -> Result<(i32, i32), NvrtcError> {
+        let version: Version = self.symbol("nvrtcVersion")?;
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: nvrtcVersion writes two ints through the pointers it is given.
+        self.check("nvrtcVersion", unsafe { version(&mut major, &mut minor) })?;
+        Ok((major, minor))
+    }
+}
+
+const SYMBOLS: [&str; 11] = [
+    "nvrtcVersion",
     "nvrtcAddNameExpression",
     "nvrtcGetLoweredName",
     "nvrtcCreateProgram",
