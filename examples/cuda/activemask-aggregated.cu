@@ -11,10 +11,10 @@
 //   cudaDeviceSynchronize. Under independent thread scheduling the lanes may not be
 //   converged at __activemask: then each lane is its own leader and adds 1 -- still correct.
 //   3 executions: converged (one atomicAdd of 2), or apart (two atomicAdds of 1, either order).
-// expect (ptx): Unknown -- as for lx-warp-aggregated.cu: NVRTC's code stores through a pointer
-//   computed from the shuffled base, which the explorer's static analysis lets write any
-//   location, so its completeness gate cannot rule out that the leader's atom.add waits for
-//   that store, and the candidate enumerator cannot follow warp collectives.
+// expect (ptx): Ok -- as for lx-warp-aggregated.cu: NVRTC's code stores through `dst` plus
+//   an offset computed from the shuffled base, which by the pointer's provenance writes only
+//   `dst` (docs/explore.md, "Values and addresses"); the same 3 convergence choices as the
+//   language view, each correct.
 __device__ int atomic_agg_inc(int* ctr) {
     unsigned int mask = __activemask();
     int leader = __ffs(mask) - 1;

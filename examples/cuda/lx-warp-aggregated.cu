@@ -9,12 +9,12 @@
 //   the base travels by shuffle among the lanes of the mask (lanes 0 and 2), each writes its
 //   own slot (ranks 0 and 1), and the host reads after cudaDeviceSynchronize: count 2,
 //   dst[0] = 5, dst[1] = 20.
-// expect (ptx): Unknown -- NVRTC's code (vote.sync.ballot, popc, brev + bfind.shiftamt for
-//   __ffs, one atom.add, shfl.sync.idx with membermask 0b101) stores through a pointer computed
-//   from the shuffled base, which the explorer's static analysis lets write any location; so
-//   its completeness gate cannot rule out that the leader's atom.add waits for that store,
-//   and the candidate enumerator it would hand over to cannot follow warp collectives. The
-//   one execution it finds is the expected one (count 2, dst = {5, 20}).
+// expect (ptx): Ok -- NVRTC's code (vote.sync.ballot, popc, brev + bfind.shiftamt for __ffs,
+//   one atom.add, shfl.sync.idx with membermask 0b101) stores through `dst` plus an offset
+//   computed from the shuffled base; by the pointer's provenance that store writes only `dst`,
+//   so the leader's atom.add on `count` cannot wait for it (docs/explore.md, "Values and
+//   addresses"; this was Unknown before that rule). One execution: count 2,
+//   dst = {5, 20}.
 __device__ int append_slot(int* ctr, unsigned int mask) {
     int lane = threadIdx.x % 32;
     int leader = __ffs(mask) - 1;

@@ -760,16 +760,20 @@ fn a_spin_lock_with_nanosleep_backoff() {
 /// `__activemask()` (and NVRTC's `activemask.b32`): which lanes run it converged is the
 /// explorer's choice (expectations derived in each file). The aggregated append is correct
 /// whether or not the lanes converge, so the language view is Ok over 3 executions (converged:
-/// one atomicAdd of 2; apart: two atomicAdds of 1 in either order); its PTX view stops at the
-/// same completeness gate as lx-warp-aggregated.cu (a store through a shuffled pointer). A
-/// leader elected by `__activemask()` counts a warp twice when its lanes run apart: No in
-/// both views, 2 of 3 executions failing.
+/// one atomicAdd of 2; apart: two atomicAdds of 1 in either order). So is the PTX view: NVRTC's
+/// code stores through `dst` plus an offset computed from the shuffled base, which the
+/// completeness gate resolves to `dst` by the pointer's provenance (docs/explore.md, "Values
+/// and addresses"), so the leader's atom.add waits for nothing that store may write; the same
+/// 3 convergence choices give 3 executions (it was Unknown before the rule). A leader elected
+/// by `__activemask()` counts a warp twice when its lanes run apart: No in both views, 2 of 3
+/// executions failing.
 #[test]
 fn activemask_convergence_is_the_schedulers_choice() {
-    let v = check("activemask-aggregated.cu", None);
-    expect("activemask-aggregated.cu", None, "Ok", false);
-    assert_eq!(v["executions"], 3, "{v}");
-    unknown_at_a_warp_collective(&check("activemask-aggregated.cu", Some("ptx")));
+    for m in [None, Some("ptx")] {
+        let v = check("activemask-aggregated.cu", m);
+        expect("activemask-aggregated.cu", m, "Ok", false);
+        assert_eq!(v["executions"], 3, "{m:?}: {v}");
+    }
     // Each execution of __activemask() partitions the lanes (derived in the fixture): 5
     // partitions of 3 lanes, twice, in both views.
     for m in ["src11", "ptx"] {
@@ -799,12 +803,15 @@ fn warp_shuffles_votes_and_syncwarp() {
         expect("lx-syncwarp-handoff.cu", m, "Ok", false);
         expect("lx-syncwarp-handoff-shfl.cu", m, "No", true);
     }
-    expect("lx-warp-aggregated.cu", None, "Ok", false);
-    // NVRTC's code stores through a pointer computed from the shuffled base: the graph
-    // explorer's static bound on what that store may write is every location, so its
-    // completeness gate cannot rule out that the leader's atomicAdd waits for it (an honest
-    // Unknown, with the reason).
-    unknown_at_a_warp_collective(&check("lx-warp-aggregated.cu", Some("ptx")));
+    // NVRTC's code stores through `dst` plus an offset computed from the shuffled base: by the
+    // pointer's provenance that store writes only `dst` (anywhere else it faults), so the
+    // completeness gate sees that the leader's atomicAdd on `count` cannot wait for it, and the
+    // hole search decides: one execution (lane 1 keeps nothing; lanes 0 and 2 take slots 0
+    // and 1 of one atomicAdd of 2), count 2, dst = {5, 20}: Ok in both views. It was an
+    // Unknown before the provenance rule.
+    for m in [None, Some("ptx")] {
+        expect("lx-warp-aggregated.cu", m, "Ok", false);
+    }
 }
 
 /// An Unknown because the candidate enumerator cannot take over at a warp collective.
@@ -890,20 +897,40 @@ fn a_grid_barrier_used_twice() {
 }
 
 /// A work queue: blocks claim items with atomicAdd on a head index, each item processed once
-/// (Ok); claimed with a plain read and write, two blocks may take one item (No, racy). The
-/// PTX view is Unknown: the host's checking loop over the results reads values the candidate
-/// enumerator (the hole search's fallback here) counts as more than 200,000 paths; the
-/// verdict says so.
+/// (Ok); claimed with a plain read and write, two blocks may take one item (No, racy). Both
+/// views agree. The PTX view was Unknown until the pointer provenance rule (docs/explore.md,
+/// "Values and addresses"): `results[item]` with `item` loaded from `items` could, as far as
+/// the static facts knew, write any location, `items` included, so every load of `items`
+/// could wait for a write and the gate failed; by provenance that store writes only
+/// `results`, `items` is written by no kernel thread, and the hole search decides.
 #[test]
 fn a_work_queue_claimed_with_atomic_add() {
-    expect("sp-workqueue.cu", None, "Ok", false);
-    expect("sp-workqueue-plainclaim.cu", None, "No", true);
-    for file in ["sp-workqueue.cu", "sp-workqueue-plainclaim.cu"] {
-        let v = check(file, Some("ptx"));
-        assert_eq!(v["result"], "Unknown", "{file}: {v}");
-        assert_eq!(v["complete"], false);
-        let why = v["incomplete_reason"].as_str().unwrap_or_default();
-        assert!(why.contains("200000 paths"), "{file}: {why}");
+    for m in [None, Some("ptx")] {
+        expect("sp-workqueue.cu", m, "Ok", false);
+        let v = check("sp-workqueue-plainclaim.cu", m);
+        assert_eq!(
+            (&v["result"], &v["racy"]),
+            (&"No".into(), &true.into()),
+            "{m:?}: {v}"
+        );
+    }
+}
+
+/// A pointer moved out of its allocation by an index read from memory (1 << 30 ints past `a`,
+/// which in scopecheck's layout is `b`): C and CUDA leave that undefined, and both views
+/// report a fault at the access's line (the language view as an index out of `a`'s bounds,
+/// the PTX view as an address outside the allocation the pointer was computed from), never a
+/// write to `b`.
+#[test]
+fn a_pointer_that_leaves_its_allocation_faults_at_its_line() {
+    for m in ["src11", "ptx"] {
+        let v = check_fixture("pointer-leaves-allocation.cu", &["--model", m]);
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(
+            e.contains("line 10") && e.contains("out of bounds of `a`"),
+            "{m}: {v}"
+        );
+        assert_eq!(v["line"].as_u64(), Some(10), "{m}: {v}");
     }
 }
 

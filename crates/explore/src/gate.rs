@@ -10,8 +10,18 @@
 //! known pointers and indices. Every run of the thread from this state, whatever its later
 //! reads return, is one of the paths it follows, so the writes it lists are all the thread
 //! can still make.
+//!
+//! Each register also carries the allocation window its value was derived from
+//! (`provenance.rs`), which the interpreter computes from the operands' windows alone. An access
+//! through a pointer whose value is not known here (an offset read or received: `dst[base +
+//! rank]` with `base` shuffled from a leader) then touches only the allocation of that window,
+//! since anywhere else it faults.
 
 use std::collections::hash_map::{Entry, HashMap};
+
+use crate::provenance::{
+    allocation_count, binary_window, locations_in, operand_window, window_of, TOP,
+};
 
 use scopecheck_ir::{
     Address, BranchCond, InstrKind, IntType, LocId, Operand, Program, RmwKind, Thread,
@@ -38,11 +48,17 @@ impl Abs {
     }
 }
 
-/// The analysis state at one instruction: the registers, and whether the path got there
-/// through a branch on a hole's value (everything after depends on the hole).
+/// The allocation window a register holds in the analysis: the interpreter's
+/// (`provenance.rs`; 0 for none) on every path that reaches the instruction, or
+/// `provenance::TOP` where paths disagree.
+type Window = u32;
+
+/// The analysis state at one instruction: the registers and their windows, and whether the
+/// path got there through a branch on a hole's value (everything after depends on the hole).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct At {
     regs: Vec<Abs>,
+    windows: Vec<Window>,
     ctrl_hole: bool,
 }
 
@@ -63,6 +79,11 @@ impl At {
             changed |= j != *a;
             *a = j;
         }
+        for (a, &b) in self.windows.iter_mut().zip(&o.windows) {
+            let j = crate::provenance::join_windows(*a, b);
+            changed |= j != *a;
+            *a = j;
+        }
         changed
     }
 
@@ -71,6 +92,12 @@ impl At {
             Operand::Imm(v) => Abs::Known(v),
             Operand::Reg(r) => self.regs[r.0 as usize],
         }
+    }
+
+    /// Sets register `r` to `v`, derived from the allocation of window `w`.
+    fn set(&mut self, r: scopecheck_ir::RegId, v: Abs, w: Window) {
+        self.regs[r.0 as usize] = v;
+        self.windows[r.0 as usize] = w;
     }
 }
 
@@ -86,54 +113,71 @@ pub struct FromHere {
     pub reaches_arrive: bool,
 }
 
-/// The locations an access of type `ty` through `addr` may touch, given the registers; `None`
-/// when the address depends on a hole. A known address that names no location of that width
-/// is a fault: the thread stops there and touches nothing.
-fn locations(program: &Program, at: &At, addr: &Address, ty: IntType) -> Option<Vec<LocId>> {
+/// The locations an access of type `ty` through `addr` may touch, given the registers, and
+/// whether the address depends on a hole. A known address that names no location of that
+/// width is a fault: the thread stops there and touches nothing; so is a pointer that leaves
+/// the allocation its window names (`provenance.rs`).
+fn locations(
+    program: &Program,
+    allocations: u32,
+    at: &At,
+    addr: &Address,
+    ty: IntType,
+) -> (Vec<LocId>, bool) {
     let Some(r) = addr.reg() else {
-        return Some(program.possible_locations(addr));
+        return (program.possible_locations(addr), false);
     };
+    let w = at.windows[r.0 as usize];
+    let of_width = |locs: Vec<LocId>| -> Vec<LocId> {
+        locs.into_iter()
+            .filter(|&l| program.location(l).ty.bits == ty.bits)
+            .collect()
+    };
+    let unknown = |hole: bool| (of_width(locations_in(program, addr, w)), hole);
     let loc = match (at.regs[r.0 as usize], *addr) {
-        (Abs::Hole, _) => return None,
-        (Abs::Any, _) => return Some(program.possible_locations(addr)),
+        (Abs::Hole, _) => return unknown(true),
+        (Abs::Any, _) => return unknown(false),
         (Abs::Known(v), Address::Loc { loc, .. }) => program.element(loc, v).ok(),
         (Abs::Known(v), Address::Ptr { disp, .. }) => {
-            program.resolve(v.wrapping_add(disp), ty).ok()
+            let target = v.wrapping_add(disp);
+            let left = w != 0 && w != TOP && window_of(allocations, target) != w;
+            (!left).then(|| program.resolve(target, ty).ok()).flatten()
         }
     };
-    Some(
-        loc.filter(|&l| program.location(l).ty.bits == ty.bits)
-            .into_iter()
-            .collect(),
-    )
+    (of_width(loc.into_iter().collect()), false)
 }
 
-/// The analysis of `thread` from instruction `pc` with registers `regs`, of which those
-/// `unknown` names hold values computed from holes and those `fresh` names values still to
-/// come that no hole decides (what a barrier or warp collective the thread waits at gives).
-pub fn from_here(
-    program: &Program,
-    thread: &Thread,
-    pc: usize,
-    regs: &[scopecheck_ir::Value],
-    unknown: &[bool],
-    fresh: &[scopecheck_ir::RegId],
-) -> FromHere {
+/// The registers of a thread where it stands: their values, allocation windows
+/// (`machine.rs`), which of them hold values computed from holes, and which hold values
+/// still to come that no hole decides (what a barrier or warp collective the thread waits at
+/// gives).
+pub struct Registers<'a> {
+    pub values: &'a [scopecheck_ir::Value],
+    pub windows: &'a [u32],
+    pub unknown: &'a [bool],
+    pub fresh: &'a [scopecheck_ir::RegId],
+}
+
+/// The analysis of `thread` from instruction `pc` with registers `regs`.
+pub fn from_here(program: &Program, thread: &Thread, pc: usize, regs: Registers) -> FromHere {
     let code = &thread.code;
     let n = code.len();
     let rules = program.arithmetic();
-    let start = At {
+    let allocations = allocation_count(program);
+    let mut start = At {
         regs: regs
+            .values
             .iter()
-            .zip(unknown)
+            .zip(regs.unknown)
             .map(|(&v, &u)| if u { Abs::Hole } else { Abs::Known(v) })
             .collect(),
+        windows: regs.windows.to_vec(),
         ctrl_hole: false,
     };
-    let mut start = start;
-    for r in fresh {
+    // What a round gives is received, derived from no allocation.
+    for r in regs.fresh {
         if start.regs[r.0 as usize] != Abs::Hole {
-            start.regs[r.0 as usize] = Abs::Any;
+            start.set(*r, Abs::Any, 0);
         }
     }
     // States are kept apart by which registers hold a hole's value and whether a branch on
@@ -149,29 +193,24 @@ pub fn from_here(
         }
         let mut at = states[&(p, key)].clone();
         let mut next: Vec<usize> = Vec::with_capacity(2);
-        let write = |out: &mut FromHere, locs: Option<Vec<LocId>>, independent: bool| match locs {
-            Some(locs) => {
-                if independent {
-                    out.independent_writes.extend_from_slice(&locs);
-                }
-                out.writes.extend(locs);
+        let write = |out: &mut FromHere, locs: Vec<LocId>, independent: bool| {
+            if independent {
+                out.independent_writes.extend_from_slice(&locs);
             }
-            None => out
-                .writes
-                .extend(program.possible_locations(&addr_of(&code[p].kind))),
+            out.writes.extend(locs);
         };
+        let hole_or_any = |hole: bool| if hole { Abs::Hole } else { Abs::Any };
         match &code[p].kind {
             InstrKind::Load { dst, addr, ty, .. } => {
-                let hole = locations(program, &at, addr, *ty).is_none();
-                at.regs[dst.0 as usize] = if hole { Abs::Hole } else { Abs::Any };
+                let (_, hole) = locations(program, allocations, &at, addr, *ty);
+                at.set(*dst, hole_or_any(hole), 0);
                 next.push(p + 1);
             }
             InstrKind::Store {
                 addr, value, ty, ..
             } => {
-                let locs = locations(program, &at, addr, *ty);
-                let independent =
-                    locs.is_some() && at.operand(*value) != Abs::Hole && !at.ctrl_hole;
+                let (locs, hole) = locations(program, allocations, &at, addr, *ty);
+                let independent = !hole && at.operand(*value) != Abs::Hole && !at.ctrl_hole;
                 write(&mut out, locs, independent);
                 next.push(p + 1);
             }
@@ -182,22 +221,22 @@ pub fn from_here(
                 ty,
                 ..
             } => {
-                let locs = locations(program, &at, addr, *ty);
+                let (locs, hole) = locations(program, allocations, &at, addr, *ty);
                 let ops_hole = match *kind {
                     RmwKind::Op(_, v) => at.operand(v) == Abs::Hole,
                     RmwKind::Cas { expected, new } => {
                         at.operand(expected) == Abs::Hole || at.operand(new) == Abs::Hole
                     }
                 };
-                let hole = locs.is_none();
                 write(&mut out, locs, !hole && !ops_hole && !at.ctrl_hole);
                 if let Some(d) = dst {
-                    at.regs[d.0 as usize] = if hole { Abs::Hole } else { Abs::Any };
+                    at.set(*d, hole_or_any(hole), 0);
                 }
                 next.push(p + 1);
             }
             InstrKind::Mov { dst, src } => {
-                at.regs[dst.0 as usize] = at.operand(*src);
+                let w = operand_window(&at.windows, allocations, *src);
+                at.set(*dst, at.operand(*src), w);
                 next.push(p + 1);
             }
             InstrKind::Binary { dst, op, ty, a, b } => {
@@ -210,13 +249,18 @@ pub fn from_here(
                     },
                     _ => Abs::Any,
                 };
-                at.regs[dst.0 as usize] = v;
+                let w = binary_window(
+                    *op,
+                    operand_window(&at.windows, allocations, *a),
+                    operand_window(&at.windows, allocations, *b),
+                );
+                at.set(*dst, v, w);
                 next.push(p + 1);
             }
             // Some value (not computed here: a fused float operation), or a hole's.
             InstrKind::Fma { dst, a, b, c, .. } => {
                 let hole = [a, b, c].iter().any(|&&o| at.operand(o) == Abs::Hole);
-                at.regs[dst.0 as usize] = if hole { Abs::Hole } else { Abs::Any };
+                at.set(*dst, hole_or_any(hole), 0);
                 next.push(p + 1);
             }
             InstrKind::Fence { .. } => next.push(p + 1),
@@ -227,7 +271,7 @@ pub fn from_here(
                     ..
                 } = kind
                 {
-                    at.regs[dst.0 as usize] = Abs::Any;
+                    at.set(*dst, Abs::Any, 0);
                 }
                 next.push(p + 1);
             }
@@ -237,7 +281,7 @@ pub fn from_here(
                 // carries no dependency (the interpreter records none), so what it does with
                 // it does not depend on a hole: some value.
                 for d in kind.written_registers() {
-                    at.regs[d.0 as usize] = Abs::Any;
+                    at.set(d, Abs::Any, 0);
                 }
                 next.push(p + 1);
             }
@@ -277,14 +321,4 @@ pub fn from_here(
         v.dedup();
     }
     out
-}
-
-/// The address of an access instruction.
-fn addr_of(kind: &InstrKind) -> Address {
-    match kind {
-        InstrKind::Load { addr, .. }
-        | InstrKind::Store { addr, .. }
-        | InstrKind::Rmw { addr, .. } => *addr,
-        _ => unreachable!("only accesses have addresses"),
-    }
 }

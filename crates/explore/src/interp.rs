@@ -113,6 +113,9 @@ pub enum Step {
     Converges,
 }
 
+/// Register values and their allocation windows, as a loop head saw them.
+type Registers = (std::sync::Arc<[Value]>, std::sync::Arc<[u32]>);
+
 /// The state of one thread: its path so far and its registers.
 #[derive(Clone, Debug)]
 pub struct ThreadRun {
@@ -124,9 +127,9 @@ pub struct ThreadRun {
     m: Machine,
     /// Times each backward branch was taken in iterations that were not pure.
     taken: Vec<u32>,
-    /// Per loop head (by instruction index): path length and registers when control last
-    /// arrived there.
-    heads: Vec<Option<(usize, std::sync::Arc<[Value]>)>>,
+    /// Per loop head (by instruction index): path length, registers and their allocation
+    /// windows when control last arrived there.
+    heads: Vec<Option<(usize, Registers)>>,
     /// Registers whose value comes from a hole.
     unknown: Vec<bool>,
     /// Reads waiting for a write not yet in the graph: (path index, the request).
@@ -140,8 +143,8 @@ pub struct ThreadRun {
 }
 
 impl ThreadRun {
-    pub fn new(thread: &Thread, run_ahead: bool) -> Self {
-        let m = Machine::new(thread);
+    pub fn new(program: &Program, thread: &Thread, run_ahead: bool) -> Self {
+        let m = Machine::new(program, thread);
         ThreadRun {
             trace: Trace {
                 events: vec![],
@@ -169,10 +172,11 @@ impl ThreadRun {
         a.reg().is_some_and(|r| self.unknown[r.0 as usize])
     }
 
-    /// The registers' values, and which of them come from a hole (their value is not known
-    /// yet), for the gate's analysis from where the thread stands (`gate::from_here`).
-    pub fn registers(&self) -> (&[Value], &[bool]) {
-        (&self.m.regs, &self.unknown)
+    /// The registers' values, their allocation windows (`machine.rs`), and which of them
+    /// come from a hole (their value is not known yet), for the gate's analysis from where
+    /// the thread stands (`gate::from_here`).
+    pub fn registers(&self) -> (&[Value], &[u32], &[bool]) {
+        (&self.m.regs, &self.m.windows, &self.unknown)
     }
 
     /// The registers whose value is not known yet.
@@ -296,7 +300,13 @@ impl ThreadRun {
                 return self.suspend();
             }
             if statics.is_loop_head(pc) {
-                self.heads[pc] = Some((self.trace.events.len(), self.m.regs.as_slice().into()));
+                self.heads[pc] = Some((
+                    self.trace.events.len(),
+                    (
+                        self.m.regs.as_slice().into(),
+                        self.m.windows.as_slice().into(),
+                    ),
+                ));
             }
             self.pc += 1;
             match instr.kind {
@@ -514,14 +524,18 @@ impl ThreadRun {
                     let v = self.operand(src);
                     let d = self.operand_deps(src).to_vec();
                     let unknown = self.is_unknown(src);
+                    let w = self.m.window(src);
                     self.set(dst, v, d);
+                    self.m.set_window(dst, w);
                     self.unknown[dst.0 as usize] = unknown;
                 }
                 InstrKind::Binary { dst, op, ty, a, b } => {
                     match self.m.binary(op, ty, program.arithmetic(), a, b) {
                         Ok((v, d)) => {
                             let unknown = self.is_unknown(a) || self.is_unknown(b);
+                            let w = self.m.binary_window(op, a, b);
                             self.set(dst, v, d);
+                            self.m.set_window(dst, w);
                             self.unknown[dst.0 as usize] = unknown;
                         }
                         Err(why) => {
@@ -584,7 +598,7 @@ impl ThreadRun {
         statics: &ThreadStatics,
         head: usize,
     ) -> Option<usize> {
-        let (start, regs) = self.heads[head].as_ref()?;
+        let (start, (regs, windows)) = self.heads[head].as_ref()?;
         let events = &self.trace.events[*start..];
         let invisible = events.iter().enumerate().all(|(k, e)| match e.kind {
             // A write no other thread can see: its location is this thread's alone and the
@@ -604,7 +618,9 @@ impl ThreadRun {
             EventKind::Arrive { .. } | EventKind::Wait { .. } => false,
             EventKind::Read { .. } | EventKind::Fence { .. } | EventKind::Init { .. } => true,
         });
-        let same_registers = statics.live_at(head).all(|r| regs[r] == self.m.regs[r]);
+        let same_registers = statics
+            .live_at(head)
+            .all(|r| regs[r] == self.m.regs[r] && windows[r] == self.m.windows[r]);
         (invisible && same_registers && self.restores_private(program, statics, *start))
             .then_some(*start)
     }
@@ -780,7 +796,7 @@ impl ThreadRun {
         value_holes: &[usize],
         len: usize,
     ) -> ThreadRun {
-        let mut t = ThreadRun::new(thread, self.run_ahead);
+        let mut t = ThreadRun::new(program, thread, self.run_ahead);
         let recorded = &self.trace.events[..len];
         while t.trace.events.len() < recorded.len() {
             let at = t.trace.events.len();

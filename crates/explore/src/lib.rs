@@ -26,6 +26,7 @@ mod orbits;
 pub mod orders;
 pub mod paths;
 pub mod progress;
+mod provenance;
 pub mod relation;
 mod revisit;
 mod rounds;

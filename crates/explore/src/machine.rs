@@ -4,6 +4,9 @@
 //! addresses, arithmetic, branches and the value an RMW writes. The graph explorer
 //! (`interp`) gives reads the value of the write they read from; the candidate enumerator
 //! (`paths`) gives them guessed values.
+//!
+//! Each register also carries the allocation window its value was derived from, and an access
+//! through a pointer that leaves it is a fault (`provenance.rs`).
 
 use scopecheck_ir::{
     Address, Arithmetic, BinOp, BranchCond, FloatMode, IntType, LocId, Operand, Program, RegId,
@@ -12,6 +15,7 @@ use scopecheck_ir::{
 
 use std::sync::Arc;
 
+use crate::provenance::{allocation_count, allocation_locations, combine_windows, window_of};
 use crate::trace::{EventKind, TraceEvent};
 
 /// The sorted union of two dependency lists.
@@ -25,6 +29,11 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Machine {
     pub regs: Vec<Value>,
+    /// For each register, the window of the allocation its value was derived from (0: none;
+    /// `provenance.rs`).
+    pub windows: Vec<u32>,
+    /// The number of allocations of the program: a window above it names none.
+    allocations: u32,
     /// For each register, the reads (path indices) its value was computed from.
     reg_deps: Vec<Arc<[u32]>>,
     /// Reads that decided a conditional branch so far: every later event depends on them.
@@ -33,16 +42,32 @@ pub(crate) struct Machine {
 
 impl Machine {
     /// The registers at the thread's start: its initial values, the others 0.
-    pub fn new(thread: &Thread) -> Self {
+    pub fn new(program: &Program, thread: &Thread) -> Self {
         let mut regs = vec![0; thread.registers.len()];
         for (r, v) in &thread.init_regs {
             regs[r.0 as usize] = *v;
         }
+        let allocations = allocation_count(program);
         Machine {
             reg_deps: vec![Arc::from(Vec::new()); regs.len()],
+            windows: regs.iter().map(|&v| window_of(allocations, v)).collect(),
+            allocations,
             regs,
             ctrl: Arc::from(Vec::new()),
         }
+    }
+
+    /// The allocation window of an operand's value (`provenance.rs`).
+    pub fn window(&self, o: Operand) -> u32 {
+        match o {
+            Operand::Reg(r) => self.windows[r.0 as usize],
+            Operand::Imm(v) => window_of(self.allocations, v),
+        }
+    }
+
+    /// Gives register `r` the window `w` (after [`Machine::set`], which clears it).
+    pub fn set_window(&mut self, r: RegId, w: u32) {
+        self.windows[r.0 as usize] = w;
     }
 
     pub fn operand(&self, o: Operand) -> Value {
@@ -59,9 +84,12 @@ impl Machine {
         }
     }
 
+    /// Sets register `r` to a value that is derived from no allocation (read from memory,
+    /// received); [`Machine::set_window`] gives it one.
     pub fn set(&mut self, r: RegId, v: Value, deps: Vec<u32>) {
         self.regs[r.0 as usize] = v;
         self.reg_deps[r.0 as usize] = Arc::from(deps);
+        self.windows[r.0 as usize] = 0;
     }
 
     /// Makes register `r` depend on exactly the read at path index `read`.
@@ -106,12 +134,17 @@ impl Machine {
                     .map_err(|f| f.0)?,
                 self.reg_deps[r.0 as usize].to_vec(),
             ),
-            Address::Ptr { reg, disp } => (
-                program
-                    .resolve(self.regs[reg.0 as usize].wrapping_add(disp), ty)
-                    .map_err(|f| f.0)?,
-                self.reg_deps[reg.0 as usize].to_vec(),
-            ),
+            Address::Ptr { reg, disp } => {
+                let target = self.regs[reg.0 as usize].wrapping_add(disp);
+                let w = self.windows[reg.0 as usize];
+                if w != 0 && window_of(self.allocations, target) != w {
+                    return Err(left_allocation(program, w, target));
+                }
+                (
+                    program.resolve(target, ty).map_err(|f| f.0)?,
+                    self.reg_deps[reg.0 as usize].to_vec(),
+                )
+            }
         };
         let held = program.location(loc).ty;
         if held.bits != ty.bits {
@@ -150,6 +183,11 @@ impl Machine {
             scopecheck_ir::float::fma(ty, mode, self.operand(a), self.operand(b), self.operand(c))?;
         let deps = union(self.operand_deps(a), self.operand_deps(b));
         Ok((v, union(&deps, self.operand_deps(c))))
+    }
+
+    /// The window of `a op b` (`provenance.rs`).
+    pub fn binary_window(&self, op: BinOp, a: Operand, b: Operand) -> u32 {
+        combine_windows(op, self.window(a), self.window(b))
     }
 
     /// Whether a branch on `cond` is taken. Everything after a conditional branch depends on
@@ -195,4 +233,19 @@ impl Machine {
                 }),
         }
     }
+}
+
+/// The fault of an access at `target` through a pointer derived from the allocation with
+/// window `w`.
+fn left_allocation(program: &Program, w: u32, target: Value) -> String {
+    let name = allocation_locations(program, w)
+        .first()
+        .map(|&first| match program.array_of(first) {
+            Some(a) => a.name.clone(),
+            None => program.location(first).name.clone(),
+        })
+        .unwrap_or_default();
+    format!(
+        "address {target:#x} is out of bounds of `{name}`, the allocation its pointer was computed from (C and CUDA leave pointer arithmetic that leaves its allocation undefined)"
+    )
 }

@@ -206,7 +206,7 @@ fn thread_paths(
     }
     let start = State {
         pc: 0,
-        m: Machine::new(thread),
+        m: Machine::new(program, thread),
         events: vec![],
         rmw: vec![],
         taken: vec![0; thread.code.len()],
@@ -475,11 +475,17 @@ fn run(ctx: &PathContext, s: &mut State, stack: &mut Vec<State>) -> Option<PathE
             InstrKind::Mov { dst, src } => {
                 let v = s.m.operand(src);
                 let d = s.m.operand_deps(src).to_vec();
+                let w = s.m.window(src);
                 s.m.set(dst, v, d);
+                s.m.set_window(dst, w);
             }
             InstrKind::Binary { dst, op, ty, a, b } => {
                 match s.m.binary(op, ty, program.arithmetic(), a, b) {
-                    Ok((v, d)) => s.m.set(dst, v, d),
+                    Ok((v, d)) => {
+                        let w = s.m.binary_window(op, a, b);
+                        s.m.set(dst, v, d);
+                        s.m.set_window(dst, w);
+                    }
                     Err(why) => {
                         return Some(PathEnd::Fault {
                             instr: pc,

@@ -372,7 +372,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .program
             .threads
             .iter()
-            .map(|t| ThreadRun::new(t, run_ahead))
+            .map(|t| ThreadRun::new(self.program, t, run_ahead))
             .collect();
         if !self.scheduler.preempts() {
             for t in &self.starved {
@@ -1456,7 +1456,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .iter()
             .filter_map(|&w| th.trace.events[w].kind.loc())
             .collect();
-        let (regs, unknown) = th.registers();
+        let (values, windows, unknown) = th.registers();
         let mut fresh = Vec::new();
         if let Status::Waiting(w) = &th.status {
             fresh.extend(w.red.map(|r| r.1));
@@ -1469,9 +1469,12 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             self.program,
             &self.program.threads[t],
             th.pc(),
-            regs,
-            unknown,
-            &fresh,
+            crate::gate::Registers {
+                values,
+                windows,
+                unknown,
+                fresh: &fresh,
+            },
         );
         here.writes.extend(made);
         here.writes.sort_unstable();

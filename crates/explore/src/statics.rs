@@ -118,12 +118,11 @@ fn successors(code: &[scopecheck_ir::Instr], pc: usize) -> Vec<usize> {
     code[pc].successors(pc)
 }
 
-/// The locations an instruction may write.
-fn write_locs(program: &Program, kind: &InstrKind) -> Vec<LocId> {
+/// The locations an instruction may write, given what its access may touch
+/// (`provenance::access_locations`).
+fn write_locs(kind: &InstrKind, touches: &[LocId]) -> Vec<LocId> {
     match kind {
-        InstrKind::Store { addr, .. } | InstrKind::Rmw { addr, .. } => {
-            program.possible_locations(addr)
-        }
+        InstrKind::Store { .. } | InstrKind::Rmw { .. } => touches.to_vec(),
         _ => vec![],
     }
 }
@@ -197,9 +196,11 @@ impl ThreadStatics {
                 _ => false,
             })
             .collect();
+        let touches = crate::provenance::access_locations(program, thread);
         let mut writes: Vec<LocId> = code
             .iter()
-            .flat_map(|i| write_locs(program, &i.kind))
+            .zip(&touches)
+            .flat_map(|(i, t)| write_locs(&i.kind, t))
             .collect();
         writes.sort_unstable();
         writes.dedup();
@@ -213,7 +214,7 @@ impl ThreadStatics {
         while changed {
             changed = false;
             for pc in (0..n).rev() {
-                let mut w: Vec<LocId> = write_locs(program, &code[pc].kind);
+                let mut w: Vec<LocId> = write_locs(&code[pc].kind, &touches[pc]);
                 for s in successors(code, pc) {
                     w.extend_from_slice(&writes_from[s.min(n)]);
                 }
