@@ -479,16 +479,21 @@ impl<'p> Search<'_, '_, 'p> {
                 cut
             })
             .collect();
-        // The revisited thread runs on to its read and takes the new write's value.
+        // The revisited thread takes the new write's value. Its replay stopped right after the
+        // event before `r`, and every step emits one event or asks for a value, waits or stops:
+        // so its very next step asks for `r`'s value, at `r`'s instruction and location (the
+        // replay read the values its path recorded, so it computes the same address).
         let value = self.value(st, source_of(g, a));
         let reader = &mut threads[rt];
-        while !matches!(reader.status, Status::Reads(_)) {
-            let step = reader.step(program, &program.threads[rt], &self.statics[rt]);
-            debug_assert!(
-                step == crate::interp::Step::Other,
-                "a cut-back thread runs to the read it cut at"
-            );
-        }
+        let step = reader.step(program, &program.threads[rt], &self.statics[rt]);
+        debug_assert!(
+            step == crate::interp::Step::NeedsValue
+                && matches!(&reader.status, Status::Reads(req) if {
+                    let was = &st.threads[rt].trace.events[ri];
+                    req.instr == was.instr && Some(req.loc) == was.kind.loc()
+                }),
+            "a cut-back thread's next step asks for the read it was cut at"
+        );
         let (_, rmw_write) = reader.resolve_read(value);
         // The graph of what is kept, in the order it was added; `r` keeps its place.
         let mut graph = Graph::empty(program);
