@@ -334,6 +334,7 @@ fn kernel_json(k: &scopecheck_cuda::KernelChoice) -> serde_json::Value {
         "reduced": k.asked.is_some(),
         "asked_grid": k.asked.map(|(g, _)| g),
         "asked_block": k.asked.map(|(_, b)| b),
+        "shared_threads": k.shared,
         "buffer_elements": k.buffer,
         "init": k.init.to_string(),
         "args": args,

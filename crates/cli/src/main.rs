@@ -34,6 +34,7 @@ mod sarif;
 mod supervise;
 mod tune;
 mod unoptimized;
+mod work_bound;
 
 use std::process::ExitCode;
 

@@ -96,11 +96,17 @@ pub struct CheckFlags {
     /// A platform profile file (TOML, as `scopecheck caps --toml` writes it).
     #[arg(long, value_name = "FILE.toml")]
     platform_file: Option<std::path::PathBuf>,
-    /// The most device threads the launches of a `.cu` file's harness may make together
-    /// (every execution of every thread is explored: the cost grows exponentially).
+    /// The most device threads the launches of a `.cu` file's harness may make together (what
+    /// bounds the work is --max-shared-threads).
     #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_THREADS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_threads: usize,
+    /// The most threads that may share a written location with another thread (threads that
+    /// share none cost only their own steps): a kernel-only file's launch past it is checked
+    /// smaller, and says so; a harness past it is refused.
+    #[arg(long, value_name = "N", default_value_t = scopecheck_cuda::DEFAULT_MAX_SHARED_THREADS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_shared_threads: usize,
     /// For `.ptx` inputs (from `nvcc -ptx`, NVRTC or `cuobjdump`): the `.cu` file whose
     /// `main()` launches their kernels and checks the results (kernels declared there, e.g.
     /// `__global__ void k(int *data);`).
@@ -279,6 +285,7 @@ impl CheckFlags {
     pub fn cuda_options(&self) -> scopecheck_cuda::CudaOptions {
         scopecheck_cuda::CudaOptions {
             max_threads: self.max_threads,
+            max_shared_threads: self.max_shared_threads,
             harness: self.harness.clone(),
             launch: self.kernels.launch_options(),
             compile: self.compile.compile_options(),

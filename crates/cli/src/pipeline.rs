@@ -111,7 +111,22 @@ pub fn check_file(
         },
     };
     // A host program to run natively is `check`'s, which takes it before this pipeline
-    // (crate::native); here it can only be another command's.
+    // (crate::native); here it can only be another command's. Loaded again at a smaller
+    // launch while the bound on shared threads says so.
+    let mut input = input.clone();
+    let loaded = loop {
+        let loaded = scopecheck_frontend::load(&input, &load_options)
+            .and_then(|l| l.read(&input.file))
+            .map_err(|e| Failure::loading(*e))?;
+        match crate::work_bound::bound(&input, &loaded, cuda) {
+            crate::work_bound::Bound::Fits => break loaded,
+            crate::work_bound::Bound::Shrink(smaller) => input.kernel = Some(smaller),
+            crate::work_bound::Bound::Refuse(why) => {
+                return Err(Failure::new(&input.file, why, Some(loaded.source)))
+            }
+        }
+    };
+    let input = &input;
     let Loaded {
         source,
         mut program,
@@ -121,9 +136,7 @@ pub fn check_file(
         compiler,
         option_words,
         harness,
-    } = scopecheck_frontend::load(input, &load_options)
-        .and_then(|l| l.read(&input.file))
-        .map_err(|e| Failure::loading(*e))?;
+    } = loaded;
     let harness = harness.or_else(|| fallback.cloned());
     // The file's own options, over the defaults and under the command line.
     let (file_opts, file_models, file_options) = if option_words.is_empty() {

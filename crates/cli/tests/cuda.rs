@@ -167,8 +167,10 @@ fn device_scope_counter() {
     expect("device-counter.cu", Some("ptx"), "Ok", false);
 }
 
-/// Nine threads are over the default limit of 8: `check` refuses and says how to raise it;
-/// `--max-threads 9` lets the front-end make them.
+/// Nine threads that each write their own element share nothing: under the default bounds
+/// (1,024 threads, 8 that share a written location) they are checked; `--max-threads 8`
+/// refuses them and says how to raise it. Nine threads that all add to one word share it:
+/// refused under the default `--max-shared-threads 8`, naming the flag.
 #[test]
 fn max_threads_raises_the_front_ends_limit() {
     let dir = std::env::temp_dir().join(format!("scopecheck-cuda-{}", std::process::id()));
@@ -187,12 +189,25 @@ fn max_threads_raises_the_front_ends_limit() {
         let out = cmd.output().expect("run scopecheck");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let refused = run(&[]);
+    let refused = run(&["--max-threads", "8"]);
     assert!(refused.contains("--max-threads"), "{refused}");
-    let line = run(&["--max-threads", "9"]);
+    let line = run(&[]);
     let v: serde_json::Value = serde_json::from_str(line.trim()).expect("JSON");
     assert_eq!(v["name"], "wide");
     assert_eq!(v["result"], "Ok", "{v}");
+    // Every thread adds 1 to x[0] with atomicAdd and reads the result (so the adds do not
+    // commute): nine threads share x[0].
+    std::fs::write(
+        &file,
+        "__global__ void k(int *x, int *y) { y[threadIdx.x] = atomicAdd(x, 1); }\n\
+         void scopecheck_main() {\n  int *x, *y;\n  cudaMallocManaged(&x, sizeof(int));\n  \
+         cudaMallocManaged(&y, 9 * sizeof(int));\n  *x = 0;\n  \
+         k<<<1, 9>>>(x, y);\n  cudaDeviceSynchronize();\n  assert(*x == 9);\n}\n",
+    )
+    .expect("write wide.cu");
+    let refused = run(&[]);
+    assert!(refused.contains("--max-shared-threads"), "{refused}");
+    assert!(refused.contains("9 device threads"), "{refused}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

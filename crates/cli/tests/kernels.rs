@@ -668,3 +668,139 @@ fn every_ptx_verdict_names_its_compilation() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `check --json --model ptx ARGS FILE`: the PTX view's verdict alone.
+fn ptx(file: &str, args: &[&str]) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/kernels")
+        .join(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--model", "ptx"])
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{file}: not JSON: {text}: {e}"))
+}
+
+/// Threads that share no written location with another cost their own steps only (the
+/// searches ask which locations a thread may still write from where it stands: docs/explore.md,
+/// "What a thread may still write"), so warp- and block-sized launches of such kernels are
+/// checked as asked, in both views, under the default bounds.
+#[test]
+fn warp_and_block_sized_launches_of_threads_that_share_little_are_checked_as_asked() {
+    // Thread i of the grid handles elements i, i + stride, ... below 64: no element has two
+    // threads, so no read has a second source and there is one execution; two warps, then one
+    // block of 256 (192 of its threads find no element below n and end).
+    for (grid, block) in [("2", "32"), ("1", "256")] {
+        let args = [
+            "--grid", grid, "--block", block, "--buffer", "64", "--arg", "n=64",
+        ];
+        let v = one("extern-c-gridstride.cu", &args);
+        assert_eq!(v["kernel"]["reduced"], false, "{}", v["kernel"]);
+        expect_both(&v, false);
+        for m in v["verdicts"].as_array().expect("verdicts") {
+            assert_eq!(m["executions"], 1, "{}: {m}", m["model"]);
+        }
+    }
+    // The threads share one word, `count`, and only through atomicAdds whose results nobody
+    // reads: their orders are explored once (commuting atomics), so 64 threads cost little.
+    // Every element is doubled once and counted once: one final state, count[0] = 64.
+    let v = one("gridstride-count.cu", &["--grid", "2", "--block", "32"]);
+    assert_eq!(v["kernel"]["reduced"], false, "{}", v["kernel"]);
+    expect_both(&v, false);
+    for m in v["verdicts"].as_array().expect("verdicts") {
+        let states = m["states"].as_array().expect("states");
+        assert_eq!(states.len(), 1, "{}: {m}", m["model"]);
+        assert_eq!(states[0]["values"]["count[0]"], 64, "{}", m["model"]);
+    }
+    // A shared-memory tile whose slots other threads read after the barrier: every thread
+    // shares, but the barrier orders each store before each load, so both views still finish
+    // at two warps when the bound is raised to cover them.
+    let v = one(
+        "shared-tile.cu",
+        &["--grid", "2", "--block", "32", "--max-shared-threads", "64"],
+    );
+    assert_eq!(v["kernel"]["reduced"], false, "{}", v["kernel"]);
+    expect_both(&v, false);
+}
+
+/// A launch whose threads share written locations past `--max-shared-threads` (default 8) is
+/// checked smaller, and the report and JSON say so (the launch asked, the threads that share).
+#[test]
+fn a_launch_past_the_shared_thread_bound_is_shrunk_and_said_so() {
+    // Every thread of a block reads the slot its neighbour writes, with no barrier between:
+    // all 64 threads share. Scaled to 8 of 64: blocks stay two, threads per block halve to 4.
+    // Racy at any launch of more than one thread per block.
+    let v = one(
+        "shared-tile-nobarrier.cu",
+        &["--grid", "2", "--block", "32"],
+    );
+    let k = &v["kernel"];
+    assert_eq!(k["reduced"], true, "{k}");
+    assert_eq!(k["shared_threads"], 64, "{k}");
+    assert_eq!(k["asked_block"], serde_json::json!([32, 1, 1]));
+    assert_eq!(k["grid"], serde_json::json!([2, 1, 1]));
+    assert_eq!(k["block"], serde_json::json!([4, 1, 1]));
+    assert!(
+        v["warnings"].to_string().contains("--max-shared-threads"),
+        "{}",
+        v["warnings"]
+    );
+    expect_both(&v, true);
+    // The plain `+=` twin of gridstride-count.cu: every thread shares `count`; at a bound of
+    // 4, 2 blocks of 2. Racy, and four final counts (1 to 4: updates lost).
+    let v = one(
+        "gridstride-count-plain.cu",
+        &["--grid", "2", "--block", "32", "--max-shared-threads", "4"],
+    );
+    assert_eq!(v["kernel"]["block"], serde_json::json!([2, 1, 1]), "{v}");
+    expect_both(&v, true);
+    for m in v["verdicts"].as_array().expect("verdicts") {
+        assert_eq!(m["states"].as_array().map(Vec::len), Some(4), "{m}");
+    }
+}
+
+/// The hole search (with what threads may still write computed from where they stand, and
+/// commuting atomics located through pointers) against the candidate enumerator, which
+/// guesses every value and every reads-from: the same states, counts, races and completeness
+/// on small launches of the kernel files.
+#[test]
+fn the_hole_search_matches_the_candidate_enumerator_on_small_launches() {
+    let cases: [(&str, &[&str]); 10] = [
+        ("extern-c-gridstride.cu", &["--buffer", "8", "--arg", "n=8"]),
+        ("extern-c-gridstride-overlap.cu", &[]),
+        ("gridstride-count.cu", &[]),
+        ("gridstride-count-plain.cu", &[]),
+        ("counter-plain.cu", &[]),
+        ("counter-atomic.cu", &[]),
+        ("shared-tile.cu", &[]),
+        ("last-block.cu", &[]),
+        ("inline-ptx-fence.cu", &[]),
+        ("local-reverse.cl", &[]),
+    ];
+    let key = |v: &serde_json::Value| {
+        (
+            v["states"].clone(),
+            v["executions"].clone(),
+            v["positive"].clone(),
+            v["negative"].clone(),
+            v["racy"].clone(),
+            v["races"].as_array().map(Vec::len),
+            v["complete"].clone(),
+        )
+    };
+    for (file, args) in cases {
+        let holes = ptx(file, args);
+        assert_eq!(holes["complete"], true, "{file}: {holes}");
+        let mut with = args.to_vec();
+        with.extend(["--engine", "candidates"]);
+        assert_eq!(key(&holes), key(&ptx(file, &with)), "{file}");
+        // Commuting atomics located through the kernel's pointers, against none.
+        with.truncate(args.len());
+        with.extend(["--commute", "off"]);
+        assert_eq!(key(&holes), key(&ptx(file, &with)), "{file} --commute off");
+    }
+}

@@ -6,7 +6,9 @@
 //! the one the file's leading comment gives as verification suites write it
 //! (`//--blockDim=64 --gridDim=4`, `//--local_size=64 --num_groups=4`), else
 //! [`DEFAULT_GRID`] x [`DEFAULT_BLOCK`]. A launch with more threads than `--max-threads` is
-//! shrunk (blocks first, down to two, then threads per block) and the choice says so.
+//! shrunk (blocks first, down to two, then threads per block) and the choice says so; the
+//! caller plans again with fewer threads where too many of them share a written location
+//! (`--max-shared-threads`, `KernelChoice::shared`).
 //!
 //! Checking one kernel then appends a harness written in the subset the front-end reads
 //! ([`harness_text`]) to the preprocessed file: each pointer parameter gets a fresh buffer of
@@ -100,8 +102,12 @@ pub struct KernelChoice {
     pub name: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
-    /// The launch asked for, when the one checked is smaller (`--max-threads`).
+    /// The launch asked for, when the one checked is smaller (`--max-threads`, or
+    /// `--max-shared-threads`: see `shared`).
     pub asked: Option<([u32; 3], [u32; 3])>,
+    /// When the launch was shrunk for `--max-shared-threads`: how many threads of the larger
+    /// launch measured shared a written location with another thread.
+    pub shared: Option<usize>,
     pub source: LaunchSource,
     /// Elements of each buffer.
     pub buffer: usize,
@@ -138,12 +144,18 @@ impl KernelChoice {
                 .collect();
             s.push_str(&format!(", {}", args.join(" ")));
         }
-        if let Some((g, b)) = self.asked {
-            s.push_str(&format!(
+        match (self.asked, self.shared) {
+            (Some((g, b)), Some(shared)) => s.push_str(&format!(
+                "; a SMALLER launch than the {} asked ({} threads): {shared} threads of a launch that size share a written location with another thread, more than --max-shared-threads allows (raise it to check the launch asked)",
+                launch_text(g, b, opencl),
+                threads(g, b)
+            )),
+            (Some((g, b)), None) => s.push_str(&format!(
                 "; a SMALLER launch than the {} asked ({} threads), which is more than --max-threads allows (raise it to check the launch asked)",
                 launch_text(g, b, opencl),
                 threads(g, b)
-            ));
+            )),
+            _ => {}
         }
         s
     }
@@ -311,6 +323,7 @@ pub(crate) fn plan(
             grid: checked_grid,
             block: checked_block,
             asked,
+            shared: None,
             source,
             buffer,
             init: launch.init,

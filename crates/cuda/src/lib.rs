@@ -67,9 +67,16 @@ use scopecheck_ir::{Diagnostic, Program, Span};
 pub use unoptimized::Unoptimized;
 
 /// The number of device threads all launches together may make unless
-/// [`CudaOptions::max_threads`] says otherwise: exploring every execution grows exponentially
-/// with the threads.
-pub const DEFAULT_MAX_THREADS: usize = 8;
+/// [`CudaOptions::max_threads`] says otherwise: one block of CUDA's largest size. What bounds
+/// the work is [`DEFAULT_MAX_SHARED_THREADS`]: threads that share no written location with
+/// another cost their own steps only (docs/kernels.md, "Thread limits").
+pub const DEFAULT_MAX_THREADS: usize = 1024;
+
+/// The number of threads that may share a written location with another thread unless
+/// [`CudaOptions::max_shared_threads`] says otherwise: the executions of such threads grow
+/// exponentially with their number (a plain `+=` on one word by every thread: 64 executions at
+/// 4 threads, 518,400 at 6).
+pub const DEFAULT_MAX_SHARED_THREADS: usize = 8;
 
 /// How deeply `__device__` function calls may nest when inlined (recursion is refused).
 pub const MAX_INLINE_DEPTH: usize = 16;
@@ -90,6 +97,10 @@ pub const MAX_LOCATIONS: usize = 65_536;
 pub struct CudaOptions {
     /// The most device threads all launches of the harness may make together.
     pub max_threads: usize,
+    /// The most threads that may share a written location with another thread: a kernel's
+    /// launch past it is checked smaller, a harness past it is refused (the caller applies
+    /// it once the program is built: `scopecheck_explore::sharing`).
+    pub max_shared_threads: usize,
     /// Whether kernels are lowered from the source (the language-level view) or left to the
     /// PTX view, which gives their threads NVRTC's code: then only the harness is read, and
     /// device code the language-level front-end cannot lower (templates, classes, ...) is
@@ -120,6 +131,7 @@ impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
             max_threads: DEFAULT_MAX_THREADS,
+            max_shared_threads: DEFAULT_MAX_SHARED_THREADS,
             kernels: KernelSource::Source,
             harness: None,
             launch: LaunchOptions::default(),

@@ -339,7 +339,8 @@ fn unsupported_constructs_are_named_with_their_line() {
 
 #[test]
 fn the_thread_limit_says_how_to_raise_it() {
-    let src = "__global__ void k() { }\nvoid scopecheck_main() { k<<<3, 3>>>(); }";
+    // 33 blocks of 32: one warp more than the default limit of one largest block (1,024).
+    let src = "__global__ void k() { }\nvoid scopecheck_main() { k<<<33, 32>>>(); }";
     let e = error(src);
     assert_eq!(e.line(), 2);
     assert!(
@@ -348,11 +349,13 @@ fn the_thread_limit_says_how_to_raise_it() {
         e.message
     );
     assert!(e.message.contains("--max-threads"), "{}", e.message);
+    let small = "__global__ void k() { }\nvoid scopecheck_main() { k<<<3, 3>>>(); }";
     let opts = CudaOptions {
-        max_threads: 9,
+        max_threads: 8,
         ..CudaOptions::default()
     };
-    assert_eq!(parse_cuda_with(src, &opts).unwrap().0.threads.len(), 9);
+    assert!(parse_cuda_with(small, &opts).is_err());
+    assert_eq!(parse_cuda(small).unwrap().0.threads.len(), 9);
 }
 
 #[test]

@@ -151,7 +151,38 @@ fn update_of(
     }
 }
 
-fn uses(program: &Program, statics: &[ThreadStatics]) -> Uses {
+/// The locations each instruction may access on any run of its thread from the start: run
+/// forward from the launch's registers (`reach`), so an access through a kernel's pointer
+/// parameter plus its thread index is one element, not every location; where that walk is too
+/// long, every location the address may name.
+struct Located(Vec<Option<Vec<Vec<scopecheck_ir::LocId>>>>);
+
+impl Located {
+    fn new(program: &Program) -> Self {
+        Located(
+            program
+                .threads
+                .iter()
+                .map(|t| crate::reach::instruction_locations(program, t))
+                .collect(),
+        )
+    }
+
+    fn at(
+        &self,
+        program: &Program,
+        t: usize,
+        pc: usize,
+        addr: &scopecheck_ir::Address,
+    ) -> Vec<scopecheck_ir::LocId> {
+        match &self.0[t] {
+            Some(per) => per[pc].clone(),
+            None => program.possible_locations(addr),
+        }
+    }
+}
+
+fn uses(program: &Program, statics: &[ThreadStatics], located: &Located) -> Uses {
     let n = program.locations.len();
     let mut u = Uses {
         class: vec![Some(None); n],
@@ -169,7 +200,7 @@ fn uses(program: &Program, statics: &[ThreadStatics]) -> Uses {
                 InstrKind::Store { .. } => Other::Store,
                 _ => Other::Never,
             };
-            for l in program.possible_locations(addr) {
+            for l in located.at(program, t, pc, addr) {
                 let l = l.0 as usize;
                 let Some(seen) = u.class[l] else { continue };
                 match update {
@@ -193,7 +224,8 @@ pub(crate) fn mark(program: &Program, statics: &mut [ThreadStatics], enabled: bo
     if !enabled || has_sc(program) {
         return;
     }
-    let uses = uses(program, statics);
+    let located = Located::new(program);
+    let uses = uses(program, statics, &located);
     let successors = crate::search::launch_successors(program);
     // Thread `t` starts after every updater of `l` finished, or every updater starts after it.
     let after = |l: usize, t: usize| {
@@ -243,10 +275,10 @@ pub(crate) fn mark(program: &Program, statics: &mut [ThreadStatics], enabled: bo
         })
         .collect();
     for (t, thread) in program.threads.iter().enumerate() {
-        let locs = |i: &scopecheck_ir::Instr| -> Vec<usize> {
+        let locs = |pc: usize, i: &scopecheck_ir::Instr| -> Vec<usize> {
             i.kind.address().map_or(vec![], |a| {
-                program
-                    .possible_locations(a)
+                located
+                    .at(program, t, pc, a)
                     .iter()
                     .map(|l| l.0 as usize)
                     .collect()
@@ -255,16 +287,18 @@ pub(crate) fn mark(program: &Program, statics: &mut [ThreadStatics], enabled: bo
         let updates: Vec<bool> = thread
             .code
             .iter()
-            .map(|i| {
-                matches!(i.kind, InstrKind::Rmw { .. }) && locs(i).iter().all(|&l| commuting[l])
+            .enumerate()
+            .map(|(pc, i)| {
+                matches!(i.kind, InstrKind::Rmw { .. }) && locs(pc, i).iter().all(|&l| commuting[l])
             })
             .collect();
         let final_loads: Vec<bool> = thread
             .code
             .iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(pc, i)| {
                 matches!(i.kind, InstrKind::Load { .. })
-                    && locs(i).iter().all(|&l| !commuting[l] || after(l, t))
+                    && locs(pc, i).iter().all(|&l| !commuting[l] || after(l, t))
             })
             .collect();
         statics[t].set_commutes(updates, final_loads, commuting.clone().into());

@@ -58,6 +58,8 @@ pub(crate) struct Threads(Vec<std::sync::Arc<SharedRun>>);
 pub(crate) struct SharedRun {
     run: ThreadRun,
     signature: std::sync::OnceLock<crate::orbits::Digest>,
+    /// The locations the run may still write (`Search::still_writes`), once asked for.
+    writes: std::sync::OnceLock<Vec<LocId>>,
 }
 
 impl Threads {
@@ -78,6 +80,12 @@ impl Threads {
         let shared = &self.0[t];
         *shared.signature.get_or_init(|| compute(&shared.run))
     }
+
+    /// The locations thread `t` may still write, computed by `compute` the first time.
+    pub fn writes(&self, t: usize, compute: impl FnOnce(&ThreadRun) -> Vec<LocId>) -> &[LocId] {
+        let shared = &self.0[t];
+        shared.writes.get_or_init(|| compute(&shared.run))
+    }
 }
 
 impl FromIterator<ThreadRun> for Threads {
@@ -85,6 +93,7 @@ impl FromIterator<ThreadRun> for Threads {
         let shared = |run| SharedRun {
             run,
             signature: Default::default(),
+            writes: Default::default(),
         };
         Threads(
             iter.into_iter()
@@ -102,11 +111,12 @@ impl std::ops::Index<usize> for Threads {
 }
 
 /// Mutable access copies the thread's run first if another state shares it, and forgets its
-/// signature.
+/// signature and what it may still write.
 impl std::ops::IndexMut<usize> for Threads {
     fn index_mut(&mut self, t: usize) -> &mut ThreadRun {
         let shared = std::sync::Arc::make_mut(&mut self.0[t]);
         shared.signature.take();
+        shared.writes.take();
         &mut shared.run
     }
 }
@@ -838,14 +848,51 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
     /// `loc` (a thread launched after `t` cannot write what `t` reads: causality).
     pub(crate) fn may_still_be_written(&self, st: &State, t: usize, loc: LocId) -> bool {
         (0..st.threads.len()).any(|u| {
-            let th = &st.threads[u];
             u != t
                 && !self.successors[t].contains(&u)
-                && ((th.status != Status::Stopped && self.statics[u].may_write_from(th.pc(), loc))
-                    || th
-                        .value_holes
-                        .iter()
-                        .any(|&w| th.trace.events[w].kind.loc() == Some(loc)))
+                && self.still_writes(st, u).binary_search(&loc).is_ok()
+        })
+    }
+
+    /// The locations thread `u` may still write (sorted): run forward from where it stands
+    /// (`reach`), or where that walk is too long, every location its code may write from
+    /// there; with the writes it made whose value is still to come from a hole. Always among
+    /// the static answer (what some path from its instruction writes), so the search only
+    /// branches less. Kept with the thread's run until it changes, so a search step asks it
+    /// again only of the thread that stepped.
+    pub(crate) fn still_writes<'s>(&self, st: &'s State, u: usize) -> &'s [LocId] {
+        st.threads.writes(u, |th| {
+            let made = th
+                .value_holes
+                .iter()
+                .filter_map(|&w| th.trace.events[w].kind.loc());
+            let mut writes: Vec<LocId> = made.collect();
+            let mut fresh = Vec::new();
+            match &th.status {
+                Status::Stopped => {
+                    writes.sort_unstable();
+                    writes.dedup();
+                    return writes;
+                }
+                Status::Waiting(w) => {
+                    fresh.extend(w.red.map(|r| r.1));
+                    if let Some(ww) = w.warp {
+                        fresh.extend(ww.dst);
+                        fresh.extend(ww.pred_dst);
+                    }
+                }
+                Status::Converges { dst, .. } => fresh.extend(*dst),
+                _ => {}
+            }
+            let (regs, _, unknown) = th.registers();
+            let thread = &self.program.threads[u];
+            match crate::reach::writes_from(self.program, thread, th.pc(), regs, unknown, &fresh) {
+                Some(ahead) => writes.extend(ahead),
+                None => writes.extend_from_slice(self.statics[u].writes_from(th.pc())),
+            }
+            writes.sort_unstable();
+            writes.dedup();
+            writes
         })
     }
 
@@ -866,15 +913,10 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
             .collect();
         // Whether `w` may still make a write of `loc` that thread `t` can read.
         let may_fill = |live: &[bool], w: usize, t: usize, loc: LocId| {
-            let th = &st.threads[w];
             w != t
                 && live[w]
                 && !self.successors[t].contains(&w)
-                && (self.statics[w].may_write_from(th.pc(), loc)
-                    || th
-                        .value_holes
-                        .iter()
-                        .any(|&e| th.trace.events[e].kind.loc() == Some(loc)))
+                && self.still_writes(st, w).binary_search(&loc).is_ok()
         };
         loop {
             let mut grew = false;

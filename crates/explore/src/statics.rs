@@ -293,6 +293,11 @@ impl ThreadStatics {
         self.private.get(loc.0 as usize).copied().unwrap_or(false)
     }
 
+    /// Whether `loc` is a commuting location (`commute`).
+    pub fn is_commuting(&self, loc: LocId) -> bool {
+        self.commuting.get(loc.0 as usize).copied().unwrap_or(false)
+    }
+
     /// Whether instruction `pc` is a read inside a loop.
     pub fn is_loop_read(&self, pc: usize) -> bool {
         self.loop_read.get(pc).copied().unwrap_or(false)
@@ -303,6 +308,11 @@ impl ThreadStatics {
         self.writes_from[pc.min(self.writes_from.len() - 1)]
             .binary_search(&loc)
             .is_ok()
+    }
+
+    /// The locations some path from instruction `pc` may write (sorted).
+    pub fn writes_from(&self, pc: usize) -> &[LocId] {
+        &self.writes_from[pc.min(self.writes_from.len() - 1)]
     }
 
     pub fn is_loop_head(&self, pc: usize) -> bool {
