@@ -66,7 +66,7 @@ pub fn bound(input: &Input, loaded: &Loaded, cuda: &CudaOptions) -> Bound {
     if total <= 1 {
         return Bound::Fits;
     }
-    match replan(input, kernel, cuda, target) {
+    match replan(input, &loaded.source, kernel, cuda, target) {
         Some(mut smaller) => {
             smaller.shared = Some(kernel.shared.unwrap_or(shared.len()));
             Bound::Shrink(smaller)
@@ -79,18 +79,18 @@ pub fn bound(input: &Input, loaded: &Loaded, cuda: &CudaOptions) -> Bound {
 /// blocks first, down to two, then the largest dimension of the block halved).
 fn replan(
     input: &Input,
+    source: &str,
     kernel: &KernelChoice,
     cuda: &CudaOptions,
     max_threads: usize,
 ) -> Option<KernelChoice> {
-    let source = scopecheck_frontend::read_source(&input.file, &input.path).ok()?;
     let mut options = scopecheck_frontend::list::file_options(cuda, input);
     options.kernel = None;
     let opencl = scopecheck_frontend::Kind::of(&input.path) == scopecheck_frontend::Kind::OpenCl;
     let mut max = max_threads;
     loop {
         options.max_threads = max;
-        let planned = scopecheck_cuda::plan_kernels(&source, opencl, &options).ok()??;
+        let planned = scopecheck_cuda::plan_kernels(source, opencl, &options).ok()??;
         let smaller = planned
             .into_iter()
             .filter_map(Result::ok)

@@ -12,10 +12,17 @@
 //! from this state, whatever its reads return, follows one of the paths walked, so the writes
 //! listed are all it can still make. The walk is bounded ([`STEP_LIMIT`] instructions); past
 //! it the static facts answer.
+//!
+//! Each register also carries its allocation window (`provenance.rs`), computed by the
+//! interpreter's own rule, which depends on the operands' windows alone and so is exact on each
+//! path walked: an access through a pointer that leaves its window faults there as it does in
+//! the interpreter, and one through a pointer of some value touches only its allocation.
 
 use std::collections::HashSet;
 
 use scopecheck_ir::{Address, BranchCond, InstrKind, IntType, LocId, Operand, Program, Thread};
+
+use crate::provenance::{allocation_count, allocation_locations, step_windows, window_of};
 
 /// Instructions the walk may execute, over all its paths, before the static facts answer
 /// instead (a grid-stride loop over 64 elements runs a few hundred).
@@ -24,6 +31,27 @@ pub const STEP_LIMIT: usize = 20_000;
 /// A register: a known value, or some value (`None`) a read or a barrier gives.
 type Abs = Option<scopecheck_ir::Value>;
 
+/// What an access reaches, as the walk resolves its address.
+enum Reached {
+    /// This location.
+    At(LocId),
+    /// One of these, the pointer's allocation's locations of the access's width (its value is
+    /// some value).
+    Within(Vec<LocId>),
+    /// Any location the address may name (`Program::possible_locations`): an index or a
+    /// pointer of some value derived from no allocation.
+    Anywhere,
+}
+
+/// The registers of thread `thread` where it stands, as the walk starts from them: values
+/// (those `unknown` marks, or `fresh` names, are some value) and allocation windows.
+pub struct Start<'r> {
+    pub values: &'r [scopecheck_ir::Value],
+    pub windows: &'r [u32],
+    pub unknown: &'r [bool],
+    pub fresh: &'r [scopecheck_ir::RegId],
+}
+
 /// The locations a thread may still read and write (each sorted).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Accesses {
@@ -31,18 +59,15 @@ pub struct Accesses {
     pub writes: Vec<LocId>,
 }
 
-/// The locations `thread` may still write from instruction `pc` with registers `regs`, of
-/// which those `unknown` marks (or `fresh` names) hold some value; `None` when the walk
-/// would take more than [`STEP_LIMIT`] steps.
+/// The locations `thread` may still write from instruction `pc` with registers `start`;
+/// `None` when the walk would take more than [`STEP_LIMIT`] steps.
 pub fn writes_from(
     program: &Program,
     thread: &Thread,
     pc: usize,
-    regs: &[scopecheck_ir::Value],
-    unknown: &[bool],
-    fresh: &[scopecheck_ir::RegId],
+    start: Start,
 ) -> Option<Vec<LocId>> {
-    accesses_from(program, thread, pc, regs, unknown, fresh).map(|a| a.writes)
+    accesses_from(program, thread, pc, start).map(|a| a.writes)
 }
 
 /// The locations `thread` may still read and write from instruction `pc` (as
@@ -51,22 +76,23 @@ pub fn accesses_from(
     program: &Program,
     thread: &Thread,
     pc: usize,
-    regs: &[scopecheck_ir::Value],
-    unknown: &[bool],
-    fresh: &[scopecheck_ir::RegId],
+    start: Start,
 ) -> Option<Accesses> {
-    let mut start: Vec<Abs> = regs
+    let mut values: Vec<Abs> = start
+        .values
         .iter()
-        .zip(unknown)
+        .zip(start.unknown)
         .map(|(&v, &u)| (!u).then_some(v))
         .collect();
-    for r in fresh {
-        start[r.0 as usize] = None;
+    let mut windows = start.windows.to_vec();
+    for r in start.fresh {
+        values[r.0 as usize] = None;
+        windows[r.0 as usize] = 0;
     }
     let mut a = Accesses::default();
     // Accesses through a pointer of some value: every location may be read or written.
     let (mut any_read, mut any_write) = (false, false);
-    let finished = walk(program, thread, pc, start, |instr, loc| {
+    let finished = walk(program, thread, pc, (values, windows), |instr, reached| {
         let kind = &thread.code[instr].kind;
         let (reads, writes) = match kind {
             InstrKind::Load { .. } => (true, false),
@@ -77,13 +103,14 @@ pub fn accesses_from(
             (reads, &mut a.reads, &mut any_read),
             (writes, &mut a.writes, &mut any_write),
         ] {
-            match (on, loc, kind.address()) {
+            match (on, &reached, kind.address()) {
                 (false, _, _) => {}
-                (true, Some(l), _) => v.push(l),
-                (true, None, Some(addr @ Address::Loc { .. })) => {
+                (true, Reached::At(l), _) => v.push(*l),
+                (true, Reached::Within(ls), _) => v.extend_from_slice(ls),
+                (true, Reached::Anywhere, Some(addr @ Address::Loc { .. })) => {
                     v.extend(program.possible_locations(addr))
                 }
-                (true, None, _) => *any = true,
+                (true, Reached::Anywhere, _) => *any = true,
             }
         }
     });
@@ -105,14 +132,21 @@ pub fn accesses_from(
 /// start (each sorted); `None` when the walk would take more than [`STEP_LIMIT`] steps.
 pub fn instruction_locations(program: &Program, thread: &Thread) -> Option<Vec<Vec<LocId>>> {
     let run = crate::interp::ThreadRun::new(program, thread, false);
-    let (regs, _, _) = run.registers();
+    let (regs, windows, _) = run.registers();
     let start: Vec<Abs> = regs.iter().map(|&v| Some(v)).collect();
     let mut out: Vec<Vec<LocId>> = vec![vec![]; thread.code.len()];
     let mut some = vec![false; thread.code.len()];
-    let finished = walk(program, thread, 0, start, |instr, loc| match loc {
-        Some(l) => out[instr].push(l),
-        None => some[instr] = true,
-    });
+    let finished = walk(
+        program,
+        thread,
+        0,
+        (start, windows.to_vec()),
+        |instr, reached| match reached {
+            Reached::At(l) => out[instr].push(l),
+            Reached::Within(ls) => out[instr].extend(ls),
+            Reached::Anywhere => some[instr] = true,
+        },
+    );
     if !finished {
         return None;
     }
@@ -128,23 +162,24 @@ pub fn instruction_locations(program: &Program, thread: &Thread) -> Option<Vec<V
     Some(out)
 }
 
-/// Runs `thread` forward from instruction `pc` with registers `start` over every path, calling
-/// `access(instr, location)` at each access it makes (`None`: through an address of some
-/// value); false when it would take more than [`STEP_LIMIT`] steps.
+/// Runs `thread` forward from instruction `pc` with registers `start` (values and windows)
+/// over every path, calling `access(instr, reached)` at each access it makes; false when it
+/// would take more than [`STEP_LIMIT`] steps.
 fn walk(
     program: &Program,
     thread: &Thread,
     pc: usize,
-    start: Vec<Abs>,
-    mut access: impl FnMut(usize, Option<LocId>),
+    start: (Vec<Abs>, Vec<u32>),
+    mut access: impl FnMut(usize, Reached),
 ) -> bool {
     let code = &thread.code;
     let rules = program.arithmetic();
+    let allocations = allocation_count(program);
     // States met at branches: a path that comes back to one has nothing new to do.
-    let mut seen: HashSet<(usize, Vec<Abs>)> = HashSet::new();
-    let mut work = vec![(pc, start)];
+    let mut seen: HashSet<(usize, Vec<Abs>, Vec<u32>)> = HashSet::new();
+    let mut work = vec![(pc, start.0, start.1)];
     let mut steps = 0usize;
-    while let Some((mut p, mut at)) = work.pop() {
+    while let Some((mut p, mut at, mut win)) = work.pop() {
         loop {
             steps += 1;
             if steps > STEP_LIMIT {
@@ -157,27 +192,25 @@ fn walk(
             };
             let here = p;
             p += 1;
-            match &instr.kind {
-                InstrKind::Load { dst, addr, ty, .. } => {
-                    match locations(program, &at, addr, *ty) {
-                        Some(Err(())) => break,
-                        Some(Ok(l)) => access(here, Some(l)),
-                        None => access(here, None),
-                    }
-                    at[dst.0 as usize] = None;
+            if let (Some(addr), Some(ty)) = (instr.kind.address(), access_type(&instr.kind)) {
+                match locations(program, (&at, &win), allocations, addr, ty) {
+                    Some(reached) => access(here, reached),
+                    // A fault: the thread stops there.
+                    None => break,
                 }
-                InstrKind::Store { addr, ty, .. } => match locations(program, &at, addr, *ty) {
-                    Some(Err(())) => break,
-                    Some(Ok(l)) => access(here, Some(l)),
-                    None => access(here, None),
-                },
-                InstrKind::Rmw { dst, addr, ty, .. } => {
-                    match locations(program, &at, addr, *ty) {
-                        Some(Err(())) => break,
-                        Some(Ok(l)) => access(here, Some(l)),
-                        None => access(here, None),
-                    }
-                    if let Some(d) = dst {
+            }
+            // Windows from the operands' windows before the instruction (the interpreter's
+            // rule, `provenance.rs`).
+            step_windows(&instr.kind, &mut win, allocations);
+            match &instr.kind {
+                InstrKind::Load { .. }
+                | InstrKind::Store { .. }
+                | InstrKind::Rmw { .. }
+                | InstrKind::Fma { .. }
+                | InstrKind::Barrier { .. }
+                | InstrKind::Warp { .. } => {
+                    // What a read, a float unit, a barrier or a collective gives is some value.
+                    for d in instr.kind.written_registers() {
                         at[d.0 as usize] = None;
                     }
                 }
@@ -192,13 +225,7 @@ fn walk(
                         _ => None,
                     }
                 }
-                InstrKind::Fma { dst, .. } => at[dst.0 as usize] = None,
                 InstrKind::Fence { .. } => {}
-                kind @ (InstrKind::Barrier { .. } | InstrKind::Warp { .. }) => {
-                    for d in kind.written_registers() {
-                        at[d.0 as usize] = None;
-                    }
-                }
                 InstrKind::Branch { cond, target } => {
                     let taken = match *cond {
                         BranchCond::Always => Some(true),
@@ -215,12 +242,13 @@ fn walk(
                         Some(true) => p = *target,
                         Some(false) => {}
                         None => {
-                            if seen.insert((*target, at.clone())) {
-                                work.push((*target, at.clone()));
+                            let state = (*target, at.clone(), win.clone());
+                            if seen.insert(state.clone()) {
+                                work.push(state);
                             }
                         }
                     }
-                    if !seen.insert((p, at.clone())) {
+                    if !seen.insert((p, at.clone(), win.clone())) {
                         break;
                     }
                 }
@@ -230,31 +258,54 @@ fn walk(
     true
 }
 
-/// The location an access of type `ty` through `addr` touches, as the interpreter resolves
-/// it (`Machine::address`): `Some(Err)` where it faults, `None` where the address is some
-/// value. The interpreter also faults where a pointer left its allocation (provenance); the
-/// walk does not track that and goes on, which only adds paths.
+/// The width an access instruction accesses memory with.
+fn access_type(kind: &InstrKind) -> Option<IntType> {
+    match *kind {
+        InstrKind::Load { ty, .. } | InstrKind::Store { ty, .. } | InstrKind::Rmw { ty, .. } => {
+            Some(ty)
+        }
+        _ => None,
+    }
+}
+
+/// What an access of type `ty` through `addr` reaches, as the interpreter resolves it
+/// (`Machine::address`, with provenance): `None` where it faults.
 fn locations(
     program: &Program,
-    at: &[Abs],
+    (at, win): (&[Abs], &[u32]),
+    allocations: u32,
     addr: &Address,
     ty: IntType,
-) -> Option<Result<LocId, ()>> {
+) -> Option<Reached> {
+    let fits = |l: LocId| program.location(l).ty.bits == ty.bits;
     let loc = match *addr {
-        Address::Loc { loc, index: None } => Ok(loc),
+        Address::Loc { loc, index: None } => loc,
         Address::Loc {
             loc,
             index: Some(r),
-        } => program.element(loc, at[r.0 as usize]?).map_err(|_| ()),
-        Address::Ptr { reg, disp } => program
-            .resolve(at[reg.0 as usize]?.wrapping_add(disp), ty)
-            .map_err(|_| ()),
-    };
-    Some(loc.and_then(|l| {
-        if program.location(l).ty.bits == ty.bits {
-            Ok(l)
-        } else {
-            Err(())
+        } => match at[r.0 as usize] {
+            Some(i) => program.element(loc, i).ok()?,
+            None => return Some(Reached::Anywhere),
+        },
+        Address::Ptr { reg, disp } => {
+            let w = win[reg.0 as usize];
+            match at[reg.0 as usize] {
+                Some(v) => {
+                    let target = v.wrapping_add(disp);
+                    if w != 0 && window_of(allocations, target) != w {
+                        return None;
+                    }
+                    program.resolve(target, ty).ok()?
+                }
+                None if w != 0 => {
+                    let within = allocation_locations(program, w);
+                    return Some(Reached::Within(
+                        within.into_iter().filter(|&l| fits(l)).collect(),
+                    ));
+                }
+                None => return Some(Reached::Anywhere),
+            }
         }
-    }))
+    };
+    fits(loc).then_some(Reached::At(loc))
 }

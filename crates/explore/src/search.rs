@@ -884,9 +884,15 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 Status::Converges { dst, .. } => fresh.extend(*dst),
                 _ => {}
             }
-            let (regs, _, unknown) = th.registers();
+            let (values, windows, unknown) = th.registers();
+            let start = crate::reach::Start {
+                values,
+                windows,
+                unknown,
+                fresh: &fresh,
+            };
             let thread = &self.program.threads[u];
-            match crate::reach::writes_from(self.program, thread, th.pc(), regs, unknown, &fresh) {
+            match crate::reach::writes_from(self.program, thread, th.pc(), start) {
                 Some(ahead) => writes.extend(ahead),
                 None => writes.extend_from_slice(self.statics[u].writes_from(th.pc())),
             }

@@ -11,7 +11,7 @@
 use scopecheck_ir::{LocId, Program, ThreadId};
 
 use crate::interp::ThreadRun;
-use crate::reach::{accesses_from, Accesses};
+use crate::reach::{accesses_from, Accesses, Start};
 
 /// The threads that may access a location (other than one whose updates commute) that another thread, not ordered with it by the
 /// launch order, may write, or write a location such a thread may access: from each thread's
@@ -36,8 +36,14 @@ pub fn sharing_threads(program: &Program) -> Vec<ThreadId> {
         .iter()
         .map(|thread| {
             let run = ThreadRun::new(program, thread, false);
-            let (regs, _, unknown) = run.registers();
-            accesses_from(program, thread, 0, regs, unknown, &[])
+            let (values, windows, unknown) = run.registers();
+            let start = Start {
+                values,
+                windows,
+                unknown,
+                fresh: &[],
+            };
+            accesses_from(program, thread, 0, start)
                 .unwrap_or_else(|| every_access(program, thread))
         })
         .collect();
