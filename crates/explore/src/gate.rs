@@ -24,7 +24,7 @@ use crate::provenance::{
 };
 
 use scopecheck_ir::{
-    Address, BranchCond, InstrKind, IntType, LocId, Operand, Program, RmwKind, Thread,
+    Address, Arithmetic, BranchCond, InstrKind, IntType, LocId, Operand, Program, RmwKind, Thread,
 };
 
 /// What one register holds in the analysis.
@@ -39,6 +39,15 @@ enum Abs {
 }
 
 impl Abs {
+    /// A value computed from a hole, or some value.
+    fn hole_or_any(hole: bool) -> Abs {
+        if hole {
+            Abs::Hole
+        } else {
+            Abs::Any
+        }
+    }
+
     fn join(self, o: Abs) -> Abs {
         match (self, o) {
             (Abs::Hole, _) | (_, Abs::Hole) => Abs::Hole,
@@ -63,6 +72,47 @@ struct At {
 }
 
 impl At {
+    /// The state where the thread stands: its registers' values, but those computed from a
+    /// hole; what a round gives is some value, derived from no allocation.
+    fn start(regs: &Registers) -> At {
+        let mut start = At {
+            regs: regs
+                .values
+                .iter()
+                .zip(regs.unknown)
+                .map(|(&v, &u)| if u { Abs::Hole } else { Abs::Known(v) })
+                .collect(),
+            windows: regs.windows.to_vec(),
+            ctrl_hole: false,
+        };
+        for r in regs.fresh {
+            if start.regs[r.0 as usize] != Abs::Hole {
+                start.set(*r, Abs::Any, 0);
+            }
+        }
+        start
+    }
+
+    /// Where a branch at `p` to `target` on condition `cond` may go: the way it goes when its
+    /// operands are known, else both ways (and past a branch on a hole's value everything
+    /// depends on the hole).
+    fn branch(&mut self, p: usize, cond: BranchCond, target: usize) -> Vec<usize> {
+        match cond {
+            BranchCond::Always => vec![target],
+            BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => match (self.operand(a), self.operand(b))
+            {
+                (Abs::Known(x), Abs::Known(y)) => {
+                    let taken = (x == y) == matches!(cond, BranchCond::Eq(..));
+                    vec![if taken { target } else { p + 1 }]
+                }
+                (x, y) => {
+                    self.ctrl_hole |= x == Abs::Hole || y == Abs::Hole;
+                    vec![target, p + 1]
+                }
+            },
+        }
+    }
+
     /// The taint: which registers hold a hole's value, then whether a branch on one was
     /// passed.
     fn key(&self) -> Vec<bool> {
@@ -111,6 +161,16 @@ pub struct FromHere {
     pub independent_writes: Vec<LocId>,
     /// A barrier arrival or warp collective is reachable.
     pub reaches_arrive: bool,
+}
+
+impl FromHere {
+    /// Adds writes to `locs`, independent of the holes or not.
+    fn add_writes(&mut self, locs: Vec<LocId>, independent: bool) {
+        if independent {
+            self.independent_writes.extend_from_slice(&locs);
+        }
+        self.writes.extend(locs);
+    }
 }
 
 /// The locations an access of type `ty` through `addr` may touch, given the registers, and
@@ -162,24 +222,12 @@ pub struct Registers<'a> {
 pub fn from_here(program: &Program, thread: &Thread, pc: usize, regs: Registers) -> FromHere {
     let code = &thread.code;
     let n = code.len();
-    let rules = program.arithmetic();
-    let allocations = allocation_count(program);
-    let mut start = At {
-        regs: regs
-            .values
-            .iter()
-            .zip(regs.unknown)
-            .map(|(&v, &u)| if u { Abs::Hole } else { Abs::Known(v) })
-            .collect(),
-        windows: regs.windows.to_vec(),
-        ctrl_hole: false,
+    let analysis = Analysis {
+        program,
+        rules: program.arithmetic(),
+        allocations: allocation_count(program),
     };
-    // What a round gives is received, derived from no allocation.
-    for r in regs.fresh {
-        if start.regs[r.0 as usize] != Abs::Hole {
-            start.set(*r, Abs::Any, 0);
-        }
-    }
+    let start = At::start(&regs);
     // States are kept apart by which registers hold a hole's value and whether a branch on
     // one was passed (the taint), and joined only on the known values: a write is independent
     // when some path reaches it untainted, so paths of different taint must not be merged.
@@ -192,115 +240,9 @@ pub fn from_here(program: &Program, thread: &Thread, pc: usize, regs: Registers)
             continue;
         }
         let mut at = states[&(p, key)].clone();
-        let mut next: Vec<usize> = Vec::with_capacity(2);
-        let write = |out: &mut FromHere, locs: Vec<LocId>, independent: bool| {
-            if independent {
-                out.independent_writes.extend_from_slice(&locs);
-            }
-            out.writes.extend(locs);
+        let Some(next) = analysis.transfer(&mut at, p, &code[p].kind, &mut out) else {
+            continue;
         };
-        let hole_or_any = |hole: bool| if hole { Abs::Hole } else { Abs::Any };
-        match &code[p].kind {
-            InstrKind::Load { dst, addr, ty, .. } => {
-                let (_, hole) = locations(program, allocations, &at, addr, *ty);
-                at.set(*dst, hole_or_any(hole), 0);
-                next.push(p + 1);
-            }
-            InstrKind::Store {
-                addr, value, ty, ..
-            } => {
-                let (locs, hole) = locations(program, allocations, &at, addr, *ty);
-                let independent = !hole && at.operand(*value) != Abs::Hole && !at.ctrl_hole;
-                write(&mut out, locs, independent);
-                next.push(p + 1);
-            }
-            InstrKind::Rmw {
-                dst,
-                addr,
-                kind,
-                ty,
-                ..
-            } => {
-                let (locs, hole) = locations(program, allocations, &at, addr, *ty);
-                let ops_hole = match *kind {
-                    RmwKind::Op(_, v) => at.operand(v) == Abs::Hole,
-                    RmwKind::Cas { expected, new } => {
-                        at.operand(expected) == Abs::Hole || at.operand(new) == Abs::Hole
-                    }
-                };
-                write(&mut out, locs, !hole && !ops_hole && !at.ctrl_hole);
-                if let Some(d) = dst {
-                    at.set(*d, hole_or_any(hole), 0);
-                }
-                next.push(p + 1);
-            }
-            InstrKind::Mov { dst, src } => {
-                let w = operand_window(&at.windows, allocations, *src);
-                at.set(*dst, at.operand(*src), w);
-                next.push(p + 1);
-            }
-            InstrKind::Binary { dst, op, ty, a, b } => {
-                let v = match (at.operand(*a), at.operand(*b)) {
-                    (Abs::Hole, _) | (_, Abs::Hole) => Abs::Hole,
-                    // An undefined operation faults: the thread stops there.
-                    (Abs::Known(x), Abs::Known(y)) => match op.eval(*ty, rules, x, y) {
-                        Ok(v) => Abs::Known(v),
-                        Err(_) => continue,
-                    },
-                    _ => Abs::Any,
-                };
-                let w = binary_window(
-                    *op,
-                    operand_window(&at.windows, allocations, *a),
-                    operand_window(&at.windows, allocations, *b),
-                );
-                at.set(*dst, v, w);
-                next.push(p + 1);
-            }
-            // Some value (not computed here: a fused float operation), or a hole's.
-            InstrKind::Fma { dst, a, b, c, .. } => {
-                let hole = [a, b, c].iter().any(|&&o| at.operand(o) == Abs::Hole);
-                at.set(*dst, hole_or_any(hole), 0);
-                next.push(p + 1);
-            }
-            InstrKind::Fence { .. } => next.push(p + 1),
-            kind @ InstrKind::Barrier { .. } => {
-                out.reaches_arrive = true;
-                if let InstrKind::Barrier {
-                    kind: scopecheck_ir::BarrierKind::Red { dst, .. },
-                    ..
-                } = kind
-                {
-                    at.set(*dst, Abs::Any, 0);
-                }
-                next.push(p + 1);
-            }
-            kind @ InstrKind::Warp { .. } => {
-                out.reaches_arrive = true;
-                // A lane waits for its own operands before it arrives, but what it receives
-                // carries no dependency (the interpreter records none), so what it does with
-                // it does not depend on a hole: some value.
-                for d in kind.written_registers() {
-                    at.set(d, Abs::Any, 0);
-                }
-                next.push(p + 1);
-            }
-            InstrKind::Branch { cond, target } => match *cond {
-                BranchCond::Always => next.push(*target),
-                BranchCond::Eq(a, b) | BranchCond::Ne(a, b) => {
-                    match (at.operand(a), at.operand(b)) {
-                        (Abs::Known(x), Abs::Known(y)) => {
-                            let taken = (x == y) == matches!(cond, BranchCond::Eq(..));
-                            next.push(if taken { *target } else { p + 1 });
-                        }
-                        (x, y) => {
-                            at.ctrl_hole |= x == Abs::Hole || y == Abs::Hole;
-                            next.extend([*target, p + 1]);
-                        }
-                    }
-                }
-            },
-        }
         for s in next {
             let s = s.min(n);
             let key = at.key();
@@ -321,4 +263,101 @@ pub fn from_here(program: &Program, thread: &Thread, pc: usize, regs: Registers)
         v.dedup();
     }
     out
+}
+
+/// What the analysis of one thread's instructions reads of the program.
+struct Analysis<'a> {
+    program: &'a Program,
+    rules: Arithmetic,
+    /// The number of allocations (`provenance.rs`).
+    allocations: u32,
+}
+
+impl Analysis<'_> {
+    /// Executes instruction `kind` at `p` on `at`, adding the writes it may make to `out`:
+    /// the instructions that may follow, or `None` when it faults and the thread stops.
+    fn transfer(
+        &self,
+        at: &mut At,
+        p: usize,
+        kind: &InstrKind,
+        out: &mut FromHere,
+    ) -> Option<Vec<usize>> {
+        let (program, allocations) = (self.program, self.allocations);
+        match kind {
+            InstrKind::Load { dst, addr, ty, .. } => {
+                let (_, hole) = locations(program, allocations, at, addr, *ty);
+                at.set(*dst, Abs::hole_or_any(hole), 0);
+            }
+            InstrKind::Store {
+                addr, value, ty, ..
+            } => {
+                let (locs, hole) = locations(program, allocations, at, addr, *ty);
+                let independent = !hole && at.operand(*value) != Abs::Hole && !at.ctrl_hole;
+                out.add_writes(locs, independent);
+            }
+            InstrKind::Rmw {
+                dst,
+                addr,
+                kind,
+                ty,
+                ..
+            } => {
+                let (locs, hole) = locations(program, allocations, at, addr, *ty);
+                let ops_hole = match *kind {
+                    RmwKind::Op(_, v) => at.operand(v) == Abs::Hole,
+                    RmwKind::Cas { expected, new } => {
+                        at.operand(expected) == Abs::Hole || at.operand(new) == Abs::Hole
+                    }
+                };
+                out.add_writes(locs, !hole && !ops_hole && !at.ctrl_hole);
+                if let Some(d) = dst {
+                    at.set(*d, Abs::hole_or_any(hole), 0);
+                }
+            }
+            InstrKind::Mov { dst, src } => {
+                let w = operand_window(&at.windows, allocations, *src);
+                at.set(*dst, at.operand(*src), w);
+            }
+            InstrKind::Binary { dst, op, ty, a, b } => {
+                let v = match (at.operand(*a), at.operand(*b)) {
+                    (Abs::Hole, _) | (_, Abs::Hole) => Abs::Hole,
+                    // An undefined operation faults: the thread stops there.
+                    (Abs::Known(x), Abs::Known(y)) => {
+                        Abs::Known(op.eval(*ty, self.rules, x, y).ok()?)
+                    }
+                    _ => Abs::Any,
+                };
+                let w = binary_window(
+                    *op,
+                    operand_window(&at.windows, allocations, *a),
+                    operand_window(&at.windows, allocations, *b),
+                );
+                at.set(*dst, v, w);
+            }
+            // Some value (not computed here: a fused float operation), or a hole's.
+            InstrKind::Fma { dst, a, b, c, .. } => {
+                let hole = [a, b, c].iter().any(|&&o| at.operand(o) == Abs::Hole);
+                at.set(*dst, Abs::hole_or_any(hole), 0);
+            }
+            InstrKind::Fence { .. } => {}
+            InstrKind::Barrier { kind, .. } => {
+                out.reaches_arrive = true;
+                if let scopecheck_ir::BarrierKind::Red { dst, .. } = kind {
+                    at.set(*dst, Abs::Any, 0);
+                }
+            }
+            kind @ InstrKind::Warp { .. } => {
+                out.reaches_arrive = true;
+                // A lane waits for its own operands before it arrives, but what it receives
+                // carries no dependency (the interpreter records none), so what it does with
+                // it does not depend on a hole: some value.
+                for d in kind.written_registers() {
+                    at.set(d, Abs::Any, 0);
+                }
+            }
+            InstrKind::Branch { cond, target } => return Some(at.branch(p, *cond, *target)),
+        }
+        Some(vec![p + 1])
+    }
 }

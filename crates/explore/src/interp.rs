@@ -14,11 +14,11 @@
 //! against the unroll bound.
 
 use scopecheck_ir::{
-    Address, Arithmetic, BarrierKind, BarrierRedOp, BranchCond, InstrKind, IntType, LocId, Operand,
-    Order, Program, RegId, RmwKind, Scope, Thread, Value, WarpOp,
+    Address, Arithmetic, BarrierKind, BarrierRedOp, BinOp, BranchCond, FloatMode, InstrKind,
+    IntType, LocId, Operand, Order, Program, RegId, RmwKind, Scope, Thread, Value, WarpOp,
 };
 
-use crate::machine::{union, Machine};
+use crate::machine::{union, Access, Machine};
 use crate::statics::ThreadStatics;
 use crate::trace::{BarrierName, EventKind, PathEnd, Trace, WarpKind};
 
@@ -35,15 +35,6 @@ pub struct ReadRequest {
     pub addr_deps: Vec<u32>,
     /// The type of the access.
     pub ty: IntType,
-    what: ReadFor,
-}
-
-/// The operands of a reading instruction (a load or an RMW), before its address is resolved.
-struct ReadInstr {
-    addr: Address,
-    ty: IntType,
-    order: Order,
-    scope: Scope,
     what: ReadFor,
 }
 
@@ -252,18 +243,18 @@ impl ThreadRun {
         Step::Stopped
     }
 
-    /// Asks for the value of the read `read` at instruction `pc`, or faults on its address.
-    fn request(&mut self, pc: usize, program: &Program, read: ReadInstr) -> Step {
-        let ReadInstr {
+    /// Asks for the value of the read `access` at instruction `pc` makes for `what`, or faults
+    /// on its address.
+    fn request(&mut self, pc: usize, program: &Program, access: Access, what: ReadFor) -> Step {
+        let Access {
             addr,
             ty,
             order,
             scope,
-            what,
-        } = read;
+        } = access;
         let (loc, addr_deps) = match self.m.address(program, addr, ty) {
             Ok(x) => x,
-            Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
+            Err(message) => return self.fault(pc, message),
         };
         self.status = Status::Reads(ReadRequest {
             instr: pc,
@@ -309,284 +300,372 @@ impl ThreadRun {
                 ));
             }
             self.pc += 1;
-            match instr.kind {
-                InstrKind::Load {
-                    dst,
-                    addr,
-                    ty,
-                    order,
-                    scope,
-                } => {
-                    let what = ReadFor::Load { dst };
-                    return self.request(
-                        pc,
-                        program,
-                        ReadInstr {
-                            addr,
-                            ty,
-                            order,
-                            scope,
-                            what,
-                        },
-                    );
-                }
-                InstrKind::Rmw {
-                    dst,
-                    addr,
-                    kind: RmwKind::Op(_, operand),
-                    ty,
-                    order,
-                    scope,
-                } if statics.commutes(pc) => {
-                    // A blind update of a commuting location (`commute`): a write holding its
-                    // operand until the leaf chains the updates and computes their values. Its
-                    // result register is dead; it holds 0.
-                    let (loc, addr_deps) = match self.m.address(program, addr, ty) {
-                        Ok(x) => x,
-                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
-                    };
-                    let deps = union(&addr_deps, self.operand_deps(operand));
-                    let e = self.push(
-                        pc,
-                        EventKind::Write {
-                            loc,
-                            value: ty.wrap(self.operand(operand)),
-                            order,
-                            scope,
-                        },
-                        &deps,
-                    );
-                    if let Some(d) = dst {
-                        self.set(d, 0, vec![]);
-                    }
-                    return Step::Wrote(e as usize);
-                }
-                InstrKind::Rmw {
-                    dst,
-                    addr,
-                    kind,
-                    ty,
-                    order,
-                    scope,
-                } => {
-                    let what = ReadFor::Rmw { dst, kind };
-                    return self.request(
-                        pc,
-                        program,
-                        ReadInstr {
-                            addr,
-                            ty,
-                            order,
-                            scope,
-                            what,
-                        },
-                    );
-                }
-                InstrKind::Store {
-                    addr,
-                    value,
-                    ty,
-                    order,
-                    scope,
-                } => {
-                    let (loc, addr_deps) = match self.m.address(program, addr, ty) {
-                        Ok(x) => x,
-                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
-                    };
-                    let v = ty.wrap(self.operand(value));
-                    let deps = union(&addr_deps, self.operand_deps(value));
-                    let e = self.push(
-                        pc,
-                        EventKind::Write {
-                            loc,
-                            value: v,
-                            order,
-                            scope,
-                        },
-                        &deps,
-                    );
-                    if self.is_unknown(value) {
-                        self.value_holes.push(e as usize);
-                        return Step::Other;
-                    }
-                    return Step::Wrote(e as usize);
-                }
-                InstrKind::Fence {
+            if let Some(step) = self.execute(pc, &instr.kind, program, thread, statics) {
+                return step;
+            }
+        }
+    }
+
+    /// Executes instruction `kind` at `pc` (the program counter is already past it): the step
+    /// it ends with, or `None` when it only computed in registers or branched and the thread
+    /// goes on.
+    fn execute(
+        &mut self,
+        pc: usize,
+        kind: &InstrKind,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+    ) -> Option<Step> {
+        let step = match *kind {
+            InstrKind::Load {
+                dst,
+                addr,
+                ty,
+                order,
+                scope,
+            } => {
+                let access = Access::new(addr, ty, order, scope);
+                self.request(pc, program, access, ReadFor::Load { dst })
+            }
+            InstrKind::Rmw {
+                dst,
+                addr,
+                kind: RmwKind::Op(_, operand),
+                ty,
+                order,
+                scope,
+            } if statics.commutes(pc) => {
+                let access = Access::new(addr, ty, order, scope);
+                self.blind_update(pc, program, access, dst, operand)
+            }
+            InstrKind::Rmw {
+                dst,
+                addr,
+                kind,
+                ty,
+                order,
+                scope,
+            } => {
+                let access = Access::new(addr, ty, order, scope);
+                self.request(pc, program, access, ReadFor::Rmw { dst, kind })
+            }
+            InstrKind::Store {
+                addr,
+                value,
+                ty,
+                order,
+                scope,
+            } => self.store(pc, program, Access::new(addr, ty, order, scope), value),
+            InstrKind::Fence {
+                order,
+                scope,
+                spaces,
+            } => {
+                let fence = EventKind::Fence {
                     order,
                     scope,
                     spaces,
-                } => {
-                    self.push(
-                        pc,
-                        EventKind::Fence {
-                            order,
-                            scope,
-                            spaces,
-                        },
-                        &[],
-                    );
-                    return Step::Other;
-                }
-                InstrKind::Barrier {
-                    id, kind, count, ..
-                } => {
-                    let (pred, pdeps, red) = match kind {
-                        BarrierKind::Red { op, dst, pred } => (
-                            Some(self.operand(pred)),
-                            self.operand_deps(pred).to_vec(),
-                            Some((op, dst)),
-                        ),
-                        BarrierKind::Sync | BarrierKind::Arrive => (None, vec![], None),
-                    };
-                    let (id, count) = match self.barrier_operands(id, count, kind) {
-                        Ok(x) => x,
-                        Err(message) => return self.stop(PathEnd::Fault { instr: pc, message }),
-                    };
-                    let barrier = BarrierName::Cta(id);
-                    let round = self.arrivals_at(barrier);
-                    self.push(
-                        pc,
-                        EventKind::Arrive {
-                            barrier,
-                            count,
-                            pred,
-                        },
-                        &pdeps,
-                    );
-                    if kind == BarrierKind::Arrive {
-                        return Step::Other;
-                    }
-                    self.status = Status::Waiting(BarrierWait {
-                        instr: pc,
-                        barrier,
-                        round,
-                        red,
-                        warp: None,
-                    });
-                    return Step::Waits;
-                }
-                InstrKind::Warp {
-                    op: WarpOp::ActiveMask,
-                    dst,
-                    ..
-                } => {
-                    self.status = Status::Converges { instr: pc, dst };
-                    return Step::Converges;
-                }
-                InstrKind::Warp {
-                    op,
-                    mask,
-                    value,
-                    dst,
-                    pred_dst,
-                } => {
-                    let (kind, b, c) = match op {
-                        WarpOp::ActiveMask => unreachable!("matched above"),
-                        WarpOp::Sync => (WarpKind::Sync, 0, 0),
-                        WarpOp::Vote(v) => (WarpKind::Vote(v), 0, 0),
-                        WarpOp::Shfl { mode, lane, clamp } => (
-                            WarpKind::Shfl(mode),
-                            self.operand(lane),
-                            self.operand(clamp),
-                        ),
-                    };
-                    let barrier = BarrierName::Warp {
-                        mask: self.operand(mask) as u32,
-                        op: kind,
-                    };
-                    let round = self.arrivals_at(barrier);
-                    let v = self.operand(value);
-                    let vdeps = self.operand_deps(value).to_vec();
-                    self.push(
-                        pc,
-                        EventKind::Arrive {
-                            barrier,
-                            count: None,
-                            pred: Some(v),
-                        },
-                        &vdeps,
-                    );
-                    self.status = Status::Waiting(BarrierWait {
-                        instr: pc,
-                        barrier,
-                        round,
-                        red: None,
-                        warp: Some(WarpWait {
-                            dst,
-                            pred_dst,
-                            b,
-                            c,
-                        }),
-                    });
-                    return Step::Waits;
-                }
-                InstrKind::Mov { dst, src } => {
-                    let v = self.operand(src);
-                    let d = self.operand_deps(src).to_vec();
-                    let unknown = self.is_unknown(src);
-                    let w = self.m.window(src);
-                    self.set(dst, v, d);
-                    self.m.set_window(dst, w);
-                    self.unknown[dst.0 as usize] = unknown;
-                }
-                InstrKind::Binary { dst, op, ty, a, b } => {
-                    match self.m.binary(op, ty, program.arithmetic(), a, b) {
-                        Ok((v, d)) => {
-                            let unknown = self.is_unknown(a) || self.is_unknown(b);
-                            let w = self.m.binary_window(op, a, b);
-                            self.set(dst, v, d);
-                            self.m.set_window(dst, w);
-                            self.unknown[dst.0 as usize] = unknown;
-                        }
-                        Err(why) => {
-                            return self.stop(PathEnd::Fault {
-                                instr: pc,
-                                message: why.to_string(),
-                            })
-                        }
-                    }
-                }
-                InstrKind::Fma {
-                    dst,
-                    ty,
-                    mode,
-                    a,
-                    b,
-                    c,
-                } => match self.m.fma(ty, mode, [a, b, c]) {
-                    Ok((v, d)) => {
-                        let unknown = [a, b, c].iter().any(|&o| self.is_unknown(o));
-                        self.set(dst, v, d);
-                        self.unknown[dst.0 as usize] = unknown;
-                    }
-                    Err(why) => {
-                        return self.stop(PathEnd::Fault {
-                            instr: pc,
-                            message: why.to_string(),
-                        })
-                    }
-                },
-                InstrKind::Branch { cond, target } => {
-                    let taken = self.m.branch(cond);
-                    if !taken {
-                        continue;
-                    }
-                    if target <= pc {
-                        if let Some(start) = self.pure_iteration(program, thread, statics, target) {
-                            return self.stop(PathEnd::Blocked {
-                                instr: pc,
-                                iteration: start,
-                            });
-                        }
-                        if self.taken[pc] >= statics.unroll {
-                            return self.stop(PathEnd::Cut { instr: pc });
-                        }
-                        self.taken[pc] += 1;
-                    }
-                    self.pc = target;
-                }
+                };
+                self.push(pc, fence, &[]);
+                Step::Other
             }
+            InstrKind::Barrier {
+                id, kind, count, ..
+            } => self.barrier(pc, id, kind, count),
+            InstrKind::Warp {
+                op: WarpOp::ActiveMask,
+                dst,
+                ..
+            } => {
+                self.status = Status::Converges { instr: pc, dst };
+                Step::Converges
+            }
+            InstrKind::Warp {
+                op,
+                mask,
+                value,
+                dst,
+                pred_dst,
+            } => self.warp_collective(pc, op, mask, value, dst, pred_dst),
+            InstrKind::Mov { dst, src } => {
+                self.mov(dst, src);
+                return None;
+            }
+            InstrKind::Binary { dst, op, ty, a, b } => {
+                let done = self.binary(program.arithmetic(), dst, op, ty, a, b);
+                return done.err().map(|message| self.fault(pc, message));
+            }
+            InstrKind::Fma {
+                dst,
+                ty,
+                mode,
+                a,
+                b,
+                c,
+            } => {
+                let done = self.fma(dst, ty, mode, [a, b, c]);
+                return done.err().map(|message| self.fault(pc, message));
+            }
+            InstrKind::Branch { cond, target } => {
+                return self.branch(pc, cond, target, program, thread, statics)
+            }
+        };
+        Some(step)
+    }
+
+    /// Stops the path with a fault of the instruction at `pc`.
+    fn fault(&mut self, pc: usize, message: String) -> Step {
+        self.stop(PathEnd::Fault { instr: pc, message })
+    }
+
+    /// A blind update of a commuting location (`commute`): a write holding its operand until
+    /// the leaf chains the updates and computes their values. Its result register is dead; it
+    /// holds 0.
+    fn blind_update(
+        &mut self,
+        pc: usize,
+        program: &Program,
+        access: Access,
+        dst: Option<RegId>,
+        operand: Operand,
+    ) -> Step {
+        let Access {
+            addr,
+            ty,
+            order,
+            scope,
+        } = access;
+        let (loc, addr_deps) = match self.m.address(program, addr, ty) {
+            Ok(x) => x,
+            Err(message) => return self.fault(pc, message),
+        };
+        let deps = union(&addr_deps, self.operand_deps(operand));
+        let e = self.push(
+            pc,
+            EventKind::Write {
+                loc,
+                value: ty.wrap(self.operand(operand)),
+                order,
+                scope,
+            },
+            &deps,
+        );
+        if let Some(d) = dst {
+            self.set(d, 0, vec![]);
         }
+        Step::Wrote(e as usize)
+    }
+
+    /// A store of `value`; one whose value comes from a hole is a value hole
+    /// (`value_holes`), which no read may read from yet.
+    fn store(&mut self, pc: usize, program: &Program, access: Access, value: Operand) -> Step {
+        let Access {
+            addr,
+            ty,
+            order,
+            scope,
+        } = access;
+        let (loc, addr_deps) = match self.m.address(program, addr, ty) {
+            Ok(x) => x,
+            Err(message) => return self.fault(pc, message),
+        };
+        let v = ty.wrap(self.operand(value));
+        let deps = union(&addr_deps, self.operand_deps(value));
+        let e = self.push(
+            pc,
+            EventKind::Write {
+                loc,
+                value: v,
+                order,
+                scope,
+            },
+            &deps,
+        );
+        if self.is_unknown(value) {
+            self.value_holes.push(e as usize);
+            return Step::Other;
+        }
+        Step::Wrote(e as usize)
+    }
+
+    /// A CTA barrier: the arrival, then (but for `bar.arrive`) the wait for its round.
+    fn barrier(
+        &mut self,
+        pc: usize,
+        id: Operand,
+        kind: BarrierKind,
+        count: Option<Operand>,
+    ) -> Step {
+        let (pred, pdeps, red) = match kind {
+            BarrierKind::Red { op, dst, pred } => (
+                Some(self.operand(pred)),
+                self.operand_deps(pred).to_vec(),
+                Some((op, dst)),
+            ),
+            BarrierKind::Sync | BarrierKind::Arrive => (None, vec![], None),
+        };
+        let (id, count) = match self.barrier_operands(id, count, kind) {
+            Ok(x) => x,
+            Err(message) => return self.fault(pc, message),
+        };
+        let barrier = BarrierName::Cta(id);
+        let round = self.arrivals_at(barrier);
+        self.push(
+            pc,
+            EventKind::Arrive {
+                barrier,
+                count,
+                pred,
+            },
+            &pdeps,
+        );
+        if kind == BarrierKind::Arrive {
+            return Step::Other;
+        }
+        self.status = Status::Waiting(BarrierWait {
+            instr: pc,
+            barrier,
+            round,
+            red,
+            warp: None,
+        });
+        Step::Waits
+    }
+
+    /// A warp collective other than `activemask`: the arrival with this lane's `value`, then
+    /// the wait for the lanes of `mask`.
+    fn warp_collective(
+        &mut self,
+        pc: usize,
+        op: WarpOp,
+        mask: Operand,
+        value: Operand,
+        dst: Option<RegId>,
+        pred_dst: Option<RegId>,
+    ) -> Step {
+        let (kind, b, c) = match op {
+            WarpOp::ActiveMask => unreachable!("`activemask` converges, it does not wait"),
+            WarpOp::Sync => (WarpKind::Sync, 0, 0),
+            WarpOp::Vote(v) => (WarpKind::Vote(v), 0, 0),
+            WarpOp::Shfl { mode, lane, clamp } => (
+                WarpKind::Shfl(mode),
+                self.operand(lane),
+                self.operand(clamp),
+            ),
+        };
+        let barrier = BarrierName::Warp {
+            mask: self.operand(mask) as u32,
+            op: kind,
+        };
+        let round = self.arrivals_at(barrier);
+        let v = self.operand(value);
+        let vdeps = self.operand_deps(value).to_vec();
+        self.push(
+            pc,
+            EventKind::Arrive {
+                barrier,
+                count: None,
+                pred: Some(v),
+            },
+            &vdeps,
+        );
+        self.status = Status::Waiting(BarrierWait {
+            instr: pc,
+            barrier,
+            round,
+            red: None,
+            warp: Some(WarpWait {
+                dst,
+                pred_dst,
+                b,
+                c,
+            }),
+        });
+        Step::Waits
+    }
+
+    /// `mov`: the value, its dependencies and its allocation window, and whether it comes
+    /// from a hole.
+    fn mov(&mut self, dst: RegId, src: Operand) {
+        let v = self.operand(src);
+        let d = self.operand_deps(src).to_vec();
+        let unknown = self.is_unknown(src);
+        let w = self.m.window(src);
+        self.set(dst, v, d);
+        self.m.set_window(dst, w);
+        self.unknown[dst.0 as usize] = unknown;
+    }
+
+    /// A binary operation into `dst`, or why it is undefined (a fault).
+    fn binary(
+        &mut self,
+        rules: Arithmetic,
+        dst: RegId,
+        op: BinOp,
+        ty: IntType,
+        a: Operand,
+        b: Operand,
+    ) -> Result<(), String> {
+        let (v, d) = self
+            .m
+            .binary(op, ty, rules, a, b)
+            .map_err(|why| why.to_string())?;
+        let unknown = self.is_unknown(a) || self.is_unknown(b);
+        let w = self.m.binary_window(op, a, b);
+        self.set(dst, v, d);
+        self.m.set_window(dst, w);
+        self.unknown[dst.0 as usize] = unknown;
+        Ok(())
+    }
+
+    /// A fused multiply-add into `dst`, or why it is undefined (a fault).
+    fn fma(
+        &mut self,
+        dst: RegId,
+        ty: IntType,
+        mode: FloatMode,
+        operands: [Operand; 3],
+    ) -> Result<(), String> {
+        let (v, d) = self
+            .m
+            .fma(ty, mode, operands)
+            .map_err(|why| why.to_string())?;
+        let unknown = operands.iter().any(|&o| self.is_unknown(o));
+        self.set(dst, v, d);
+        self.unknown[dst.0 as usize] = unknown;
+        Ok(())
+    }
+
+    /// A branch at `pc` to `target`, when `cond` holds. Taking a backward branch that closes a
+    /// pure iteration blocks the thread; taking one more often than the unroll bound cuts the
+    /// path.
+    fn branch(
+        &mut self,
+        pc: usize,
+        cond: BranchCond,
+        target: usize,
+        program: &Program,
+        thread: &Thread,
+        statics: &ThreadStatics,
+    ) -> Option<Step> {
+        if !self.m.branch(cond) {
+            return None;
+        }
+        if target <= pc {
+            if let Some(start) = self.pure_iteration(program, thread, statics, target) {
+                return Some(self.stop(PathEnd::Blocked {
+                    instr: pc,
+                    iteration: start,
+                }));
+            }
+            if self.taken[pc] >= statics.unroll {
+                return Some(self.stop(PathEnd::Cut { instr: pc }));
+            }
+            self.taken[pc] += 1;
+        }
+        self.pc = target;
+        None
     }
 
     /// When the iteration that a backward branch to `head` closes was pure, the path index

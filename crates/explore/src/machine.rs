@@ -9,8 +9,8 @@
 //! through a pointer that leaves it is a fault (`provenance.rs`).
 
 use scopecheck_ir::{
-    Address, Arithmetic, BinOp, BranchCond, FloatMode, IntType, LocId, Operand, Program, RegId,
-    RmwKind, Thread, Value,
+    Address, Arithmetic, BinOp, BranchCond, FloatMode, IntType, LocId, Operand, Order, Program,
+    RegId, RmwKind, Scope, Thread, Value,
 };
 
 use std::sync::Arc;
@@ -24,6 +24,26 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
     v.sort_unstable();
     v.dedup();
     v
+}
+
+/// The operands of a memory access (a load, a store, an RMW) before its address is resolved.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    pub addr: Address,
+    pub ty: IntType,
+    pub order: Order,
+    pub scope: Scope,
+}
+
+impl Access {
+    pub fn new(addr: Address, ty: IntType, order: Order, scope: Scope) -> Self {
+        Access {
+            addr,
+            ty,
+            order,
+            scope,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

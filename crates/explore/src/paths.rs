@@ -27,10 +27,11 @@
 //!   registers, several barriers in one thread) is refused up front (`TraceLimit::Unsupported`).
 
 use scopecheck_ir::{
-    BarrierKind, BarrierRedOp, InstrKind, LocId, Operand, Program, Thread, ThreadId, Value,
+    BarrierKind, BarrierRedOp, BranchCond, InstrKind, LocId, Operand, Program, RegId, RmwKind,
+    Thread, ThreadId, Value,
 };
 
-use crate::machine::Machine;
+use crate::machine::{Access, Machine};
 use crate::trace::{BarrierName, EventKind, PathEnd, Trace, TraceEvent};
 
 /// Most distinct values one location may take before exploration gives up as incomplete.
@@ -274,83 +275,64 @@ struct PathContext<'a> {
 /// Runs `s` forward until the path ends (returning how) or branches on a guessed value
 /// (pushing every alternative but the first onto `stack` and continuing with the first).
 fn run(ctx: &PathContext, s: &mut State, stack: &mut Vec<State>) -> Option<PathEnd> {
-    let PathContext {
-        program,
-        thread,
-        domain,
-        unroll,
-        cta_size,
-        awaits,
-    } = *ctx;
-    // Every guess forks the state; the fork continues from the instruction after the guess.
-    let mut fork = |s: &mut State, values: &[Value], apply: &dyn Fn(&mut State, Value)| {
-        for v in values.iter().skip(1).rev() {
-            let mut alt = s.clone();
-            apply(&mut alt, *v);
-            stack.push(alt);
-        }
-        apply(s, values[0]);
-    };
     loop {
         let pc = s.pc;
-        let Some(instr) = thread.code.get(pc) else {
+        let Some(instr) = ctx.thread.code.get(pc) else {
             return Some(PathEnd::Finished);
         };
-        if awaits.contains(&Some(pc)) {
+        if ctx.awaits.contains(&Some(pc)) {
             s.iteration_start[pc] = Some(s.events.len());
         }
         s.pc += 1;
-        match instr.kind {
+        if let Some(end) = s.execute(ctx, stack, pc, &instr.kind) {
+            return Some(end);
+        }
+    }
+}
+
+impl State {
+    /// Every guess forks the state; the fork continues from the instruction after the guess:
+    /// `self` goes on with the first of `values`, and a copy for each other value goes onto
+    /// `stack`.
+    fn fork(
+        &mut self,
+        stack: &mut Vec<State>,
+        values: &[Value],
+        apply: &dyn Fn(&mut State, Value),
+    ) {
+        for v in values.iter().skip(1).rev() {
+            let mut alt = self.clone();
+            apply(&mut alt, *v);
+            stack.push(alt);
+        }
+        apply(self, values[0]);
+    }
+
+    /// Executes instruction `kind` at `pc` (the program counter is already past it): how the
+    /// path ends there, if it does.
+    fn execute(
+        &mut self,
+        ctx: &PathContext,
+        stack: &mut Vec<State>,
+        pc: usize,
+        kind: &InstrKind,
+    ) -> Option<PathEnd> {
+        let fault = |message| Some(PathEnd::Fault { instr: pc, message });
+        match *kind {
             InstrKind::Load {
                 dst,
                 addr,
                 ty,
                 order,
                 scope,
-            } => {
-                let (loc, adeps) = match s.m.address(program, addr, ty) {
-                    Ok(x) => x,
-                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
-                };
-                fork(s, &domain[loc.0 as usize], &|s, v| {
-                    let r = s.push(
-                        pc,
-                        EventKind::Read {
-                            loc,
-                            value: v,
-                            order,
-                            scope,
-                            reduction: false,
-                        },
-                        &adeps,
-                    );
-                    s.m.set(dst, ty.wrap(v), vec![r]);
-                });
-            }
+            } => return self.load(ctx, stack, pc, Access::new(addr, ty, order, scope), dst),
             InstrKind::Store {
                 addr,
                 value,
                 ty,
                 order,
                 scope,
-            } => {
-                let (loc, adeps) = match s.m.address(program, addr, ty) {
-                    Ok(x) => x,
-                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
-                };
-                let v = ty.wrap(s.m.operand(value));
-                let deps = crate::machine::union(&adeps, s.m.operand_deps(value));
-                s.push(
-                    pc,
-                    EventKind::Write {
-                        loc,
-                        value: v,
-                        order,
-                        scope,
-                    },
-                    &deps,
-                );
-            }
+            } => return self.store(ctx, pc, Access::new(addr, ty, order, scope), value),
             InstrKind::Rmw {
                 dst,
                 addr,
@@ -359,139 +341,40 @@ fn run(ctx: &PathContext, s: &mut State, stack: &mut Vec<State>) -> Option<PathE
                 order,
                 scope,
             } => {
-                let (loc, adeps) = match s.m.address(program, addr, ty) {
-                    Ok(x) => x,
-                    Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
-                };
-                fork(s, &domain[loc.0 as usize], &|s, old| {
-                    let r = s.push(
-                        pc,
-                        EventKind::Read {
-                            loc,
-                            value: old,
-                            order,
-                            scope,
-                            reduction: dst.is_none(),
-                        },
-                        &adeps,
-                    );
-                    let written = s.m.rmw_write(kind, ty, &adeps, old);
-                    if let Some((value, deps)) = written {
-                        let w = s.push(
-                            pc,
-                            EventKind::Write {
-                                loc,
-                                value,
-                                order,
-                                scope,
-                            },
-                            &deps,
-                        );
-                        s.rmw.push((r, w));
-                    }
-                    if let Some(d) = dst {
-                        s.m.set(d, ty.wrap(old), vec![r]);
-                    }
-                });
+                let access = Access::new(addr, ty, order, scope);
+                return self.rmw(ctx, stack, pc, access, dst, kind);
             }
             InstrKind::Fence {
                 order,
                 scope,
                 spaces,
             } => {
-                s.push(
-                    pc,
-                    EventKind::Fence {
-                        order,
-                        scope,
-                        spaces,
-                    },
-                    &[],
-                );
+                let fence = EventKind::Fence {
+                    order,
+                    scope,
+                    spaces,
+                };
+                self.push(pc, fence, &[]);
             }
             InstrKind::Barrier {
                 id, kind, count, ..
-            } => {
-                let (Operand::Imm(id), count) = (id, count.map(|c| s.m.operand(c) as u32)) else {
-                    unreachable!("refused before the paths are enumerated")
-                };
-                let id = id as u32;
-                match kind {
-                    BarrierKind::Arrive => {
-                        unreachable!("`bar.arrive` is refused before the paths are enumerated")
-                    }
-                    BarrierKind::Sync => {
-                        s.push(
-                            pc,
-                            EventKind::Arrive {
-                                barrier: BarrierName::Cta(id),
-                                count,
-                                pred: None,
-                            },
-                            &[],
-                        );
-                        s.push(
-                            pc,
-                            EventKind::Wait {
-                                barrier: BarrierName::Cta(id),
-                                red: None,
-                                received: None,
-                            },
-                            &[],
-                        );
-                    }
-                    BarrierKind::Red { op, dst, pred } => {
-                        let p = s.m.operand(pred);
-                        let pdeps = s.m.operand_deps(pred).to_vec();
-                        s.push(
-                            pc,
-                            EventKind::Arrive {
-                                barrier: BarrierName::Cta(id),
-                                count,
-                                pred: Some(p),
-                            },
-                            &pdeps,
-                        );
-                        let results: Vec<Value> = match op {
-                            BarrierRedOp::Popc => (0..=cta_size).collect(),
-                            BarrierRedOp::And | BarrierRedOp::Or => vec![0, 1],
-                        };
-                        fork(s, &results, &|s, v| {
-                            s.push(
-                                pc,
-                                EventKind::Wait {
-                                    barrier: BarrierName::Cta(id),
-                                    red: Some((op, v)),
-                                    received: None,
-                                },
-                                &[],
-                            );
-                            s.m.set(dst, v, vec![]);
-                        });
-                    }
-                }
-            }
+            } => self.barrier(ctx, stack, pc, id, kind, count),
             InstrKind::Warp { .. } => unreachable!("refused before the paths are enumerated"),
             InstrKind::Mov { dst, src } => {
-                let v = s.m.operand(src);
-                let d = s.m.operand_deps(src).to_vec();
-                let w = s.m.window(src);
-                s.m.set(dst, v, d);
-                s.m.set_window(dst, w);
+                let v = self.m.operand(src);
+                let d = self.m.operand_deps(src).to_vec();
+                let w = self.m.window(src);
+                self.m.set(dst, v, d);
+                self.m.set_window(dst, w);
             }
             InstrKind::Binary { dst, op, ty, a, b } => {
-                match s.m.binary(op, ty, program.arithmetic(), a, b) {
+                match self.m.binary(op, ty, ctx.program.arithmetic(), a, b) {
                     Ok((v, d)) => {
-                        let w = s.m.binary_window(op, a, b);
-                        s.m.set(dst, v, d);
-                        s.m.set_window(dst, w);
+                        let w = self.m.binary_window(op, a, b);
+                        self.m.set(dst, v, d);
+                        self.m.set_window(dst, w);
                     }
-                    Err(why) => {
-                        return Some(PathEnd::Fault {
-                            instr: pc,
-                            message: why.to_string(),
-                        })
-                    }
+                    Err(why) => return fault(why.to_string()),
                 }
             }
             InstrKind::Fma {
@@ -501,36 +384,241 @@ fn run(ctx: &PathContext, s: &mut State, stack: &mut Vec<State>) -> Option<PathE
                 a,
                 b,
                 c,
-            } => match s.m.fma(ty, mode, [a, b, c]) {
-                Ok((v, d)) => s.m.set(dst, v, d),
-                Err(why) => {
-                    return Some(PathEnd::Fault {
-                        instr: pc,
-                        message: why.to_string(),
-                    })
-                }
+            } => match self.m.fma(ty, mode, [a, b, c]) {
+                Ok((v, d)) => self.m.set(dst, v, d),
+                Err(why) => return fault(why.to_string()),
             },
-            InstrKind::Branch { cond, target } => {
-                if s.m.branch(cond) {
-                    if let (Some(head), true) = (awaits[pc], target <= pc) {
-                        let start = s.iteration_start[head].unwrap_or(0);
-                        if iteration_is_invisible(&s.events[start..]) {
-                            return Some(PathEnd::Blocked {
-                                instr: pc,
-                                iteration: start,
-                            });
-                        }
-                    }
-                    if target <= pc {
-                        if s.taken[pc] >= unroll {
-                            return Some(PathEnd::Cut { instr: pc });
-                        }
-                        s.taken[pc] += 1;
-                    }
-                    s.pc = target;
-                }
+            InstrKind::Branch { cond, target } => return self.branch(ctx, pc, cond, target),
+        }
+        None
+    }
+
+    /// A load: one path per value of its location's domain.
+    fn load(
+        &mut self,
+        ctx: &PathContext,
+        stack: &mut Vec<State>,
+        pc: usize,
+        access: Access,
+        dst: RegId,
+    ) -> Option<PathEnd> {
+        let Access {
+            addr,
+            ty,
+            order,
+            scope,
+        } = access;
+        let (loc, adeps) = match self.m.address(ctx.program, addr, ty) {
+            Ok(x) => x,
+            Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+        };
+        self.fork(stack, &ctx.domain[loc.0 as usize], &|s, v| {
+            let r = s.push(
+                pc,
+                EventKind::Read {
+                    loc,
+                    value: v,
+                    order,
+                    scope,
+                    reduction: false,
+                },
+                &adeps,
+            );
+            s.m.set(dst, ty.wrap(v), vec![r]);
+        });
+        None
+    }
+
+    /// A store of `value`.
+    fn store(
+        &mut self,
+        ctx: &PathContext,
+        pc: usize,
+        access: Access,
+        value: Operand,
+    ) -> Option<PathEnd> {
+        let Access {
+            addr,
+            ty,
+            order,
+            scope,
+        } = access;
+        let (loc, adeps) = match self.m.address(ctx.program, addr, ty) {
+            Ok(x) => x,
+            Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+        };
+        let v = ty.wrap(self.m.operand(value));
+        let deps = crate::machine::union(&adeps, self.m.operand_deps(value));
+        self.push(
+            pc,
+            EventKind::Write {
+                loc,
+                value: v,
+                order,
+                scope,
+            },
+            &deps,
+        );
+        None
+    }
+
+    /// An RMW (`atom`, or `red` without `dst`): one path per value of its location's domain
+    /// that the read half may return, each with the write that value makes (a failed CAS
+    /// writes nothing).
+    fn rmw(
+        &mut self,
+        ctx: &PathContext,
+        stack: &mut Vec<State>,
+        pc: usize,
+        access: Access,
+        dst: Option<RegId>,
+        kind: RmwKind,
+    ) -> Option<PathEnd> {
+        let Access {
+            addr,
+            ty,
+            order,
+            scope,
+        } = access;
+        let (loc, adeps) = match self.m.address(ctx.program, addr, ty) {
+            Ok(x) => x,
+            Err(message) => return Some(PathEnd::Fault { instr: pc, message }),
+        };
+        self.fork(stack, &ctx.domain[loc.0 as usize], &|s, old| {
+            let r = s.push(
+                pc,
+                EventKind::Read {
+                    loc,
+                    value: old,
+                    order,
+                    scope,
+                    reduction: dst.is_none(),
+                },
+                &adeps,
+            );
+            let written = s.m.rmw_write(kind, ty, &adeps, old);
+            if let Some((value, deps)) = written {
+                let w = s.push(
+                    pc,
+                    EventKind::Write {
+                        loc,
+                        value,
+                        order,
+                        scope,
+                    },
+                    &deps,
+                );
+                s.rmw.push((r, w));
+            }
+            if let Some(d) = dst {
+                s.m.set(d, ty.wrap(old), vec![r]);
+            }
+        });
+        None
+    }
+
+    /// A CTA barrier of immediate `id` (others are refused before the paths are enumerated):
+    /// the arrival and the wait, and for `bar.red` one path per result the round may give.
+    fn barrier(
+        &mut self,
+        ctx: &PathContext,
+        stack: &mut Vec<State>,
+        pc: usize,
+        id: Operand,
+        kind: BarrierKind,
+        count: Option<Operand>,
+    ) {
+        let (Operand::Imm(id), count) = (id, count.map(|c| self.m.operand(c) as u32)) else {
+            unreachable!("refused before the paths are enumerated")
+        };
+        let id = id as u32;
+        match kind {
+            BarrierKind::Arrive => {
+                unreachable!("`bar.arrive` is refused before the paths are enumerated")
+            }
+            BarrierKind::Sync => {
+                self.push(
+                    pc,
+                    EventKind::Arrive {
+                        barrier: BarrierName::Cta(id),
+                        count,
+                        pred: None,
+                    },
+                    &[],
+                );
+                self.push(
+                    pc,
+                    EventKind::Wait {
+                        barrier: BarrierName::Cta(id),
+                        red: None,
+                        received: None,
+                    },
+                    &[],
+                );
+            }
+            BarrierKind::Red { op, dst, pred } => {
+                let p = self.m.operand(pred);
+                let pdeps = self.m.operand_deps(pred).to_vec();
+                self.push(
+                    pc,
+                    EventKind::Arrive {
+                        barrier: BarrierName::Cta(id),
+                        count,
+                        pred: Some(p),
+                    },
+                    &pdeps,
+                );
+                let results: Vec<Value> = match op {
+                    BarrierRedOp::Popc => (0..=ctx.cta_size).collect(),
+                    BarrierRedOp::And | BarrierRedOp::Or => vec![0, 1],
+                };
+                self.fork(stack, &results, &|s, v| {
+                    s.push(
+                        pc,
+                        EventKind::Wait {
+                            barrier: BarrierName::Cta(id),
+                            red: Some((op, v)),
+                            received: None,
+                        },
+                        &[],
+                    );
+                    s.m.set(dst, v, vec![]);
+                });
             }
         }
+    }
+
+    /// A branch at `pc` to `target`, when its condition holds. An await loop's backward
+    /// branch after an invisible iteration blocks the path (the loop is explored by its
+    /// exiting iteration); another backward branch taken more often than the unroll bound
+    /// cuts it.
+    fn branch(
+        &mut self,
+        ctx: &PathContext,
+        pc: usize,
+        cond: BranchCond,
+        target: usize,
+    ) -> Option<PathEnd> {
+        if !self.m.branch(cond) {
+            return None;
+        }
+        if let (Some(head), true) = (ctx.awaits[pc], target <= pc) {
+            let start = self.iteration_start[head].unwrap_or(0);
+            if iteration_is_invisible(&self.events[start..]) {
+                return Some(PathEnd::Blocked {
+                    instr: pc,
+                    iteration: start,
+                });
+            }
+        }
+        if target <= pc {
+            if self.taken[pc] >= ctx.unroll {
+                return Some(PathEnd::Cut { instr: pc });
+            }
+            self.taken[pc] += 1;
+        }
+        self.pc = target;
+        None
     }
 }
 

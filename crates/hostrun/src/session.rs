@@ -624,7 +624,6 @@ fn apply(
     at: &At,
     platform: &scopecheck_model::Platform,
 ) -> Result<Reply, HostError> {
-    let bad = |what: String| HostError::Device(format!("{at}: {what}"));
     Ok(match call {
         Call::Register {
             name,
@@ -633,41 +632,20 @@ fn apply(
             managed,
         } => {
             if *managed {
-                return Err(bad(format!(
-                    "the `__managed__` variable `{name}`: not supported by the native host path yet"
-                )));
+                return Err(bad(
+                    at,
+                    format!(
+                        "the `__managed__` variable `{name}`: not supported by the native host path yet"
+                    ),
+                ));
             }
             let addr = device.alloc(bytes.clone(), Some(name.clone()));
             let (a, _) = device.resolve(addr).expect("just allocated");
             device.symbols.insert(*shadow, a);
             Reply::ok(code::SUCCESS)
         }
-        Call::Malloc(n) => {
-            if *n > MAX_ALLOCATION_BYTES {
-                return Err(bad(format!(
-                    "cudaMalloc of {n} bytes: the native host path keeps device memory of at most {MAX_ALLOCATION_BYTES} bytes per allocation"
-                )));
-            }
-            let addr = device.alloc(vec![0; *n as usize], None);
-            let mut r = Reply::ok(code::SUCCESS);
-            r.u64(addr);
-            r
-        }
-        Call::MallocManaged { host, n, name } => {
-            if *n > MAX_ALLOCATION_BYTES {
-                return Err(bad(format!(
-                    "managed memory of {n} bytes: the native host path keeps at most {MAX_ALLOCATION_BYTES} bytes per allocation"
-                )));
-            }
-            let symbol = (!name.is_empty()).then(|| name.clone());
-            device.alloc(vec![0; *n as usize], symbol.clone());
-            let a = device.allocs.len() - 1;
-            device.allocs[a].host = Some(*host);
-            if symbol.is_some() {
-                device.symbols.insert(*host, a);
-            }
-            Reply::ok(code::SUCCESS)
-        }
+        Call::Malloc(n) => malloc(device, at, *n)?,
+        Call::MallocManaged { host, n, name } => malloc_managed(device, at, *host, *n, name)?,
         Call::Free(addr) => match device.resolve(*addr) {
             Some((a, 0)) if device.allocs[a].symbol.is_none() => {
                 device.allocs[a].freed = true;
@@ -675,6 +653,98 @@ fn apply(
             }
             _ => Reply::ok(code::INVALID_DEVICE_POINTER),
         },
+        Call::CopyH2D { .. }
+        | Call::CopyD2H { .. }
+        | Call::CopyD2D { .. }
+        | Call::Memset { .. } => copy(call, device),
+        Call::Launch(l) => {
+            let threads: u64 = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
+            if threads == 0 {
+                return Ok(Reply::ok(9)); // cudaErrorInvalidConfiguration
+            }
+            device.pending.push(Work::Launch(l.clone()));
+            Reply::ok(code::SUCCESS)
+        }
+        Call::Sync => Reply::ok(code::SUCCESS),
+        Call::StreamCreate(flags) => {
+            device.streams.push(*flags);
+            let mut r = Reply::ok(code::SUCCESS);
+            // Handles 0 and 1 are the legacy default stream; created streams start at 2.
+            r.u64(device.streams.len() as u64 + 1);
+            r
+        }
+        Call::EventCreate | Call::EventRecord { .. } | Call::WaitEvent { .. } => {
+            event(call, device)
+        }
+        Call::Props => props(platform),
+        Call::SymbolAddress(shadow) => match device.symbols.get(shadow) {
+            Some(&a) => {
+                let mut r = Reply::ok(code::SUCCESS);
+                r.u64(crate::device::DEVICE_BASE + ((a as u64 + 1) << 32));
+                r
+            }
+            None => {
+                let mut r = Reply::ok(code::INVALID_SYMBOL);
+                r.u64(0);
+                r
+            }
+        },
+        Call::Unsupported(what) => Reply::stop(&format!("{at}: `{what}` is not supported")),
+    })
+}
+
+/// A call the native host path refuses, at `at`.
+fn bad(at: &At, what: String) -> HostError {
+    HostError::Device(format!("{at}: {what}"))
+}
+
+/// `cudaMalloc` of `n` bytes: the new allocation's address.
+fn malloc(device: &mut Device, at: &At, n: u64) -> Result<Reply, HostError> {
+    if n > MAX_ALLOCATION_BYTES {
+        return Err(bad(
+            at,
+            format!(
+                "cudaMalloc of {n} bytes: the native host path keeps device memory of at most {MAX_ALLOCATION_BYTES} bytes per allocation"
+            ),
+        ));
+    }
+    let addr = device.alloc(vec![0; n as usize], None);
+    let mut r = Reply::ok(code::SUCCESS);
+    r.u64(addr);
+    Ok(r)
+}
+
+/// `cudaMallocManaged` of `n` bytes at host address `host`, or a `__managed__` variable
+/// `name` (empty for an allocation).
+fn malloc_managed(
+    device: &mut Device,
+    at: &At,
+    host: u64,
+    n: u64,
+    name: &str,
+) -> Result<Reply, HostError> {
+    if n > MAX_ALLOCATION_BYTES {
+        return Err(bad(
+            at,
+            format!(
+                "managed memory of {n} bytes: the native host path keeps at most {MAX_ALLOCATION_BYTES} bytes per allocation"
+            ),
+        ));
+    }
+    let symbol = (!name.is_empty()).then(|| name.to_string());
+    device.alloc(vec![0; n as usize], symbol.clone());
+    let a = device.allocs.len() - 1;
+    device.allocs[a].host = Some(host);
+    if symbol.is_some() {
+        device.symbols.insert(host, a);
+    }
+    Ok(Reply::ok(code::SUCCESS))
+}
+
+/// The copies (`cudaMemcpy` each way) and `cudaMemset`: an invalid value where a range is not
+/// inside one allocation.
+fn copy(call: &Call, device: &mut Device) -> Reply {
+    match call {
         Call::CopyH2D { dst, data } => match device.range(*dst, data.len()) {
             Some(m) => {
                 m.copy_from_slice(data);
@@ -707,71 +777,47 @@ fn apply(
             }
             None => Reply::ok(code::INVALID_VALUE),
         },
-        Call::Launch(l) => {
-            let threads: u64 = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
-            if threads == 0 {
-                return Ok(Reply::ok(9)); // cudaErrorInvalidConfiguration
-            }
-            device.pending.push(Work::Launch(l.clone()));
-            Reply::ok(code::SUCCESS)
-        }
-        Call::Sync => Reply::ok(code::SUCCESS),
-        Call::StreamCreate(flags) => {
-            device.streams.push(*flags);
-            let mut r = Reply::ok(code::SUCCESS);
-            // Handles 0 and 1 are the legacy default stream; created streams start at 2.
-            r.u64(device.streams.len() as u64 + 1);
-            r
-        }
+        _ => unreachable!("`copy` is called for copies and memsets"),
+    }
+}
+
+/// The event calls: `cudaEventCreate`, and `cudaEventRecord` and `cudaStreamWaitEvent`, which
+/// queue their order among the device work.
+fn event(call: &Call, device: &mut Device) -> Reply {
+    match *call {
         Call::EventCreate => {
             device.events += 1;
             let mut r = Reply::ok(code::SUCCESS);
             r.u64(device.events);
             r
         }
+        Call::EventRecord { event, .. } | Call::WaitEvent { event, .. }
+            if event == 0 || event > device.events =>
+        {
+            Reply::ok(code::INVALID_RESOURCE_HANDLE)
+        }
         Call::EventRecord { event, stream } => {
-            if *event == 0 || *event > device.events {
-                return Ok(Reply::ok(code::INVALID_RESOURCE_HANDLE));
-            }
-            device.pending.push(Work::Record {
-                event: *event,
-                stream: *stream,
-            });
+            device.pending.push(Work::Record { event, stream });
             Reply::ok(code::SUCCESS)
         }
         Call::WaitEvent { stream, event } => {
-            if *event == 0 || *event > device.events {
-                return Ok(Reply::ok(code::INVALID_RESOURCE_HANDLE));
-            }
-            device.pending.push(Work::Wait {
-                stream: *stream,
-                event: *event,
-            });
+            device.pending.push(Work::Wait { stream, event });
             Reply::ok(code::SUCCESS)
         }
-        Call::Props => {
-            let mut r = Reply::ok(code::SUCCESS);
-            r.blob(platform_name(platform).as_bytes());
-            r.u32(9).u32(0).u32(132);
-            r.u8(platform.host_native_atomics as u8);
-            r.u8(platform.concurrent_managed_access as u8);
-            r.u8(platform.pageable_memory_access as u8);
-            r
-        }
-        Call::SymbolAddress(shadow) => match device.symbols.get(shadow) {
-            Some(&a) => {
-                let mut r = Reply::ok(code::SUCCESS);
-                r.u64(crate::device::DEVICE_BASE + ((a as u64 + 1) << 32));
-                r
-            }
-            None => {
-                let mut r = Reply::ok(code::INVALID_SYMBOL);
-                r.u64(0);
-                r
-            }
-        },
-        Call::Unsupported(what) => Reply::stop(&format!("{at}: `{what}` is not supported")),
-    })
+        _ => unreachable!("`event` is called for the event calls"),
+    }
+}
+
+/// `cudaGetDeviceProperties`: the platform's name, compute capability 9.0, 132
+/// multiprocessors, and what the platform lets the host rely on.
+fn props(platform: &scopecheck_model::Platform) -> Reply {
+    let mut r = Reply::ok(code::SUCCESS);
+    r.blob(platform_name(platform).as_bytes());
+    r.u32(9).u32(0).u32(132);
+    r.u8(platform.host_native_atomics as u8);
+    r.u8(platform.concurrent_managed_access as u8);
+    r.u8(platform.pageable_memory_access as u8);
+    r
 }
 
 fn platform_name(p: &scopecheck_model::Platform) -> String {
