@@ -14,8 +14,10 @@
 
 pub mod budget;
 mod candidates;
+mod collectives;
 pub mod commute;
 pub mod count;
+mod dead_ends;
 mod gate;
 pub mod graph;
 pub mod interp;
@@ -33,6 +35,8 @@ mod revisit;
 mod rounds;
 mod search;
 pub mod sharing;
+mod stale;
+mod state;
 pub mod statics;
 pub mod symmetry;
 pub mod trace;
@@ -545,7 +549,7 @@ fn graphs<'p>(
         );
         s.run();
         spun |= s.spun;
-        if let Some(why) = s.gate.take() {
+        if let Some(why) = s.gate.failure.take() {
             out.fallback = Some(why.0);
             return out;
         }

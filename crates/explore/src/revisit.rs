@@ -18,7 +18,8 @@
 
 use crate::interp::Status;
 use crate::relation::{EventSet, Relation};
-use crate::search::{Search, Source, State};
+use crate::search::Search;
+use crate::state::{Source, State};
 use crate::walk::Frame;
 use crate::Graph;
 
@@ -86,7 +87,8 @@ impl<'p> Search<'_, '_, 'p> {
             return true;
         }
         self.out.checks += 1;
-        self.model
+        self.cx
+            .model
             .consistent_with(g, &co_relation(g, &st.co))
             .is_ok()
     }
@@ -115,7 +117,7 @@ impl<'p> Search<'_, '_, 'p> {
             .unwrap_or(0);
         // Owned: the state they are read from moves into the choice point. A load of a
         // commuting location starts after every update of it: it reads the last (`commute`).
-        let from = if self.statics[t].reads_final(req.instr, req.loc) {
+        let from = if self.cx.statics[t].reads_final(req.instr, req.loc) {
             order.len() - 1
         } else {
             from
@@ -169,9 +171,9 @@ impl<'p> Search<'_, '_, 'p> {
             self.frames
                 .push(Frame::Revisit(Branches::Reads { st, t, sources }));
         }
-        let v = self.value(&next, source_of(&next.graph, w));
+        let v = self.cx.value(&next, source_of(&next.graph, w));
         let (r, rmw_write) = next.threads[t].resolve_read(v);
-        self.sync_graph(&mut next, t);
+        self.cx.sync_graph(&mut next, t);
         let read = next.graph.thread_events[t][r];
         next.graph.rf[read] = Some(w);
         // No `may_read_from` filter: it may judge what comes only later (two RMWs reading one
@@ -181,7 +183,7 @@ impl<'p> Search<'_, '_, 'p> {
         match rmw_write {
             Some(e) => self.add_write(next, t, e),
             None if latest => {
-                self.model.extend_memos(&next.graph);
+                self.cx.model.extend_memos(&next.graph);
                 self.frames.push(Frame::Visit(next));
             }
             None => {
@@ -262,10 +264,10 @@ impl<'p> Search<'_, '_, 'p> {
             .find(|&(_, w)| w == a)
             .map(|(r, _)| at(g.rf[r].expect("the RMW's read has its write")));
         let positions = match rmw_source {
-            Some(s) if self.model.rmw_write_adjacent(g, a) => s + 1..=s + 1,
+            Some(s) if self.cx.model.rmw_write_adjacent(g, a) => s + 1..=s + 1,
             // A blind update goes last: the order among updates is not explored
             // (`commute`), and nothing else writes its location.
-            _ if crate::commute::is_update(g, self.statics, a) => order.len()..=order.len(),
+            _ if crate::commute::is_update(g, self.cx.statics, a) => order.len()..=order.len(),
             _ => first..=order.len(),
         };
         self.next_position(Some(st), a, pending, forward, positions);
@@ -303,7 +305,7 @@ impl<'p> Search<'_, '_, 'p> {
         next.co[loc].insert(p, a);
         let at_end = forward && p + 1 == next.co[loc].len();
         if at_end {
-            self.model.extend_memos(&next.graph);
+            self.cx.model.extend_memos(&next.graph);
         }
         if at_end || self.placed_consistent(&next) {
             match pending {
@@ -319,19 +321,19 @@ impl<'p> Search<'_, '_, 'p> {
     /// such a thread while another can run (`Search::next_thread`); the answer depends on the
     /// state alone, which is all the search's completeness asks of the schedule.
     pub(crate) fn would_block(&self, st: &State, t: usize) -> bool {
-        if !self.statics[t].is_loop_read(st.threads[t].pc()) {
+        if !self.cx.statics[t].is_loop_read(st.threads[t].pc()) {
             return false;
         }
-        let program = self.program;
+        let program = self.cx.program;
         let mut th = st.threads[t].clone();
         for _ in 0..WOULD_BLOCK_STEPS {
-            match th.step(program, &program.threads[t], &self.statics[t]) {
+            match th.step(program, &program.threads[t], &self.cx.statics[t]) {
                 crate::interp::Step::NeedsValue => {
                     let Status::Reads(req) = &th.status else {
                         unreachable!("a thread that needs a value reads");
                     };
                     let w = *st.co[req.loc.0 as usize].last().expect("the initial write");
-                    let v = self.value(st, source_of(&st.graph, w));
+                    let v = self.cx.value(st, source_of(&st.graph, w));
                     th.resolve_read(v);
                 }
                 crate::interp::Step::Other => {}
@@ -406,7 +408,7 @@ impl<'p> Search<'_, '_, 'p> {
         let kind = g.events[e].kind;
         // A blind update has no place of its own among the updates of its location: it is
         // placed in the one way there is (`commute`).
-        if crate::commute::is_update(g, self.statics, e) {
+        if crate::commute::is_update(g, self.cx.statics, e) {
             return true;
         }
         let before = |x: usize| x <= e || prefix.contains(x);
@@ -458,7 +460,7 @@ impl<'p> Search<'_, '_, 'p> {
         }
         let rt = g.events[r].thread.expect("a thread's read").0 as usize;
         let ri = g.path_index(rt, r);
-        let program = self.program;
+        let program = self.cx.program;
         let mut threads: Vec<_> = st
             .threads
             .iter()
@@ -472,7 +474,7 @@ impl<'p> Search<'_, '_, 'p> {
                         .filter(|&&x| !gone.contains(x))
                         .count()
                 };
-                let mut cut = th.truncated(program, &program.threads[u], &self.statics[u], keep);
+                let mut cut = th.truncated(program, &program.threads[u], &self.cx.statics[u], keep);
                 if self.starved.iter().any(|s| s.0 as usize == u) {
                     cut.starve();
                 }
@@ -483,9 +485,9 @@ impl<'p> Search<'_, '_, 'p> {
         // event before `r`, and every step emits one event or asks for a value, waits or stops:
         // so its very next step asks for `r`'s value, at `r`'s instruction and location (the
         // replay read the values its path recorded, so it computes the same address).
-        let value = self.value(st, source_of(g, a));
+        let value = self.cx.value(st, source_of(g, a));
         let reader = &mut threads[rt];
-        let step = reader.step(program, &program.threads[rt], &self.statics[rt]);
+        let step = reader.step(program, &program.threads[rt], &self.cx.statics[rt]);
         debug_assert!(
             step == crate::interp::Step::NeedsValue
                 && matches!(&reader.status, Status::Reads(req) if {

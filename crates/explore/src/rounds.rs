@@ -13,16 +13,16 @@
 //! least one arrival it did not have when it deferred, so that no round is formed at two points
 //! of one path; a path that ends with a deferral pending is no execution (its round would have
 //! completed) and is dropped. Rounds that complete in another order in time can give the same
-//! execution graph, so leaves reached after a choice are compared ([`Search::first_visit`]).
+//! execution graph, so leaves reached after a choice are compared ([`LeavesSeen::first_visit`]).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use crate::graph::{barrier_group, barrier_members, BarrierGroup};
 use crate::interp::Status;
-use crate::search::{Search, State};
+use crate::orbits::DigestSet;
+use crate::state::{Context, State};
 use crate::trace::{BarrierName, EventKind, PathEnd};
-use crate::walk::Frame;
 
 /// One round of a CTA barrier: the arrivals (thread, path index) that filled it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl Rounds {
     }
 }
 
-/// The branches of a barrier's next round still to explore (`Search::next_round`).
+/// The branches of a barrier's next round still to explore (`Branches::next`).
 pub(crate) struct Branches<'p> {
     st: State<'p>,
     f: Formable,
@@ -90,69 +90,137 @@ struct Formable {
     may_defer: bool,
 }
 
-/// The thread count a CTA barrier arrival asks for: its own, or every thread of the CTA.
-fn round_size(count: Option<u32>, members: usize) -> usize {
-    count.map_or(members, |c| c as usize)
+/// What forming the rounds that leave no choice came to.
+pub(crate) enum Formed<'p> {
+    /// The state to go on with.
+    Go(State<'p>),
+    /// A choice of rounds to branch over.
+    Branch(Branches<'p>),
 }
 
-impl<'p> Search<'_, '_, 'p> {
-    /// Forms every round whose arrivals leave no choice, and branches where there is one:
-    /// `Some` state to go on with, or `None` when the branches have been visited.
-    pub(crate) fn form_rounds(&mut self, mut st: State<'p>) -> Option<State<'p>> {
-        loop {
-            let Some(f) = self.formable(&st) else {
-                return Some(st);
-            };
-            let sets = self.round_sets(&st, &f);
-            if sets.len() == 1 && !f.may_defer {
-                let set = sets.into_iter().next().expect("one set");
-                Self::form(&mut st, &f, set);
-                continue;
-            }
-            self.next_round(Branches {
-                st,
-                f,
-                sets: sets.into_iter(),
-            });
-            return None;
-        }
-    }
-
-    /// The next branch of a barrier's round: the next set of arrivals, then deferring.
-    pub(crate) fn next_round(&mut self, mut b: Branches<'p>) {
-        if let Some(set) = b.sets.next() {
-            let mut next = b.st.clone();
-            Self::form(&mut next, &b.f, set);
+impl<'p> Branches<'p> {
+    /// The next branch: the state with the next set of arrivals formed into the round, then
+    /// the state with the round deferred; with it, the branches left, if any.
+    pub fn next(mut self) -> Option<(State<'p>, Option<Self>)> {
+        if let Some(set) = self.sets.next() {
+            let mut next = self.st.clone();
+            form(&mut next, &self.f, set);
             next.rounds.chosen = true;
-            if b.sets.len() > 0 || b.f.may_defer {
-                self.frames.push(Frame::Rounds(b));
-            }
-            self.frames.push(Frame::Visit(next));
-        } else if b.f.may_defer {
-            let f = b.f;
-            let mut next = b.st;
+            let more = self.sets.len() > 0 || self.f.may_defer;
+            Some((next, more.then_some(self)))
+        } else if self.f.may_defer {
+            let f = self.f;
+            let mut next = self.st;
             next.rounds
                 .deferred
                 .retain(|d| (d.0, d.1) != (f.group, f.id));
             let have = f.eligible.iter().map(|e| e.0).collect();
             next.rounds.deferred.push((f.group, f.id, have));
             next.rounds.chosen = true;
-            self.frames.push(Frame::Visit(next));
+            Some((next, None))
+        } else {
+            None
         }
     }
+}
 
-    fn form(st: &mut State<'p>, f: &Formable, arrivals: Vec<(usize, usize)>) {
-        st.rounds.deferred.retain(|d| (d.0, d.1) != (f.group, f.id));
-        st.rounds.formed.push(Round {
-            group: f.group,
-            id: f.id,
-            arrivals,
-        });
+/// Forms the next round of `f`'s barrier with `arrivals`.
+fn form(st: &mut State, f: &Formable, arrivals: Vec<(usize, usize)>) {
+    st.rounds.deferred.retain(|d| (d.0, d.1) != (f.group, f.id));
+    st.rounds.formed.push(Round {
+        group: f.group,
+        id: f.id,
+        arrivals,
+    });
+}
+
+/// The digests of the leaves reached after a choice of barrier rounds (`Rounds::chosen`).
+#[derive(Default)]
+pub(crate) struct LeavesSeen(DigestSet);
+
+impl LeavesSeen {
+    /// Whether this leaf, reached after a choice of rounds, is an execution not reached
+    /// before (the same graph can come from rounds completed in another order).
+    pub fn first_visit(&mut self, st: &State) -> bool {
+        if !st.rounds.chosen {
+            return true;
+        }
+        let g = &st.graph;
+        // Graph indices depend on the order events were added: name events by thread and
+        // path position instead.
+        let name = |x: usize| -> (usize, usize) {
+            match g.events[x].thread {
+                Some(t) => (t.0 as usize, g.path_index(t.0 as usize, x)),
+                None => (usize::MAX, x),
+            }
+        };
+        let mut key = String::new();
+        for th in st.threads.iter() {
+            key.push_str(&format!(
+                "{:?}{:?}|",
+                th.trace.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
+                th.trace.end
+            ));
+        }
+        let mut rf: Vec<_> = g
+            .reads
+            .iter()
+            .map(|x| (name(x), g.rf[x].map(name)))
+            .collect();
+        rf.sort_unstable();
+        key.push_str(&format!("{rf:?}"));
+        let mut sync: Vec<_> = g
+            .barrier_sync
+            .pairs()
+            .map(|(a, b)| (name(a), name(b)))
+            .collect();
+        sync.sort_unstable();
+        key.push_str(&format!("{sync:?}"));
+        for order in &st.co {
+            key.push_str(&format!(
+                "{:?}",
+                order.iter().map(|&x| name(x)).collect::<Vec<_>>()
+            ));
+        }
+        let mut h1 = DefaultHasher::new();
+        key.hash(&mut h1);
+        let mut h2 = DefaultHasher::new();
+        (key.len(), &key, 0x5c0_9ec4u32).hash(&mut h2);
+        let digest = (u128::from(h1.finish()) << 64) | u128::from(h2.finish());
+        self.0.insert(digest)
+    }
+}
+
+/// The thread count a CTA barrier arrival asks for: its own, or every thread of the CTA.
+fn round_size(count: Option<u32>, members: usize) -> usize {
+    count.map_or(members, |c| c as usize)
+}
+
+impl<'p> Context<'_, 'p> {
+    /// Forms every round of `st` whose arrivals leave no choice: the state to go on with, or
+    /// the branches of the first choice.
+    pub fn form_rounds(&self, mut st: State<'p>) -> Formed<'p> {
+        loop {
+            let Some(f) = self.formable(&st) else {
+                return Formed::Go(st);
+            };
+            let sets = self.round_sets(&st, &f);
+            if sets.len() == 1 && !f.may_defer {
+                let set = sets.into_iter().next().expect("one set");
+                form(&mut st, &f, set);
+                continue;
+            }
+            return Formed::Branch(Branches {
+                st,
+                f,
+                sets: sets.into_iter(),
+            });
+        }
     }
 
     /// The first barrier (in thread and path order of its arrivals) whose next round can be
     /// formed now.
-    fn formable(&self, st: &State<'p>) -> Option<Formable> {
+    fn formable(&self, st: &State) -> Option<Formable> {
         let mut seen: Vec<(BarrierGroup, u32)> = Vec::new();
         for (t, th) in st.threads.iter().enumerate() {
             for e in &th.trace.events {
@@ -176,13 +244,7 @@ impl<'p> Search<'_, '_, 'p> {
         None
     }
 
-    fn formable_at(
-        &self,
-        st: &State<'p>,
-        t: usize,
-        group: BarrierGroup,
-        id: u32,
-    ) -> Option<Formable> {
+    fn formable_at(&self, st: &State, t: usize, group: BarrierGroup, id: u32) -> Option<Formable> {
         let barrier = BarrierName::Cta(id);
         let members = barrier_members(self.program, t, barrier);
         let mut eligible = Vec::new();
@@ -241,7 +303,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// The sets of `f.count` eligible arrivals that may fill the next round: closed under the
     /// causal order among the eligible ones, and holding an arrival the barrier's deferral did
     /// not have.
-    fn round_sets(&self, st: &State<'p>, f: &Formable) -> Vec<Vec<(usize, usize)>> {
+    fn round_sets(&self, st: &State, f: &Formable) -> Vec<Vec<(usize, usize)>> {
         let g = &st.graph;
         let event = |&(u, k): &(usize, usize)| g.thread_events[u][k];
         let prefixes: Vec<_> = f
@@ -270,7 +332,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// When thread `t`'s last event is an arrival at a CTA barrier whose thread count differs
     /// from that of another arrival at the same barrier of its CTA: why that is an error of
     /// the test.
-    pub(crate) fn mixed_count(&self, st: &State<'p>, t: usize) -> Option<String> {
+    pub fn mixed_count(&self, st: &State, t: usize) -> Option<String> {
         let last = st.threads[t].trace.events.last()?;
         let EventKind::Arrive {
             barrier: barrier @ BarrierName::Cta(id),
@@ -301,57 +363,6 @@ impl<'p> Search<'_, '_, 'p> {
             }
         }
         None
-    }
-
-    /// Whether this leaf, reached after a choice of rounds, is an execution not reached
-    /// before (the same graph can come from rounds completed in another order).
-    pub(crate) fn first_visit(&mut self, st: &State<'p>) -> bool {
-        if !st.rounds.chosen {
-            return true;
-        }
-        let g = &st.graph;
-        // Graph indices depend on the order events were added: name events by thread and
-        // path position instead.
-        let name = |x: usize| -> (usize, usize) {
-            match g.events[x].thread {
-                Some(t) => (t.0 as usize, g.path_index(t.0 as usize, x)),
-                None => (usize::MAX, x),
-            }
-        };
-        let mut key = String::new();
-        for th in st.threads.iter() {
-            key.push_str(&format!(
-                "{:?}{:?}|",
-                th.trace.events.iter().map(|e| e.kind).collect::<Vec<_>>(),
-                th.trace.end
-            ));
-        }
-        let mut rf: Vec<_> = g
-            .reads
-            .iter()
-            .map(|x| (name(x), g.rf[x].map(name)))
-            .collect();
-        rf.sort_unstable();
-        key.push_str(&format!("{rf:?}"));
-        let mut sync: Vec<_> = g
-            .barrier_sync
-            .pairs()
-            .map(|(a, b)| (name(a), name(b)))
-            .collect();
-        sync.sort_unstable();
-        key.push_str(&format!("{sync:?}"));
-        for order in &st.co {
-            key.push_str(&format!(
-                "{:?}",
-                order.iter().map(|&x| name(x)).collect::<Vec<_>>()
-            ));
-        }
-        let mut h1 = DefaultHasher::new();
-        key.hash(&mut h1);
-        let mut h2 = DefaultHasher::new();
-        (key.len(), &key, 0x5c0_9ec4u32).hash(&mut h2);
-        let digest = (u128::from(h1.finish()) << 64) | u128::from(h2.finish());
-        self.leaves_seen.insert(digest)
     }
 }
 

@@ -4,7 +4,7 @@
 //! A thread that accesses only locations no other thread running beside it writes, and
 //! writes only locations no such thread accesses, has one source for each of its reads and no
 //! read of another thread waits for it: the searches run it straight through, without a
-//! branch (`reach`, `Search::still_writes`). Its cost is its own steps. The threads that
+//! branch (`reach`, `Context::still_writes`). Its cost is its own steps. The threads that
 //! *share* a written location are what multiplies the executions, so the bound on a launch
 //! is a bound on them (`--max-shared-threads`), not on the threads.
 

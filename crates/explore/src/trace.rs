@@ -199,3 +199,23 @@ impl Trace {
         self.prefix(k, self.regs.clone(), end)
     }
 }
+
+/// The `round`-th arrival (from 0) of a path at `barrier`: its path index, count and value.
+pub(crate) fn nth_arrival(
+    events: &[TraceEvent],
+    barrier: BarrierName,
+    round: usize,
+) -> Option<(usize, Option<u32>, Option<Value>)> {
+    events
+        .iter()
+        .enumerate()
+        .filter_map(|(k, e)| match e.kind {
+            EventKind::Arrive {
+                barrier: b,
+                count,
+                pred,
+            } if b == barrier => Some((k, count, pred)),
+            _ => None,
+        })
+        .nth(round)
+}

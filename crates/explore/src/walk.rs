@@ -13,8 +13,13 @@ use std::rc::Rc;
 
 use scopecheck_ir::ThreadId;
 
+use crate::collectives::{active_masks, ACTIVE_MASK_ANY};
+use crate::dead_ends::{Gate, GateFailure};
 use crate::interp::Status;
-use crate::search::{active_masks, Search, Source, State, ACTIVE_MASK_ANY, PRUNE_FROM_EVENTS};
+use crate::orbits::Symmetry;
+use crate::rounds::{Branches, Formed};
+use crate::search::{Search, PRUNE_FROM_EVENTS};
+use crate::state::{Source, State};
 use crate::Exploration;
 
 /// What the walk has still to do, innermost last.
@@ -90,7 +95,7 @@ impl<'p> Search<'_, '_, 'p> {
                 Frame::Visit(st) => self.visit(st),
                 Frame::Step(st, t) => self.run_threads(st, Some(t)),
                 Frame::Done(digest) => {
-                    self.states_done.insert(digest);
+                    self.symmetry.done(digest);
                 }
                 Frame::Take { st, w, takers, i } => self.take(st, w, takers, i),
                 Frame::Reads(reads) => self.next_read(*reads),
@@ -156,8 +161,8 @@ impl<'p> Search<'_, '_, 'p> {
         }
         // A load of a commuting location starts after every update of it: it reads the last
         // of the chain the leaf will choose, the same as here (`commute`).
-        if self.statics[t].reads_final(req.instr, req.loc) {
-            let last = crate::commute::chains(&st.graph, self.model, self.statics, None)
+        if self.cx.statics[t].reads_final(req.instr, req.loc) {
+            let last = crate::commute::chains(&st.graph, self.cx.model, self.cx.statics, None)
                 .and_then(|c| {
                     c.chains
                         .into_iter()
@@ -173,10 +178,10 @@ impl<'p> Search<'_, '_, 'p> {
             }
         }
         // Or it reads a write not yet made, by a thread that can still make it.
-        let hole = self.may_still_be_written(&st, t, req.loc);
+        let hole = self.cx.may_still_be_written(&st, t, req.loc);
         let branches = sources.len() + usize::from(hole) > 1;
         if st.graph.len() >= PRUNE_FROM_EVENTS && branches {
-            self.model.extend_memos(&st.graph);
+            self.cx.model.extend_memos(&st.graph);
         }
         // The graph with the read reading from nothing yet: the hole's branch, and where the
         // model can judge every source from it at once, what it judges them on.
@@ -185,13 +190,13 @@ impl<'p> Search<'_, '_, 'p> {
         if branches && st.graph.len() + 1 >= PRUNE_FROM_EVENTS {
             let (next, r) = self.waits(st.clone(), t);
             let g = &next.graph;
-            let writes: Vec<usize> = sources.iter().map(|&s| Self::global(g, s)).collect();
-            allowed = self.model.readable(g, g.thread_events[t][r], &writes);
+            let writes: Vec<usize> = sources.iter().map(|&s| s.global(g)).collect();
+            allowed = self.cx.model.readable(g, g.thread_events[t][r], &writes);
             waiting = Some(next).filter(|_| hole);
         }
         let judged = allowed.is_some();
         let allowed_k = |k: usize| allowed.as_ref().is_none_or(|j: &Vec<bool>| j[k]);
-        if self.forks_left > 0 && branches {
+        if self.place.forks_left > 0 && branches {
             let mut children = vec![];
             for (k, s) in sources.into_iter().enumerate() {
                 let mut next = st.clone();
@@ -219,7 +224,7 @@ impl<'p> Search<'_, '_, 'p> {
     /// `st` with thread `t`'s read reading from nothing yet, and the read's path index.
     fn waits(&self, mut st: State<'p>, t: usize) -> (State<'p>, usize) {
         let r = st.threads[t].make_hole();
-        self.sync_graph(&mut st, t);
+        self.cx.sync_graph(&mut st, t);
         (st, r)
     }
 
@@ -257,66 +262,44 @@ impl<'p> Search<'_, '_, 'p> {
     /// search would have met it; what they found is taken over in order.
     fn fork(&mut self, children: Vec<State<'p>>) {
         use rayon::prelude::*;
-        let at = self.counter + 1;
-        self.counter += 2;
+        let at = self.place.fork();
         // What the workers share (the walk's frames are this worker's own, and not `Sync`).
-        let (program, model, scheduler, statics) =
-            (self.program, self.model, self.scheduler, self.statics);
-        let (starved, successors, budget, progress) =
-            (&self.starved, self.successors, self.budget, &self.progress);
-        let (classes, on_execution, prefix, forks_left) = (
-            self.classes,
-            self.on_execution,
-            &self.prefix,
-            self.forks_left,
-        );
-        let (halt, revisits, cta_barriers) = (self.halt, self.revisits, self.cta_barriers);
-        let found: Vec<(Exploration, Option<crate::search::GateFailure>, bool)> = children
+        let (cx, scheduler) = (self.cx, self.scheduler);
+        let (starved, limits, progress) = (&self.starved, &self.limits, &self.progress);
+        let (classes, on_execution, place) =
+            (self.symmetry.classes, self.on_execution, &self.place);
+        let (revisits, cta_barriers) = (self.revisits, self.cta_barriers);
+        let found: Vec<(Exploration, Option<GateFailure>, bool)> = children
             .into_par_iter()
             .enumerate()
             .map(|(i, child)| {
                 let mut out = Exploration::default();
-                let mut prefix = prefix.clone();
-                prefix.extend([at, i as u64]);
                 let mut sub = Search {
-                    program,
-                    model,
+                    cx,
                     scheduler,
-                    statics,
                     starved: starved.clone(),
-                    successors,
-                    budget,
+                    limits: limits.worker(),
                     progress: progress.clone(),
-                    classes,
-                    gate: None,
+                    gate: Gate::default(),
                     spun: false,
                     out: &mut out,
                     on_execution,
-                    prefix,
-                    counter: 0,
-                    forks_left: forks_left - 1,
-                    halt,
-                    found: 0,
-                    checks: 0,
-                    after: Default::default(),
+                    place: place.child(at, i),
                     revisits,
                     leaves_seen: Default::default(),
-                    states_seen: Default::default(),
-                    states_done: Default::default(),
-                    orbits_seen: Default::default(),
-                    scratch: Default::default(),
+                    symmetry: Symmetry::new(classes, cx.statics),
                     cta_barriers,
                     frames: Vec::new(),
                 };
                 sub.walk(child);
-                let (gate, spun) = (sub.gate.take(), sub.spun);
+                let (gate, spun) = (sub.gate.failure.take(), sub.spun);
                 (out, gate, spun)
             })
             .collect();
         for (out, gate, spun) in found {
             self.out.absorb(out);
-            if self.gate.is_none() {
-                self.gate = gate;
+            if self.gate.failure.is_none() {
+                self.gate.failure = gate;
             }
             self.spun |= spun;
         }
@@ -331,15 +314,15 @@ impl<'p> Search<'_, '_, 'p> {
         let Status::Converges { instr, .. } = st.threads[t].status else {
             unreachable!("choose_convergence on a thread that does not converge");
         };
-        let own = 1u32 << self.program.lane(ThreadId(t as u32)).unwrap_or(0);
+        let own = 1u32 << self.cx.program.lane(ThreadId(t as u32)).unwrap_or(0);
         let k = active_masks(&st.threads[t].trace.events, instr).count();
         let mut forced = None;
         let (mut free, mut claimed) = (0u32, 0u32);
-        for u in crate::graph::barrier_members(self.program, t, ACTIVE_MASK_ANY) {
+        for u in crate::graph::barrier_members(self.cx.program, t, ACTIVE_MASK_ANY) {
             if u == t {
                 continue;
             }
-            let lane = 1u32 << self.program.lane(ThreadId(u as u32)).unwrap_or(0);
+            let lane = 1u32 << self.cx.program.lane(ThreadId(u as u32)).unwrap_or(0);
             match active_masks(&st.threads[u].trace.events, instr).nth(k) {
                 Some(m) if m & own != 0 => forced = Some(m),
                 // Lanes that ran it with another group, and the lanes they named.
@@ -391,7 +374,29 @@ impl<'p> Search<'_, '_, 'p> {
             self.frames.push(Frame::Converges { st, t, options });
         }
         next.threads[t].converge(mask);
-        self.sync_graph(&mut next, t);
+        self.cx.sync_graph(&mut next, t);
         self.frames.push(Frame::Visit(next));
+    }
+
+    /// Forms every round whose arrivals leave no choice, and branches where there is one:
+    /// `Some` state to go on with, or `None` when the branches have been visited.
+    pub(crate) fn form_rounds(&mut self, st: State<'p>) -> Option<State<'p>> {
+        match self.cx.form_rounds(st) {
+            Formed::Go(st) => Some(st),
+            Formed::Branch(b) => {
+                self.next_round(b);
+                None
+            }
+        }
+    }
+
+    /// The next branch of a barrier's round: the next set of arrivals, then deferring.
+    pub(crate) fn next_round(&mut self, b: Branches<'p>) {
+        if let Some((next, rest)) = b.next() {
+            if let Some(rest) = rest {
+                self.frames.push(Frame::Rounds(rest));
+            }
+            self.frames.push(Frame::Visit(next));
+        }
     }
 }
