@@ -10,7 +10,7 @@ use crate::inputs;
 use crate::options::CheckFlags;
 use crate::output::{errln, outln};
 use crate::pipeline::check_guarded;
-use crate::render::Failure;
+use crate::render::Render;
 
 /// Default least number of checks of each test.
 pub const DEFAULT_ITERS: u32 = 5;
@@ -113,7 +113,6 @@ pub fn run(mut args: BenchArgs) -> bool {
                 },
             )
             .and_then(|l| l.read(&input.file))
-            .map_err(|e| Failure::loading(*e))
         });
         match read.map(|l| (l.source, l.program)) {
             Ok((source, program)) => parsed.push((input.file, source, program)),

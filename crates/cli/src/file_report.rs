@@ -6,6 +6,7 @@
 //! A report made whole is written whole or not at all (the writes themselves are checked,
 //! `output`).
 
+use crate::render::Render;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -18,7 +19,7 @@ use scopecheck_frontend::Input;
 
 use crate::options::FileOptions;
 use crate::pipeline::{inject_fault, Checked};
-use crate::render::Failure;
+use scopecheck_ir::Failure;
 
 /// Where the reports go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,7 +137,7 @@ pub fn failure(f: &Failure, mode: Mode) -> FileReport {
     let mut report = FileReport::default();
     match mode {
         Mode::Json => report.stdout = format!("{}\n", f.json()),
-        Mode::Text | Mode::Quiet => report.stderr = format!("{}\n", f.text()),
+        Mode::Text | Mode::Quiet => report.stderr = format!("{}\n", f.as_text()),
     }
     report
 }

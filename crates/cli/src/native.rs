@@ -10,7 +10,7 @@ use scopecheck_hostrun::{Ending, HostOptions, HostReport};
 use crate::ci::Gate;
 use crate::file_report::{self, Mode};
 use crate::options::{CheckFlags, HostArg};
-use crate::render::Failure;
+use scopecheck_ir::Failure;
 
 /// What [`check`] did with a file.
 pub enum Taken {
@@ -39,7 +39,7 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
         Ok(Load::Read(_)) => return Taken::No(None),
         Ok(Load::Native(host)) => host,
         Err(e) => {
-            let f = Failure::loading(*e);
+            let f = e;
             let r = file_report::failure(&f, if json { Mode::Json } else { Mode::Text });
             crate::output::write_err(format_args!("{}", r.stderr));
             crate::output::write_out(format_args!("{}", r.stdout));
@@ -66,10 +66,11 @@ pub fn check(input: &Input, flags: &CheckFlags, json: bool, gate: &mut Gate) -> 
             Taken::Yes(true)
         }
         Err(e) => {
-            let f = Failure::loading(scopecheck_frontend::LoadError {
-                diagnostic: scopecheck_ir::Diagnostic::error(e.to_string()).in_file(&input.file),
-                text: Some(host.source.clone()),
-            });
+            let f = Failure::new(
+                &input.file,
+                scopecheck_ir::Diagnostic::error(e.to_string()),
+                Some(host.source.clone()),
+            );
             let r = file_report::failure(&f, if json { Mode::Json } else { Mode::Text });
             crate::output::write_err(format_args!("{}", r.stderr));
             crate::output::write_out(format_args!("{}", r.stdout));

@@ -14,7 +14,7 @@ use scopecheck_model::suggest::{self, CostTable, Suggestion};
 use scopecheck_model::{CheckOptions, ModelKind, Verdict};
 
 use crate::options::{CheckFlags, FileOptions};
-use crate::render::Failure;
+use scopecheck_ir::Failure;
 
 /// A file checked: the test, its verdict under each model asked for, where they disagree, and
 /// how long checking took.
@@ -115,9 +115,8 @@ pub fn check_file(
     // launch while the bound on shared threads says so.
     let mut input = input.clone();
     let loaded = loop {
-        let loaded = scopecheck_frontend::load(&input, &load_options)
-            .and_then(|l| l.read(&input.file))
-            .map_err(|e| Failure::loading(*e))?;
+        let loaded =
+            scopecheck_frontend::load(&input, &load_options).and_then(|l| l.read(&input.file))?;
         match crate::work_bound::bound(&input, &loaded, cuda) {
             crate::work_bound::Bound::Fits => break loaded,
             crate::work_bound::Bound::Shrink(smaller) => input.kernel = Some(smaller),
@@ -145,7 +144,7 @@ pub fn check_file(
         let (flags, report) = cli
             .flags
             .with_file_options(cli.given, &option_words)
-            .map_err(|e| Failure::parse(&input.file, source.clone(), e))?;
+            .map_err(|e| Failure::in_source(&input.file, source.clone(), e))?;
         let mut o = flags.check_options();
         o.progress = opts.progress.clone();
         o.graphs = opts.graphs;
@@ -233,7 +232,12 @@ pub fn check_guarded(
 ) -> Result<Verdict, Box<Failure>> {
     match catch_unwind(AssertUnwindSafe(|| scopecheck_model::check(program, opts))) {
         Ok(Ok(verdict)) => Ok(verdict),
-        Ok(Err(e)) => Err(Failure::check(file, source.to_string(), program, &e)),
+        Ok(Err(e)) => Err(crate::render::check_failure(
+            file,
+            source.to_string(),
+            program,
+            &e,
+        )),
         Err(payload) => Err(Failure::internal(
             file,
             Some(source.to_string()),

@@ -3,89 +3,45 @@
 use std::fmt;
 
 use miette::{LabeledSpan, NamedSource, SourceCode};
-use scopecheck_frontend::LoadError;
-use scopecheck_ir::{Diagnostic, Program, Span};
+use scopecheck_ir::{Diagnostic, Failure, Program, Span};
 use scopecheck_model::CheckError;
 
-/// Something that stopped one file from being checked: the diagnostic (its `file` always set)
-/// and the file's text, when it was read, for the snippet.
-#[derive(Debug)]
-pub struct Failure {
-    pub diagnostic: Diagnostic,
-    source: Option<String>,
+/// An error found while exploring a parsed test: labelled at the instruction at fault, or on
+/// the test's header line when the error has no position.
+pub fn check_failure(
+    file: &str,
+    source: String,
+    program: &Program,
+    err: &CheckError,
+) -> Box<Failure> {
+    let mut d = Diagnostic::from(err.clone());
+    if d.span.is_none() {
+        if let Some(offset) = source.find(&program.name) {
+            let span = Span {
+                offset,
+                len: program.name.len(),
+                line: 0,
+                column: 0,
+            };
+            d = d.at(span).labelled("in this test");
+        }
+    }
+    Failure::new(file, d, Some(source))
 }
 
-impl Failure {
-    /// `diagnostic` about `file`, whose text is `source` when it was read.
-    pub fn new(file: &str, diagnostic: Diagnostic, source: Option<String>) -> Box<Failure> {
-        Box::new(Failure {
-            diagnostic: diagnostic.in_file(file),
-            source,
-        })
-    }
-
-    /// A front-end's error about `source` (a parse error: the span it points at, and what
-    /// would have been accepted there).
-    pub fn parse(file: &str, source: String, err: impl Into<Diagnostic>) -> Box<Failure> {
-        Failure::new(file, err.into(), Some(source))
-    }
-
-    /// An error found while exploring a parsed test: labelled at the instruction at fault, or
-    /// on the test's header line when the error has no position.
-    pub fn check(file: &str, source: String, program: &Program, err: &CheckError) -> Box<Failure> {
-        let mut d = Diagnostic::from(err.clone());
-        if d.span.is_none() {
-            if let Some(offset) = source.find(&program.name) {
-                let span = Span {
-                    offset,
-                    len: program.name.len(),
-                    line: 0,
-                    column: 0,
-                };
-                d = d.at(span).labelled("in this test");
-            }
-        }
-        Failure::new(file, d, Some(source))
-    }
-
-    /// A panic inside scopecheck: a bug, not a problem with the test. `source`: the file's
-    /// text when it was read; `why`: the panic's message.
-    pub fn internal(file: &str, source: Option<String>, why: &str) -> Box<Failure> {
-        Failure::new(file, Diagnostic::internal(why), source)
-    }
-
-    /// A file the loader could not load: its diagnostic as it is.
-    pub fn loading(e: LoadError) -> Box<Failure> {
-        let LoadError { diagnostic, text } = e;
-        Box::new(Failure {
-            diagnostic,
-            source: text,
-        })
-    }
-
-    /// The file, as reports name it.
-    pub fn file(&self) -> &str {
-        self.diagnostic.file.as_deref().unwrap_or_default()
-    }
-
-    /// What went wrong, without the position or the notes.
-    pub fn message(&self) -> &str {
-        &self.diagnostic.message
-    }
-
-    /// The file's text, when it was read.
-    pub fn source(&self) -> Option<&str> {
-        self.source.as_deref()
-    }
-
-    /// What would have been accepted there, or what to do: the notes, one line each.
-    fn help(&self) -> Option<String> {
-        let notes = &self.diagnostic.notes;
-        (!notes.is_empty()).then(|| notes.join("\n"))
-    }
-
+/// A failure as the reports show it: rendered here, once, for every command.
+pub trait Render {
     /// The NDJSON error object; line and column are 0 when the failure has no position.
-    pub fn json(&self) -> serde_json::Value {
+    fn json(&self) -> serde_json::Value;
+    /// The failure as miette shows it: the file name, the source line, a label at the error
+    /// and the help.
+    fn as_text(&self) -> String;
+    /// Prints the failure to stderr ([`Render::as_text`]).
+    fn eprint(&self);
+}
+
+impl Render for Failure {
+    fn json(&self) -> serde_json::Value {
         let (line, column) = match self.diagnostic.position() {
             Some(span) => (span.line, span.column),
             None => (0, 0),
@@ -93,10 +49,8 @@ impl Failure {
         scopecheck_report::json_error(self.file(), line, column, self.message())
     }
 
-    /// The failure as miette shows it: the file name, the source line, a label at the error
-    /// and the help.
-    pub fn text(&self) -> String {
-        let label = self.label();
+    fn as_text(&self) -> String {
+        let label = label(self);
         // Without a label miette shows no source, and so no file name: put it in the message.
         let message = match label {
             Some(_) => self.message().to_string(),
@@ -104,32 +58,38 @@ impl Failure {
         };
         let diag = Diag {
             message,
-            src: NamedSource::new(self.file(), self.source.clone().unwrap_or_default()),
+            src: NamedSource::new(self.file(), self.text.clone().unwrap_or_default()),
             label,
-            help: self.help(),
+            help: help(self),
         };
         format!("{:?}", miette::Report::new(diag))
     }
 
-    /// Prints the failure to stderr ([`Failure::text`]).
-    pub fn eprint(&self) {
-        crate::output::errln!("{}", self.text());
+    fn eprint(&self) {
+        crate::output::errln!("{}", self.as_text());
     }
+}
 
-    fn label(&self) -> Option<LabeledSpan> {
-        let source = self.source.as_deref()?;
-        let span = self.diagnostic.span?;
-        let text = self.diagnostic.label.as_deref().unwrap_or("here");
-        let mut start = span.offset.min(source.len());
-        while !source.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (start + span.len).min(source.len());
-        while !source.is_char_boundary(end) {
-            end -= 1;
-        }
-        Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
+/// What would have been accepted there, or what to do: the notes, one line each.
+fn help(f: &Failure) -> Option<String> {
+    let notes = &f.diagnostic.notes;
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The label at the failure's span of the file's text, kept on character boundaries.
+fn label(f: &Failure) -> Option<LabeledSpan> {
+    let source = f.text.as_deref()?;
+    let span = f.diagnostic.span?;
+    let text = f.diagnostic.label.as_deref().unwrap_or("here");
+    let mut start = span.offset.min(source.len());
+    while !source.is_char_boundary(start) {
+        start -= 1;
     }
+    let mut end = (start + span.len).min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
 }
 
 /// A finding about a checked program (a race, a hang, a failing assertion, a lint) with its

@@ -5,6 +5,7 @@
 //! hardware threads that ran the instance; the states satisfying the test's condition (the weak
 //! outcome a test is usually written to catch) are reported with their count and rate.
 
+use crate::render::Render;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -300,22 +301,20 @@ fn refuse_all(args: &RunArgs, inputs: &[Input], why: &str) {
 }
 
 /// Loads one file as `check` does, without a PTX view or a deadline.
-fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<crate::render::Failure>> {
+fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<scopecheck_ir::Failure>> {
     let options = scopecheck_frontend::Options {
         cuda: args.check.cuda_options(),
         max_file_size: args.check.max_file_size,
         ..Default::default()
     };
-    scopecheck_frontend::load(input, &options)
-        .and_then(|l| l.read(&input.file))
-        .map_err(|e| crate::render::Failure::loading(*e))
+    scopecheck_frontend::load(input, &options).and_then(|l| l.read(&input.file))
 }
 
 /// Reads, parses and checks one file: its text, program and verdict, or why not.
 fn checked(
     args: &RunArgs,
     input: &Input,
-) -> Result<(String, Program, Verdict), Box<crate::render::Failure>> {
+) -> Result<(String, Program, Verdict), Box<scopecheck_ir::Failure>> {
     let Loaded {
         source, program, ..
     } = crate::render::guarded(&input.file, || load(args, input))?;

@@ -13,7 +13,7 @@ use scopecheck_report::sarif::{CheckedVerdict, SarifLog, SarifResult};
 use scopecheck_frontend::Input;
 
 use crate::pipeline::Checked;
-use crate::render::Failure;
+use scopecheck_ir::Failure;
 
 /// Where the log goes, and the log so far.
 pub struct SarifOutput {
@@ -127,7 +127,7 @@ pub fn results_of(input: &Input, result: &Result<Checked, Box<Failure>>) -> Vec<
 /// The `input-error` result of a file that could not be read, parsed or checked.
 pub fn failure_results(f: &Failure) -> Vec<SarifResult> {
     let mut log = SarifLog::new();
-    log.add_input_error(&f.diagnostic, f.source());
+    log.add_input_error(&f.diagnostic, f.text.as_deref());
     log.results().to_vec()
 }
 

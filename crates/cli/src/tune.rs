@@ -8,6 +8,7 @@
 //! tune: `check --suggest` is the search for it), 4 when some search was cut short or a test's
 //! own check was incomplete. The first of 1, 3, 4 that applies wins.
 
+use crate::render::Render;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -23,8 +24,8 @@ use crate::inputs;
 use crate::options::CheckFlags;
 use crate::output::{errln, outln};
 use crate::pipeline::{self, CommandLine};
-use crate::render::Failure;
 use scopecheck_frontend::{Input, Kind};
+use scopecheck_ir::Failure;
 
 #[derive(Args)]
 pub struct TuneArgs {
@@ -208,7 +209,7 @@ fn tune_checked(
     }));
     match found {
         Ok(Ok(t)) => Ok((names, t)),
-        Ok(Err(e)) => Err(Failure::check(
+        Ok(Err(e)) => Err(crate::render::check_failure(
             &input.file,
             checked.source.clone(),
             &checked.program,

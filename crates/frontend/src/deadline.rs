@@ -58,21 +58,22 @@ pub fn within<T: Send + 'static>(
 pub(crate) fn load_within<T: Send + 'static>(
     file: &str,
     deadline: Option<Instant>,
-    load: impl FnOnce() -> Result<T, Box<crate::LoadError>> + Send + 'static,
-) -> Result<T, Box<crate::LoadError>> {
+    load: impl FnOnce() -> Result<T, Box<crate::Failure>> + Send + 'static,
+) -> Result<T, Box<crate::Failure>> {
     let Some(deadline) = deadline else {
         return load();
     };
     let owned = file.to_string();
     let loaded = within(Some(deadline), move || {
         catch_unwind(AssertUnwindSafe(load)).unwrap_or_else(|payload| {
-            Err(crate::LoadError::internal(
+            Err(crate::Failure::internal(
                 &owned,
+                None,
                 &panic_message(&*payload),
             ))
         })
     });
-    loaded.unwrap_or_else(|| Err(crate::LoadError::io(file, LOADING_TIMED_OUT.into())))
+    loaded.unwrap_or_else(|| Err(crate::Failure::io(file, LOADING_TIMED_OUT.into())))
 }
 
 /// What a caught panic said: its message when it was a string, as `panic!` makes it.

@@ -12,7 +12,7 @@ use scopecheck_cuda::CudaOptions;
 use scopecheck_hostrun::{HostError, Native, Prepared};
 use scopecheck_ir::{Diagnostic, Span};
 
-use crate::{Input, Kind, LoadError};
+use crate::{Failure, Input, Kind};
 
 /// How a `.cu` file's `main()` runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub(crate) fn choose(
     input: &Input,
     cuda: &CudaOptions,
     max_file_size: u64,
-) -> Result<Option<Chosen>, Box<LoadError>> {
+) -> Result<Option<Chosen>, Box<Failure>> {
     if not_native(input, cuda).is_some() {
         return Ok(None);
     }
@@ -89,7 +89,7 @@ pub(crate) fn choose(
 
 /// A native-path error as a diagnostic of the file: a compile error at the first line the
 /// compiler names in the file, with all its messages.
-fn host_error(file: &str, source: String, e: HostError) -> Box<LoadError> {
+fn host_error(file: &str, source: String, e: HostError) -> Box<Failure> {
     let span = match &e {
         HostError::Compile { messages, .. } => first_position(messages, file, &source),
         _ => None,
@@ -98,7 +98,7 @@ fn host_error(file: &str, source: String, e: HostError) -> Box<LoadError> {
     if let Some(span) = span {
         d = d.at(span);
     }
-    LoadError::in_source(file, source, d)
+    Failure::in_source(file, source, d)
 }
 
 /// The first `FILE:LINE:COL:` of `messages` that names `file`, as a span of `source`.

@@ -9,7 +9,7 @@
 //!   program the front-end read, or alone when the front-end refuses the file,
 //! - a deadline for all of that ([`deadline`]).
 //!
-//! Errors are [`LoadError`]s: a [`Diagnostic`] (its `file` set) with the file's text when it
+//! Errors are [`Failure`]s: a [`Diagnostic`] (its `file` set) with the file's text when it
 //! was read, for the snippet. Rendering them is the caller's (the command line's reports).
 //!
 //! A new kind of input is a new [`Kind`] (its extension, whether a directory search takes it)
@@ -25,7 +25,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use scopecheck_cuda::CudaOptions;
-use scopecheck_ir::{Diagnostic, Program, Span};
+use scopecheck_ir::{Diagnostic, Failure, Program};
 use scopecheck_litmus::OptionWord;
 
 pub use deadline::{within, LOADING_TIMED_OUT, WORKER_STACK};
@@ -124,11 +124,12 @@ impl Load {
     /// The program read; a host program built to run natively is an error here, for the
     /// commands that check programs alone (they load with [`HostMode::Interpreted`], which
     /// never gives one).
-    pub fn read(self, file: &str) -> Result<Loaded, Box<LoadError>> {
+    pub fn read(self, file: &str) -> Result<Loaded, Box<Failure>> {
         match self {
             Load::Read(l) => Ok(*l),
-            Load::Native(_) => Err(LoadError::internal(
+            Load::Native(_) => Err(Failure::internal(
                 file,
+                None,
                 "this command checks programs; the native host path was not asked for",
             )),
         }
@@ -160,55 +161,13 @@ pub struct Loaded {
     pub harness: Option<Harness>,
 }
 
-/// Why a file could not be loaded: the diagnostic (its `file` set) and the file's text when
-/// it was read.
-#[derive(Debug, thiserror::Error)]
-#[error("{}", diagnostic.message)]
-pub struct LoadError {
-    pub diagnostic: Diagnostic,
-    /// The file's text, when it was read (not `source`: thiserror takes that name for the
-    /// error's cause).
-    pub text: Option<String>,
-}
-
-impl LoadError {
-    /// A file that could not be found, read or listed.
-    pub fn io(file: &str, message: String) -> Box<LoadError> {
-        Box::new(LoadError {
-            diagnostic: Diagnostic::error(message).in_file(file),
-            text: None,
-        })
-    }
-
-    /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
-    pub fn located(file: &str, message: String, source: String, span: Span) -> Box<LoadError> {
-        LoadError::in_source(file, source, Diagnostic::error(message).at(span))
-    }
-
-    /// A front-end's error about `source`, the text of `file`.
-    pub fn in_source(file: &str, source: String, err: impl Into<Diagnostic>) -> Box<LoadError> {
-        Box::new(LoadError {
-            diagnostic: err.into().in_file(file),
-            text: Some(source),
-        })
-    }
-
-    /// A panic while loading `file`: a bug in scopecheck.
-    pub fn internal(file: &str, why: &str) -> Box<LoadError> {
-        Box::new(LoadError {
-            diagnostic: Diagnostic::internal(why).in_file(file),
-            text: None,
-        })
-    }
-}
-
 /// Loads `input`: reads it, and preprocesses, parses and lowers it with the front-end its
 /// [`Kind`] names; builds the PTX view as `options` ask. With [`HostMode::Native`], a `.cu`
 /// file's host program is built to run ([`Load::Native`]), unless it needs the interpreted
 /// harness ([`Loaded::harness`] says why).
-pub fn load(input: &Input, options: &Options) -> Result<Load, Box<LoadError>> {
+pub fn load(input: &Input, options: &Options) -> Result<Load, Box<Failure>> {
     if let Some(problem) = &input.problem {
-        return Err(LoadError::io(&input.file, problem.clone()));
+        return Err(Failure::io(&input.file, problem.clone()));
     }
     // This file's kernel (a kernel-only file) and folder (`#include "..."`).
     let cuda = list::file_options(&options.cuda, input);
@@ -234,7 +193,7 @@ fn read_program(
     input: &Input,
     options: &Options,
     cuda: &CudaOptions,
-) -> Result<Loaded, Box<LoadError>> {
+) -> Result<Loaded, Box<Failure>> {
     let owned = (Input::clone(input), cuda.clone(), options.clone());
     let mut loaded = deadline::load_within(&input.file, options.deadline, move || {
         let (input, cuda, options) = owned;
@@ -267,7 +226,7 @@ fn read_or_view(
     input: &Input,
     cuda: &CudaOptions,
     options: &Options,
-) -> Result<Loaded, Box<LoadError>> {
+) -> Result<Loaded, Box<Failure>> {
     match read_parse(input, cuda, options.max_file_size) {
         Ok(loaded) => Ok(loaded),
         // Kernels beyond the language-level front-end (templates, classes, ...): the file is
@@ -310,7 +269,7 @@ fn loaded(source: String, program: Program, warnings: Vec<Diagnostic>) -> Loaded
 
 /// The dispatch: `input` read by the front-end of its [`Kind`]; no file read over `limit`
 /// bytes.
-fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, Box<LoadError>> {
+fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, Box<Failure>> {
     let source = read::read_source(&input.file, &input.path, limit)?;
     let kind = Kind::of(&input.path);
     let parsed = match kind {
@@ -328,7 +287,7 @@ fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, B
                     option_words: t.options,
                     ..loaded(source, t.program, t.warnings)
                 }),
-                Err(e) => Err(LoadError::in_source(&input.file, source, e)),
+                Err(e) => Err(Failure::in_source(&input.file, source, e)),
             };
         }
         Kind::OpenCl => scopecheck_cuda::parse_opencl_with(&source, cuda),
@@ -342,7 +301,7 @@ fn read_parse(input: &Input, cuda: &CudaOptions, limit: u64) -> Result<Loaded, B
             }
             Ok(loaded(source, program, warnings))
         }
-        Err(e) => Err(LoadError::in_source(&input.file, source, e)),
+        Err(e) => Err(Failure::in_source(&input.file, source, e)),
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use scopecheck_ir::Span;
 
-use crate::LoadError;
+use crate::Failure;
 
 /// The default `--max-file-size`: far above any test, far below what hurts. Each reader takes
 /// its limit as an argument (`crate::Options::max_file_size` for what [`crate::load`] reads):
@@ -56,13 +56,13 @@ pub(crate) fn unreadable(path: &Path, e: &std::io::Error) -> String {
 
 /// Reads a test file (or a harness) whose reports name it `file`, of at most `limit` bytes:
 /// its text, or the failure to report, with the position of the first byte that is not UTF-8.
-pub fn read_source(file: &str, path: &Path, limit: u64) -> Result<String, Box<LoadError>> {
-    let bytes = read_bytes(path, limit).map_err(|e| LoadError::io(file, e))?;
+pub fn read_source(file: &str, path: &Path, limit: u64) -> Result<String, Box<Failure>> {
+    let bytes = read_bytes(path, limit).map_err(|e| Failure::io(file, e))?;
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let bytes = e.into_bytes();
         let (span, message) = not_utf8(&bytes, offset);
-        LoadError::located(
+        Failure::located(
             file,
             message,
             String::from_utf8_lossy(&bytes).into_owned(),

@@ -5,7 +5,7 @@
 use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::{Diagnostic, Program};
 
-use crate::{Input, LoadError};
+use crate::{Failure, Input};
 
 /// A `.cu` file the language-level front-end cannot read, as its PTX view alone. When that
 /// cannot be built either, the caller reports the front-end's error, with why the PTX view
@@ -73,9 +73,9 @@ pub(crate) fn read_ptx(
     source: String,
     cuda: &CudaOptions,
     limit: u64,
-) -> Result<(String, Program, Vec<Diagnostic>, Compiler), Box<LoadError>> {
+) -> Result<(String, Program, Vec<Diagnostic>, Compiler), Box<Failure>> {
     let Some(harness) = &cuda.harness else {
-        return Err(LoadError::io(
+        return Err(Failure::io(
             &input.file,
             "a .ptx file needs --harness FILE.cu: the .cu file whose main() launches its kernels (declared there: `__global__ void k(int *p);`) and checks the results".into(),
         ));
@@ -107,12 +107,12 @@ pub(crate) fn read_ptx(
             Ok((source, program, warnings, compiler))
         }
         Err(scopecheck_cuda::PtxViewError::Harness(e)) => {
-            Err(LoadError::in_source(&harness_file, harness_source, e))
+            Err(Failure::in_source(&harness_file, harness_source, e))
         }
         Err(e @ scopecheck_cuda::PtxViewError::Ptx { .. }) => {
-            Err(LoadError::in_source(&input.file, source, e))
+            Err(Failure::in_source(&input.file, source, e))
         }
-        Err(e) => Err(LoadError::io(&input.file, e.to_string())),
+        Err(e) => Err(Failure::io(&input.file, e.to_string())),
     }
 }
 

@@ -216,3 +216,57 @@ mod tests {
         assert_eq!(d.severity.to_string(), "warning");
     }
 }
+
+/// Why a file could not be loaded or checked: the diagnostic (its `file` set) and the file's
+/// text when it was read, for a snippet. Every front-end and command returns this one type;
+/// the CLI renders it once (text through miette, JSON, SARIF).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", diagnostic.message)]
+pub struct Failure {
+    pub diagnostic: Diagnostic,
+    /// The file's text, when it was read (not `source`: thiserror takes that name for the
+    /// error's cause).
+    pub text: Option<String>,
+}
+
+impl Failure {
+    /// `diagnostic` about `file`, whose text is `text` when it was read.
+    pub fn new(file: &str, diagnostic: Diagnostic, text: Option<String>) -> Box<Failure> {
+        Box::new(Failure {
+            diagnostic: diagnostic.in_file(file),
+            text,
+        })
+    }
+
+    /// A file that could not be found, read or listed.
+    pub fn io(file: &str, message: String) -> Box<Failure> {
+        Failure::new(file, Diagnostic::error(message), None)
+    }
+
+    /// A file that was read but cannot be taken as text, labelled where (`span` of `source`).
+    pub fn located(file: &str, message: String, source: String, span: Span) -> Box<Failure> {
+        Failure::in_source(file, source, Diagnostic::error(message).at(span))
+    }
+
+    /// A front-end's error about `source`, the text of `file` (a parse error: the span it
+    /// points at, and what would have been accepted there).
+    pub fn in_source(file: &str, source: String, err: impl Into<Diagnostic>) -> Box<Failure> {
+        Failure::new(file, err.into(), Some(source))
+    }
+
+    /// A panic inside scopecheck while loading or checking `file`: a bug, not a problem with
+    /// the file. `text`: the file's text when it was read; `why`: the panic's message.
+    pub fn internal(file: &str, text: Option<String>, why: &str) -> Box<Failure> {
+        Failure::new(file, Diagnostic::internal(why), text)
+    }
+
+    /// The file, as reports name it.
+    pub fn file(&self) -> &str {
+        self.diagnostic.file.as_deref().unwrap_or_default()
+    }
+
+    /// What went wrong, without the position or the notes.
+    pub fn message(&self) -> &str {
+        &self.diagnostic.message
+    }
+}

@@ -16,7 +16,7 @@ pub mod float;
 pub mod ptx;
 pub mod weaken;
 pub use arith::{Arithmetic, BinOp, IntType, RmwKind, RmwOp};
-pub use diagnostic::{Diagnostic, DiagnosticFields, Severity};
+pub use diagnostic::{Diagnostic, DiagnosticFields, Failure, Severity};
 pub use float::{FloatCmp, FloatMode, FloatOp, Rounding};
 use std::fmt;
 
