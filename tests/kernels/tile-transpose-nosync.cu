@@ -1,7 +1,7 @@
 //--blockDim=[2,2] --gridDim=1
 // The racy twin of tile-transpose.cu: without the __syncthreads() thread (0, 1) reads
 // tile[0][1], which thread (1, 0) stores, with nothing ordering the two: a data race on the
-// tile (the PTX view alone, as for tile-transpose.cu).
+// tile, in both views.
 #define DIM 2
 
 __global__ void transpose(const int *in, int *out) {

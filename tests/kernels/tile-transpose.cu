@@ -3,8 +3,7 @@
 // in[y * 2 + x] in tile[y][x], the block meets at __syncthreads(), then it reads tile[x][y]
 // (the element thread (y, x) stored) and writes out[y * 2 + x]. Every tile store precedes
 // the barrier and every tile load follows it; each thread writes only its own element of out:
-// no race. The language-level front-end does not read 2-D arrays (`tile[y][x]`):
-// the PTX view alone.
+// no race, in both views.
 #define DIM 2
 
 __global__ void transpose(const int *in, int *out) {

@@ -23,6 +23,23 @@ fn check(file: &str, args: &[&str]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `check --json --model MODEL ARGS FILE`: one JSON value per line.
+fn check_model(file: &str, model: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/kernels")
+        .join(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(["check", "--json", "--model", model])
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("run scopecheck");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: not JSON: {l}: {e}")))
+        .collect()
+}
+
 /// Asserts that both views give a complete verdict with `racy` races and no hang.
 fn expect_both(v: &serde_json::Value, racy: bool) {
     let verdicts = v["verdicts"]
@@ -429,12 +446,13 @@ fn inline_ptx_release_acquire_relaxed_and_atomic_add() {
 
 #[test]
 fn two_dimensional_tile_from_the_bracketed_launch_comment() {
-    // `//--blockDim=[2,2]`: a 2 x 2 block; the barrier orders the transpose, its absence races.
+    // `//--blockDim=[2,2]`: a 2 x 2 block; the barrier orders the transpose, its absence races
+    // (in both views: the language view reads `tile[y][x]`).
     let v = one("tile-transpose.cu", &[]);
     assert_eq!(v["kernel"]["block"], serde_json::json!([2, 2, 1]));
     assert_eq!(v["kernel"]["launch_from"], "file-comment");
-    expect_ptx_only(&v, false);
-    expect_ptx_only(&one("tile-transpose-nosync.cu", &[]), true);
+    expect_both(&v, false);
+    expect_both(&one("tile-transpose-nosync.cu", &[]), true);
     // --block X,Y,Z on the command line wins over the comment.
     let v = one(
         "tile-transpose.cu",
@@ -443,6 +461,115 @@ fn two_dimensional_tile_from_the_bracketed_launch_comment() {
     assert_eq!(v["kernel"]["launch_from"], "command-line");
     assert_eq!(v["kernel"]["block"], serde_json::json!([2, 2, 1]));
     assert_eq!(v["kernel"]["grid"], serde_json::json!([1, 1, 1]));
+}
+
+/// The elements (`k` of `name[k]`, the number after the last `[`) a verdict's races are on.
+fn raced_elements(verdict: &serde_json::Value) -> std::collections::BTreeSet<u32> {
+    verdict["races"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no races: {verdict}"))
+        .iter()
+        .map(|r| {
+            let loc = r["location"].as_str().unwrap_or_default();
+            let k = loc.rsplit_once('[').map_or("", |(_, k)| k);
+            k.trim_end_matches(']')
+                .parse()
+                .unwrap_or_else(|_| panic!("not an element: {loc}"))
+        })
+        .collect()
+}
+
+/// Asserts both views race on exactly the elements `expected` (of the language view's
+/// row-major array and of the PTX view's bytes alike: the layouts agree).
+fn expect_raced(v: &serde_json::Value, expected: &[u32]) {
+    expect_both(v, true);
+    for m in v["verdicts"].as_array().into_iter().flatten() {
+        let got: Vec<u32> = raced_elements(m).into_iter().collect();
+        assert_eq!(got, expected, "{}: {}", m["model"], m["races"]);
+    }
+}
+
+#[test]
+fn two_dimensional_arrays_in_both_views() {
+    // Reasoning in each file's header. The racy twins race on the elements a thread loads
+    // and another stores, numbered row-major: tile[r][c] of the padded `float tile[4][5]` is
+    // element 5r + c, and every off-diagonal element of its 4 x 4 part races (a diagonal one
+    // is stored and loaded by the same thread).
+    let buffers = ["--buffer", "16"];
+    expect_both(&one("transpose-padded.cu", &buffers), false);
+    expect_raced(
+        &one("transpose-padded-nosync.cu", &buffers),
+        &[1, 2, 3, 5, 7, 8, 10, 11, 13, 15, 16, 17],
+    );
+    // `int s[4][4]` with a halo: the four inner cells s[1][1], s[1][2], s[2][1], s[2][2] are
+    // each stored by one thread and loaded by its neighbours; a halo cell is loaded only by
+    // the thread that stored it.
+    expect_both(&one("stencil-halo.cu", &[]), false);
+    expect_raced(&one("stencil-halo-nosync.cu", &[]), &[5, 6, 9, 10]);
+    // `__device__ int g[4][8]`: block 0 loads row 1's first four elements (8..11) as block 1
+    // stores them, and block 1 row 0's (0..3).
+    expect_both(&one("global-rows.cu", &[]), false);
+    expect_raced(
+        &one("global-rows-otherblock.cu", &[]),
+        &[0, 1, 2, 3, 8, 9, 10, 11],
+    );
+    // A loop counter as the inner index: inside its row, no fault.
+    expect_both(&one("row-sum.cu", &[]), false);
+    // OpenCL C's `__local int t[2][2]`.
+    expect_both(&one("local-transpose-2d.cl", &[]), false);
+    expect_raced(&one("local-transpose-2d-nobarrier.cl", &[]), &[1, 2]);
+    // `float tile[32][33]`, past the 64 elements of an allocation: a declared array may have
+    // 4,096.
+    expect_both(&one("tile-32x33.cu", &[]), false);
+}
+
+#[test]
+fn an_index_past_a_row_is_a_fault_at_its_line() {
+    // row-sum-oob.cu: t[y][4] past a row of 4. The language view faults on the row bound in
+    // thread (0, 0), where element 4 would still be inside the tile; the PTX view (bytes, no
+    // rows) faults where the address leaves the tile, in row 1. Both at line 13.
+    let lines = check_model("row-sum-oob.cu", "src11", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("row_sum.b0.t0 line 13") && e.contains("outside its array dimension"),
+        "{e}"
+    );
+    assert_eq!(lines[0]["line"], 13);
+    let lines = check_model("row-sum-oob.cu", "ptx", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("out of bounds of"), "{e}");
+    assert_eq!(lines[0]["line"], 13);
+    // A constant index past a row (thread (1, y) stores t[y][2] of `int t[2][2]`) is the same
+    // fault, at its line, when the thread runs it (not a refusal of the file).
+    let lines = check_model("row-past-end.cu", "src11", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("shift.b0.t1 line 7") && e.contains("outside its array dimension"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unsupported_array_shapes_are_errors_at_their_column() {
+    // Three dimensions, and a two-dimensional array used as a pointer (which C steps a row at
+    // a time): the language view refuses them at the declaration / the use.
+    let lines = check_model("array-3d.cu", "src11", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("more than two dimensions"), "{e}");
+    assert_eq!(
+        (lines[0]["line"].clone(), lines[0]["column"].clone()),
+        (5.into(), 20.into())
+    );
+    let lines = check_model("array-2d-as-pointer.cu", "src11", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("the two-dimensional array `g` used as a pointer"),
+        "{e}"
+    );
+    assert_eq!(
+        (lines[0]["line"].clone(), lines[0]["column"].clone()),
+        (8.into(), 31.into())
+    );
 }
 
 #[test]

@@ -84,6 +84,13 @@ pub const MAX_INLINE_DEPTH: usize = 16;
 /// The most elements one allocation or array may have (each element is a location).
 pub const MAX_ARRAY_ELEMENTS: usize = 64;
 
+/// The most elements a declared array (`__shared__ float t[32][33]`, `__device__ int g[N]`, a
+/// host array) may have: its size is the user's, and a tile as kernels declare it (32 x 33)
+/// is 1,056 locations, of which a small launch touches a few; those never touched cost the
+/// explorer nothing but their place in the program. Allocations and buffers, whose sizes the
+/// tool chooses, keep [`MAX_ARRAY_ELEMENTS`].
+pub const MAX_DECLARED_ELEMENTS: usize = 4096;
+
 /// The most arrays, allocations and variables in memory one file may make (each a range
 /// of locations); checked before each is allocated.
 pub const MAX_ALLOCATIONS: usize = 4096;

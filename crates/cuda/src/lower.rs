@@ -15,7 +15,7 @@
 //! by section: `context` (the file-wide [`Ctx`]: types, structs, globals, constants), `emit`
 //! (names, registers, labels, conversions), `memory`, `stmt`, `expr` and `call` (intrinsics,
 //! inlining, cooperative groups), beside the feature files (`float`, `warp`, `opencl`,
-//! `harness`, `host_thread`, `by_value`, `depth`).
+//! `harness`, `host_thread`, `by_value`, `depth`, `rows`).
 
 use std::collections::HashMap;
 
@@ -247,12 +247,17 @@ struct Array {
     space: MemorySpace,
     /// Allocated by the harness (printed with the final states).
     harness: bool,
+    /// A two-dimensional array's row length in elements (`W` of `int t[H][W]`), laid out
+    /// row-major: `t[i][j]` is element `i * W + j`.
+    row: Option<usize>,
 }
 
 /// A `__shared__` declaration: one array per CTA, made when first touched.
 struct SharedDecl<'t> {
     name: String,
     len: usize,
+    /// The row length of a two-dimensional array (`Array::row`).
+    row: Option<usize>,
     ty: Ty,
     node: Node<'t>,
 }
@@ -1043,6 +1048,7 @@ mod host_thread;
 mod launch;
 mod memory;
 mod opencl;
+mod rows;
 mod stmt;
 mod warp;
 

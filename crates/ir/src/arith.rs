@@ -289,6 +289,10 @@ pub enum BinOp {
     /// No value: the thread faults here (CUDA `__trap()`, PTX `trap`, which abort the kernel
     /// with an error). `a` and `b` are unused.
     Trap,
+    /// `a` itself when `0 <= a < b`, else no value: the thread faults here. An index of a
+    /// two-dimensional C array checked against its dimension (`t[i][j]` with `j` past a row
+    /// of `t` is undefined behaviour, even where the element it would reach lies in `t`).
+    Bound,
 }
 
 /// Whose rules decide the undefined cases of [`BinOp`].
@@ -330,6 +334,8 @@ impl BinOp {
             BinOp::Add => checked(xa + xb),
             BinOp::Sub => checked(xa - xb),
             BinOp::Mul => checked(xa.wrapping_mul(xb)),
+            BinOp::Bound if (0..xb).contains(&xa) => Ok(a),
+            BinOp::Bound => Err("an index outside its array dimension (undefined behaviour in C)"),
             BinOp::Div | BinOp::Rem if xb == 0 => Err(if self == BinOp::Div {
                 "division by zero"
             } else {
@@ -453,7 +459,7 @@ impl BinOp {
             return false;
         }
         match self {
-            BinOp::Div | BinOp::Rem => true,
+            BinOp::Div | BinOp::Rem | BinOp::Bound => true,
             BinOp::Add | BinOp::Sub | BinOp::Mul => rules == Arithmetic::C && ty.signed,
             BinOp::Shl | BinOp::Shr => rules == Arithmetic::C,
             _ => false,
@@ -496,6 +502,19 @@ mod tests {
         assert_eq!(ffs(0b1000), 3);
         assert_eq!(ffs(1), 0);
         assert_eq!(IntType::S32.wrap(ffs(0)), -1);
+    }
+
+    /// `Bound`: the index itself inside `0..b`, no value outside (below 0, or `b` and up,
+    /// compared in the type: an `unsigned` index is never below 0).
+    #[test]
+    fn bound_passes_an_index_inside_its_dimension_and_faults_outside() {
+        let b = |ty, a, n| BinOp::Bound.eval(ty, C, a, n);
+        assert_eq!(b(IntType::S32, 0, 4), Ok(0));
+        assert_eq!(b(IntType::S32, 3, 4), Ok(3));
+        assert!(b(IntType::S32, 4, 4).is_err());
+        assert!(b(IntType::S32, -1, 4).is_err());
+        assert!(b(IntType::U32, -1, 4).is_err());
+        assert!(BinOp::Bound.can_be_undefined(IntType::S64, C));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::{
     cvt_c, err, field, first_line, fold_binary, fold_unary, number, only_child, qualifiers,
     scalar_type, Access, Array, Binding, Ctx, Folded, SharedDecl, StructDef, Ty, R,
 };
-use crate::{span_of, MAX_ARRAY_ELEMENTS};
+use crate::{span_of, MAX_DECLARED_ELEMENTS};
 use scopecheck_litmus::vocab::thread_scope;
 
 /// What an array holds: `len` elements of type `ty`, or of the struct `strukt` (one location
@@ -113,6 +113,7 @@ impl<'s, 't> Ctx<'s, 't> {
             elems,
             space,
             harness,
+            row: None,
         });
         Ok(self.arrays.len() - 1)
     }
@@ -477,6 +478,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 self.shared_decls.push(SharedDecl {
                     name: name.clone(),
                     len,
+                    row: self.row_len(decl)?,
                     ty,
                     node: name_node,
                 });
@@ -507,6 +509,7 @@ impl<'s, 't> Ctx<'s, 't> {
                 Some(span_of(name_node)),
                 false,
             )?;
+            self.arrays[arr].row = self.row_len(decl)?;
             self.globals.insert(name, (arr, ty));
         }
         Ok(())
@@ -519,6 +522,7 @@ impl<'s, 't> Ctx<'s, 't> {
     ) -> R<(Node<'t>, usize, Option<Node<'t>>)> {
         let mut len = 1usize;
         let mut init = None;
+        let mut dims = 0;
         let mut d = decl;
         loop {
             match d.kind() {
@@ -527,20 +531,32 @@ impl<'s, 't> Ctx<'s, 't> {
                     init = d.child_by_field_name("value");
                 }
                 "array_declarator" => {
+                    dims += 1;
+                    if dims > 2 {
+                        return err(
+                            decl,
+                            "not supported: an array of more than two dimensions (arrays have one, `int a[N]`, or two, `int t[H][W]`)",
+                        );
+                    }
                     let size = d.child_by_field_name("size").ok_or_else(|| {
                         Diagnostic::error("not supported: an array without a size").at(span_of(d))
                     })?;
                     let n = self.const_expr(size)?;
-                    if n <= 0 || n as usize > MAX_ARRAY_ELEMENTS {
+                    if n <= 0 || n as usize > MAX_DECLARED_ELEMENTS {
                         return err(
                             size,
-                            format!("array size {n} outside 1..={MAX_ARRAY_ELEMENTS}"),
+                            format!("array size {n} outside 1..={MAX_DECLARED_ELEMENTS}"),
                         );
                     }
                     len = len
                         .checked_mul(n as usize)
-                        .filter(|l| *l <= MAX_ARRAY_ELEMENTS)
-                        .ok_or_else(|| Diagnostic::error("array too large").at(span_of(d)))?;
+                        .filter(|l| *l <= MAX_DECLARED_ELEMENTS)
+                        .ok_or_else(|| {
+                            Diagnostic::error(format!(
+                                "array too large: more than {MAX_DECLARED_ELEMENTS} elements"
+                            ))
+                            .at(span_of(d))
+                        })?;
                 }
                 "pointer_declarator" | "parenthesized_declarator" => {}
                 k => return err(d, format!("not supported: declarator `{k}`")),
@@ -548,6 +564,26 @@ impl<'s, 't> Ctx<'s, 't> {
             d = d
                 .child_by_field_name("declarator")
                 .ok_or_else(|| Diagnostic::error("a declarator without a name").at(span_of(d)))?;
+        }
+    }
+
+    /// The length of a row of a two-dimensional array declarator (`W` of `int t[H][W]`: the
+    /// elements are laid out row after row, `t[i][j]` is element `i * W + j`), `None` for
+    /// anything else. The declarator is read by [`Ctx::declarator_shape`] too, which refuses
+    /// a third dimension and sizes that are not constants.
+    pub(super) fn row_len(&self, decl: Node<'t>) -> R<Option<usize>> {
+        let mut d = Some(decl);
+        let mut sizes = Vec::new();
+        while let Some(n) = d {
+            if n.kind() == "array_declarator" {
+                sizes.push(n.child_by_field_name("size"));
+            }
+            d = n.child_by_field_name("declarator");
+        }
+        // The outer declarator is the last dimension: `int t[H][W]` is `(t[H])[W]`.
+        match sizes.as_slice() {
+            [Some(w), _] => Ok(Some(self.const_expr(*w)? as usize)),
+            _ => Ok(None),
         }
     }
 

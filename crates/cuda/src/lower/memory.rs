@@ -252,6 +252,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             Some(span),
             false,
         )?;
+        self.cx.arrays[a].row = self.cx.shared_decls[d].row;
         self.cx.shared_copies.insert((d, cta), a);
         Ok(a)
     }
@@ -308,6 +309,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 _ => {}
             }
         match self.object(name, e)? {
+            // `t + i`, `t` passed on: C steps it a row at a time, which a pointer to elements
+            // does not. The harness's copies (`cudaMemcpyToSymbol(t, ...)`) see the elements.
+            Some((p, _)) if self.cx.arrays[p.arr].row.is_some() && !self.host() => err(
+                e,
+                format!("not supported: the two-dimensional array `{name}` used as a pointer; index it (`{name}[i][j]`), or take a row (`{name}[i]`) or an element's address (`&{name}[i][j]`)"),
+            ),
             Some((p, len)) if len > 1 => Ok(p),
             Some(_) => err(
                 e,
@@ -320,8 +327,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
-    /// The pointer an expression denotes (`p`, `&x`, `&a[i]`, `a` for an array, `p + i`).
+    /// The pointer an expression denotes (`p`, `&x`, `&a[i]`, `a` for an array, `p + i`, a
+    /// row `t[i]` of a two-dimensional array).
     pub(super) fn pointer(&mut self, e: Node<'t>) -> R<Ptr> {
+        // A row of a two-dimensional array (`t[i]`): a pointer to its first element.
+        if let Some((p, _)) = self.row(e)? {
+            return Ok(p);
+        }
         match e.kind() {
             // A name the most vexing parse read as a type (`atomic_ref<...> r(p[i])`).
             "identifier" | "type_identifier" => self.pointer_named(self.text(e), e),
@@ -337,7 +349,15 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 })
             }
             "parenthesized_expression" => self.pointer(only_child(e)?),
-            "cast_expression" => self.pointer(field(e, "value")?),
+            "cast_expression" => {
+                let v = field(e, "value")?;
+                // `(int *)t` of a two-dimensional array: its first element, as `&t[0][0]`.
+                match self.two_dimensional(v)? {
+                    Some((p, _)) => Ok(p),
+                    None => self.pointer(v),
+                }
+            }
+
             // `p + i - j ...` by a loop, left to right.
             "binary_expression" if matches!(self.op(e), "+" | "-") => {
                 let mut steps = vec![e];
@@ -366,6 +386,20 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
     pub(super) fn offset(&mut self, p: Ptr, i: Node<'t>, minus: bool, e: Node<'t>) -> R<Ptr> {
         let stride = self.stride(p.strukt);
         let v = self.val(i, None)?;
+        self.offset_by(p, v, stride, minus, i, e)
+    }
+
+    /// `p + v` where each step of `v` is `stride` locations (see [`Lw::offset`]); `i` is the
+    /// index's node.
+    pub(super) fn offset_by(
+        &mut self,
+        p: Ptr,
+        v: Val,
+        stride: i64,
+        minus: bool,
+        i: Node<'t>,
+        e: Node<'t>,
+    ) -> R<Ptr> {
         let r = match v.op {
             Operand::Imm(k) => {
                 // A constant index counts in its own type (an `unsigned` -1 is 2^32 - 1).
@@ -473,14 +507,13 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 Ok(Some(self.pointer(field(e, "argument")?)?))
             }
             "subscript_expression" => {
-                let p = self.pointer(field(e, "argument")?)?;
-                let idx = field(e, "indices")?;
-                let mut c = idx.walk();
-                let items: Vec<Node> = idx.named_children(&mut c).collect();
-                let [i] = items.as_slice() else {
-                    return err(idx, "expected one index");
-                };
-                self.offset(p, *i, false, e).map(Some)
+                let arg = field(e, "argument")?;
+                let i = self.the_index(e)?;
+                if let Some((row, len)) = self.row(arg)? {
+                    return self.element_of_row(row, len, i, e).map(Some);
+                }
+                let p = self.pointer(arg)?;
+                self.offset(p, i, false, e).map(Some)
             }
             "parenthesized_expression" => self.place(only_child(e)?),
             "field_expression" => {

@@ -780,6 +780,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                         self.cx.shared_decls.push(SharedDecl {
                             name: pname.clone(),
                             len,
+                            row: None,
                             ty,
                             node: at,
                         });

@@ -189,9 +189,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             {
                 Some(i) => i,
                 None => {
+                    let row = self.cx.row_len(decl)?;
                     self.cx.shared_decls.push(SharedDecl {
                         name: name.clone(),
                         len,
+                        row,
                         ty,
                         node: name_node,
                     });

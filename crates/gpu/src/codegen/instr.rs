@@ -355,6 +355,7 @@ impl Gen<'_> {
                 return Err(self.unsupported(t, "floating-point arithmetic"));
             }
             BinOp::Trap => return Err(self.unsupported(t, "a trap")),
+            BinOp::Bound => return Err(self.unsupported(t, "an array index check")),
         };
         e!(self, "\t{ins} \t{}, {a}, {b};", Self::reg(t, dst));
         Ok(())
