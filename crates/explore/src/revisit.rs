@@ -19,7 +19,7 @@
 use crate::interp::Status;
 use crate::relation::{EventSet, Relation};
 use crate::search::Search;
-use crate::state::{Source, State};
+use crate::state::{Context, Source, State};
 use crate::walk::Frame;
 use crate::Graph;
 
@@ -49,7 +49,7 @@ pub(crate) enum Branches<'p> {
     },
 }
 
-/// How many steps `Search::would_block` runs a spinner ahead before it gives up and
+/// How many steps `Context::would_block` runs a spinner ahead before it gives up and
 /// lets it run (an iteration longer than this is scheduled as any other thread).
 const WOULD_BLOCK_STEPS: usize = 256;
 
@@ -315,119 +315,6 @@ impl<'p> Search<'_, '_, 'p> {
         }
     }
 
-    /// Whether thread `t`, about to read inside a loop, would block there if every read it
-    /// makes took the coherence-latest write of its location: it is run ahead on a copy until
-    /// it needs anything but a read (a write, a barrier) or stops. The schedule passes over
-    /// such a thread while another can run (`Search::next_thread`); the answer depends on the
-    /// state alone, which is all the search's completeness asks of the schedule.
-    pub(crate) fn would_block(&self, st: &State, t: usize) -> bool {
-        if !self.cx.statics[t].is_loop_read(st.threads[t].pc()) {
-            return false;
-        }
-        let program = self.cx.program;
-        let mut th = st.threads[t].clone();
-        for _ in 0..WOULD_BLOCK_STEPS {
-            match th.step(program, &program.threads[t], &self.cx.statics[t]) {
-                crate::interp::Step::NeedsValue => {
-                    let Status::Reads(req) = &th.status else {
-                        unreachable!("a thread that needs a value reads");
-                    };
-                    let w = *st.co[req.loc.0 as usize].last().expect("the initial write");
-                    let v = self.cx.value(st, source_of(&st.graph, w));
-                    th.resolve_read(v);
-                }
-                crate::interp::Step::Other => {}
-                crate::interp::Step::Stopped => {
-                    return matches!(th.trace.end, crate::trace::PathEnd::Blocked { .. })
-                }
-                _ => return false,
-            }
-        }
-        false
-    }
-
-    /// Whether thread `t`, just blocked in a pure iteration, read in that iteration's last read
-    /// a write that another write already in the graph follows in coherence. That read was not
-    /// added maximally, so no revisit takes it or deletes it (`added_maximally`), and no
-    /// revisit of an earlier read of the iteration can delete it either: the thread spins on a
-    /// value that is not the latest in every graph below this one, which is then neither an
-    /// execution nor a hang. What the other threads do below it (a fault, a cut loop) they do
-    /// too where this read takes the coherence-latest write, a sibling branch: the iteration
-    /// made no write anyone else can tell from the one it read (docs/explore.md).
-    pub(crate) fn spins_on_stale_write(&self, st: &State, t: usize) -> bool {
-        let th = &st.threads[t];
-        let crate::trace::PathEnd::Blocked { iteration, .. } = th.trace.end else {
-            return false;
-        };
-        let g = &st.graph;
-        let Some(i) = (iteration..th.trace.events.len())
-            .rev()
-            .find(|&i| th.trace.events[i].kind.is_read())
-        else {
-            return false;
-        };
-        let r = g.thread_events[t][i];
-        let w = g.rf[r].expect("every read has its write");
-        let order = &st.co[g.events[r].kind.loc().expect("a read").0 as usize];
-        let k = order.iter().position(|&x| x == w).expect("a placed write");
-        order[k + 1..].iter().any(|&x| x < r)
-    }
-
-    /// Whether, at a leaf, some thread blocked in a pure iteration read there a write that a
-    /// write outside every spinning iteration follows in the coherence order placed: it does
-    /// not read the latest write, so the leaf is no hang (the judge would find the same).
-    pub(crate) fn some_spinner_reads_before_latest(&self, st: &State) -> bool {
-        let g = &st.graph;
-        let spinning_from = |u: usize| st.threads[u].trace.spinning_from();
-        let in_spin = |x: usize| {
-            g.events[x].thread.is_some_and(|u| {
-                let u = u.0 as usize;
-                spinning_from(u).is_some_and(|it| g.path_index(u, x) >= it)
-            })
-        };
-        (0..st.threads.len()).any(|t| {
-            let Some(it) = spinning_from(t) else {
-                return false;
-            };
-            g.thread_events[t][it..].iter().any(|&e| {
-                let (Some(w), Some(l)) = (g.rf[e], g.events[e].kind.loc()) else {
-                    return false;
-                };
-                let order = &st.co[l.0 as usize];
-                let k = order.iter().position(|&x| x == w).expect("a placed write");
-                order[k + 1..].iter().any(|&x| !in_spin(x))
-            })
-        })
-    }
-
-    /// Whether event `e` of `st` was added maximally, compared with what was added before it
-    /// and with `prefix` (the revisiting write `a`'s): a read reads a write among those, the
-    /// coherence-latest of them; a write is the coherence-latest of them. `a` is not placed.
-    fn added_maximally(&self, st: &State, e: usize, prefix: &EventSet) -> bool {
-        let g = &st.graph;
-        let kind = g.events[e].kind;
-        // A blind update has no place of its own among the updates of its location: it is
-        // placed in the one way there is (`commute`).
-        if crate::commute::is_update(g, self.cx.statics, e) {
-            return true;
-        }
-        let before = |x: usize| x <= e || prefix.contains(x);
-        let w = if kind.is_read() {
-            let w = g.rf[e].expect("every read has its write");
-            if !before(w) {
-                return false;
-            }
-            w
-        } else if kind.is_write() {
-            e
-        } else {
-            return true;
-        };
-        let order = &st.co[kind.loc().expect("a memory event").0 as usize];
-        let k = order.iter().position(|&x| x == w).expect("a placed write");
-        !order[k + 1..].iter().any(|&x| before(x))
-    }
-
     /// The state where read `r` reads from the new write `a` instead, with every event added
     /// after `r` outside `prefix` deleted; `None` when this revisit is not the one to make
     /// (some event it deletes, or `r`, was not added maximally), or the model forbids it. When
@@ -444,8 +331,10 @@ impl<'p> Search<'_, '_, 'p> {
         let g = &st.graph;
         let n = g.len();
         let deleted: Vec<usize> = (r + 1..n).filter(|&x| !prefix.contains(x)).collect();
-        if !self.added_maximally(st, r, prefix)
-            || !deleted.iter().all(|&x| self.added_maximally(st, x, prefix))
+        if !self.cx.added_maximally(st, r, prefix)
+            || !deleted
+                .iter()
+                .all(|&x| self.cx.added_maximally(st, x, prefix))
         {
             return None;
         }
@@ -571,5 +460,121 @@ impl<'p> Search<'_, '_, 'p> {
             map[a],
             pending,
         ))
+    }
+}
+
+/// What the revisiting search asks of a state, on the coherence order it placed.
+impl Context<'_, '_> {
+    /// Whether thread `t`, about to read inside a loop, would block there if every read it
+    /// makes took the coherence-latest write of its location: it is run ahead on a copy until
+    /// it needs anything but a read (a write, a barrier) or stops. The schedule passes over
+    /// such a thread while another can run (`Search::next_thread`); the answer depends on the
+    /// state alone, which is all the search's completeness asks of the schedule.
+    pub(crate) fn would_block(&self, st: &State, t: usize) -> bool {
+        if !self.statics[t].is_loop_read(st.threads[t].pc()) {
+            return false;
+        }
+        let program = self.program;
+        let mut th = st.threads[t].clone();
+        for _ in 0..WOULD_BLOCK_STEPS {
+            match th.step(program, &program.threads[t], &self.statics[t]) {
+                crate::interp::Step::NeedsValue => {
+                    let Status::Reads(req) = &th.status else {
+                        unreachable!("a thread that needs a value reads");
+                    };
+                    let w = *st.co[req.loc.0 as usize].last().expect("the initial write");
+                    let v = self.value(st, source_of(&st.graph, w));
+                    th.resolve_read(v);
+                }
+                crate::interp::Step::Other => {}
+                crate::interp::Step::Stopped => {
+                    return matches!(th.trace.end, crate::trace::PathEnd::Blocked { .. })
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether thread `t`, just blocked in a pure iteration, read in that iteration's last read
+    /// a write that another write already in the graph follows in coherence. That read was not
+    /// added maximally, so no revisit takes it or deletes it (`added_maximally`), and no
+    /// revisit of an earlier read of the iteration can delete it either: the thread spins on a
+    /// value that is not the latest in every graph below this one, which is then neither an
+    /// execution nor a hang. What the other threads do below it (a fault, a cut loop) they do
+    /// too where this read takes the coherence-latest write, a sibling branch: the iteration
+    /// made no write anyone else can tell from the one it read (docs/explore.md).
+    pub(crate) fn spins_on_stale_write(&self, st: &State, t: usize) -> bool {
+        let th = &st.threads[t];
+        let crate::trace::PathEnd::Blocked { iteration, .. } = th.trace.end else {
+            return false;
+        };
+        let g = &st.graph;
+        let Some(i) = (iteration..th.trace.events.len())
+            .rev()
+            .find(|&i| th.trace.events[i].kind.is_read())
+        else {
+            return false;
+        };
+        let r = g.thread_events[t][i];
+        let w = g.rf[r].expect("every read has its write");
+        let order = &st.co[g.events[r].kind.loc().expect("a read").0 as usize];
+        let k = order.iter().position(|&x| x == w).expect("a placed write");
+        order[k + 1..].iter().any(|&x| x < r)
+    }
+
+    /// Whether, at a leaf, some thread blocked in a pure iteration read there a write that a
+    /// write outside every spinning iteration follows in the coherence order placed: it does
+    /// not read the latest write, so the leaf is no hang (the judge would find the same).
+    pub(crate) fn some_spinner_reads_before_latest(&self, st: &State) -> bool {
+        let g = &st.graph;
+        let spinning_from = |u: usize| st.threads[u].trace.spinning_from();
+        let in_spin = |x: usize| {
+            g.events[x].thread.is_some_and(|u| {
+                let u = u.0 as usize;
+                spinning_from(u).is_some_and(|it| g.path_index(u, x) >= it)
+            })
+        };
+        (0..st.threads.len()).any(|t| {
+            let Some(it) = spinning_from(t) else {
+                return false;
+            };
+            g.thread_events[t][it..].iter().any(|&e| {
+                let (Some(w), Some(l)) = (g.rf[e], g.events[e].kind.loc()) else {
+                    return false;
+                };
+                let order = &st.co[l.0 as usize];
+                let k = order.iter().position(|&x| x == w).expect("a placed write");
+                order[k + 1..].iter().any(|&x| !in_spin(x))
+            })
+        })
+    }
+
+    /// Whether event `e` of `st` was added maximally, compared with what was added before it
+    /// and with `prefix` (the revisiting write `a`'s): a read reads a write among those, the
+    /// coherence-latest of them; a write is the coherence-latest of them. `a` is not placed.
+    fn added_maximally(&self, st: &State, e: usize, prefix: &EventSet) -> bool {
+        let g = &st.graph;
+        let kind = g.events[e].kind;
+        // A blind update has no place of its own among the updates of its location: it is
+        // placed in the one way there is (`commute`).
+        if crate::commute::is_update(g, self.statics, e) {
+            return true;
+        }
+        let before = |x: usize| x <= e || prefix.contains(x);
+        let w = if kind.is_read() {
+            let w = g.rf[e].expect("every read has its write");
+            if !before(w) {
+                return false;
+            }
+            w
+        } else if kind.is_write() {
+            e
+        } else {
+            return true;
+        };
+        let order = &st.co[kind.loc().expect("a memory event").0 as usize];
+        let k = order.iter().position(|&x| x == w).expect("a placed write");
+        !order[k + 1..].iter().any(|&x| before(x))
     }
 }

@@ -17,7 +17,8 @@
 //! `State`), the completeness `Gate` (`dead_ends.rs`), the `Symmetry` reduction (`orbits.rs`),
 //! the barrier rounds' `LeavesSeen` (`rounds.rs`), and here the [`Limits`] and the search's
 //! [`Place`] in the order of the whole search. Only `walk.rs` (the explicit stack of branches)
-//! and `revisit.rs` (the revisiting search's moves) extend `Search` itself.
+//! and `revisit.rs` (the revisiting search's moves; what it asks of a state is `Context`'s)
+//! extend `Search` itself.
 
 use scopecheck_ir::{Program, ThreadId};
 
@@ -241,7 +242,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                 return Some(t);
             }
         } else if let Some(t) =
-            (0..st.threads.len()).find(|&t| ready(t) && !self.would_block(st, t))
+            (0..st.threads.len()).find(|&t| ready(t) && !self.cx.would_block(st, t))
         {
             return Some(t);
         }
@@ -380,7 +381,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
                                 self.out.reduced_loops.push(l);
                             }
                         }
-                        if self.revisits && self.spins_on_stale_write(&st, t) {
+                        if self.revisits && self.cx.spins_on_stale_write(&st, t) {
                             self.out.blocked += 1;
                             return;
                         }
@@ -622,7 +623,7 @@ impl<'a, 'f, 'p> Search<'a, 'f, 'p> {
         });
         !cut_or_fault
             && (self.cx.some_spinner_reads_stale(st)
-                || (self.revisits && self.some_spinner_reads_before_latest(st)))
+                || (self.revisits && self.cx.some_spinner_reads_before_latest(st)))
     }
 
     /// A state where no thread can run and some read waits for a write no one can make now.
