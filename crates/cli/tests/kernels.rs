@@ -524,6 +524,17 @@ fn two_dimensional_arrays_in_both_views() {
 }
 
 #[test]
+fn a_host_two_dimensional_array_is_read_row_major() {
+    // host-2d-array.cu's header: the asserts on h[i][j] after the round trip hold only for the
+    // row-major layout (both views: the host code is the language view's in both).
+    let v = one("host-2d-array.cu", &[]);
+    expect_both(&v, false);
+    for m in v["verdicts"].as_array().into_iter().flatten() {
+        assert_eq!(m["result"], "Ok", "{}: {m}", m["model"]);
+    }
+}
+
+#[test]
 fn an_index_past_a_row_is_a_fault_at_its_line() {
     // row-sum-oob.cu: t[y][4] past a row of 4. The language view faults on the row bound in
     // thread (0, 0), where element 4 would still be inside the tile; the PTX view (bytes, no

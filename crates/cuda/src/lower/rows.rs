@@ -30,8 +30,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
     }
 
-    /// The two-dimensional array the name `e` denotes (a `__shared__` or `__device__` array
-    /// declared `t[H][W]`): its first element and its row length `W`.
+    /// The two-dimensional array the name `e` denotes (a `__shared__`, `__device__` or host
+    /// array declared `t[H][W]`): its first element and its row length `W`.
     pub(super) fn two_dimensional(&mut self, e: Node<'t>) -> R<Option<(Ptr, usize)>> {
         if e.kind() != "identifier" {
             return Ok(None);
@@ -39,6 +39,7 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         let name = self.text(e);
         let p = match self.build.lookup(name) {
             Some(Binding::Shared(d)) => self.shared_ptr(d, e)?.0,
+            Some(Binding::HostArr(p)) => p,
             Some(_) => return Ok(None),
             None => match self.object(name, e)? {
                 Some((p, _)) => p,

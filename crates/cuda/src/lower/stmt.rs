@@ -204,7 +204,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             return Ok(());
         }
         if (len > 1 || has_array(decl)) && self.host() && host_array_type(&ty) {
-            return self.host_array_decl(name_node, &name, len, ty, init);
+            self.host_array_decl(name_node, &name, len, ty, init)?;
+            if let Some(Binding::HostArr(p)) = self.build.lookup(&name) {
+                self.cx.arrays[p.arr].row = self.cx.row_len(decl)?;
+            }
+            return Ok(());
         }
         if len > 1 || has_array(decl) {
             return err(
