@@ -4,7 +4,6 @@ use std::fmt;
 
 use miette::{LabeledSpan, NamedSource, SourceCode};
 use scopecheck_ir::{Diagnostic, Failure, Program, Span};
-use scopecheck_model::CheckError;
 
 /// An error found while exploring a parsed test: labelled at the instruction at fault, or on
 /// the test's header line when the error has no position.
@@ -12,9 +11,9 @@ pub fn check_failure(
     file: &str,
     source: String,
     program: &Program,
-    err: &CheckError,
+    err: &Diagnostic,
 ) -> Box<Failure> {
-    let mut d = Diagnostic::from(err.clone());
+    let mut d = err.clone();
     if d.span.is_none() {
         if let Some(offset) = source.find(&program.name) {
             let span = Span {

@@ -80,7 +80,7 @@ pub fn add_source_races(
         // are byte arrays its 64-bit accesses cannot mix with): as for a `-G` view that cannot
         // be built, the verdict stays about the optimized code, and a warning says so.
         Ok(Err(e)) => {
-            let d = Diagnostic::from(e);
+            let d = e;
             warnings.push(
                 Diagnostic::warning(format!(
                     "NVRTC's unoptimized compile (-G) could not be checked ({}): races of the accesses the optimizer removed were not looked for; the PTX verdict is about the optimized code alone",

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::{Observable, Program, Value};
-use scopecheck_model::{CheckError, CheckOptions};
+use scopecheck_model::CheckOptions;
 
 use crate::split::{Kernel, Param};
 use crate::HostError;
@@ -248,7 +248,8 @@ impl Device {
         let observed = self.seed(&mut program);
         let verdict = match scopecheck_model::check(&program, &cx.check) {
             Ok(v) => v,
-            Err(CheckError::Program { message, span }) => {
+            Err(fault) => {
+                let (message, span) = (&fault.message, fault.span);
                 let at = span.map_or_else(
                     || first_launch.to_string(),
                     |s| {

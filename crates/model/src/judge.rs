@@ -6,11 +6,11 @@ use scopecheck_explore::{
     explore, Budget, Exploration, ExploreOptions, Found, Graph, Model, Race, RaceKind, Relation,
     Trace, TraceLimit,
 };
-use scopecheck_ir::{Observable, Program, Quantifier, ThreadId, Value};
+use scopecheck_ir::{Diagnostic, Observable, Program, Quantifier, ThreadId, Value};
 
 use crate::{
-    capture::capture, verdict::WitnessRead, Access, CheckError, CheckOptions, ExecutionGraph,
-    FinalState, HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
+    capture::capture, verdict::WitnessRead, Access, CheckOptions, ExecutionGraph, FinalState,
+    HangReport, Incomplete, Observation, Outcome, RaceReport, Spin, Verdict,
 };
 
 /// The values each observable can end with in one execution. A register has one; a location
@@ -124,7 +124,7 @@ pub fn judge(
     program: &Program,
     model: &dyn Model,
     opts: &CheckOptions,
-) -> Result<Verdict, CheckError> {
+) -> Result<Verdict, Diagnostic> {
     let observables = program.observables();
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let deadline = match (deadline, opts.deadline) {
@@ -357,21 +357,19 @@ fn findings(
     program: &Program,
     opts: &CheckOptions,
     exploration: Exploration,
-) -> Result<Findings, CheckError> {
+) -> Result<Findings, Diagnostic> {
     // The first in thread and instruction order, whichever the search met first.
     if let Some(f) = exploration
         .faults
         .iter()
         .min_by_key(|f| (f.thread, f.instr))
     {
-        return Err(CheckError::Program {
-            message: format!(
-                "{}: {}",
-                describe_instr(program, f.thread, f.instr),
-                f.message
-            ),
-            span: Some(program.thread(f.thread).code[f.instr].span),
-        });
+        return Err(Diagnostic::error(format!(
+            "{}: {}",
+            describe_instr(program, f.thread, f.instr),
+            f.message
+        ))
+        .at(program.thread(f.thread).code[f.instr].span));
     }
     let mut incomplete = None;
     if !exploration.cut.is_empty() {

@@ -21,7 +21,7 @@ pub use verdict::{
     Observation, Outcome, RaceReport, Spin, Verdict, WitnessRead,
 };
 
-use scopecheck_ir::{Arch, Program, Span};
+use scopecheck_ir::{Arch, Diagnostic, Program};
 
 /// The models scopecheck knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,37 +99,6 @@ impl Default for CheckOptions {
     }
 }
 
-/// An error in the test found while exploring it (not a parse error, not a bug in scopecheck).
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum CheckError {
-    /// Some consistent execution does something the test may not do (e.g. an address offset
-    /// that leaves its location), at `span`.
-    #[error("{message}")]
-    Program { message: String, span: Option<Span> },
-}
-
-impl CheckError {
-    /// Where in the source the error is, when known.
-    pub fn span(&self) -> Option<Span> {
-        match self {
-            CheckError::Program { span, .. } => *span,
-        }
-    }
-}
-
-impl From<CheckError> for scopecheck_ir::Diagnostic {
-    /// The error at the instruction at fault; without one, at no position (the caller may
-    /// point at the test as a whole).
-    fn from(e: CheckError) -> Self {
-        let span = e.span();
-        let d = scopecheck_ir::Diagnostic::error(e.to_string());
-        match span {
-            Some(span) => d.at(span),
-            None => d,
-        }
-    }
-}
-
 impl ModelKind {
     /// The model a program's own dialect is written for.
     pub fn for_dialect(arch: Arch) -> ModelKind {
@@ -143,7 +112,7 @@ impl ModelKind {
 /// Explores every execution of `program` the chosen model allows and judges the condition. A C
 /// program checked under PTX is first compiled with the PTX mapping (`ptx::mapping`). On a
 /// platform lacking a capability, the verdict says which states only that lack makes reachable.
-pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, CheckError> {
+pub fn check(program: &Program, opts: &CheckOptions) -> Result<Verdict, Diagnostic> {
     platform::check_program(program, &opts.platform)?;
     let mut verdict = check_on(program, opts, &opts.platform)?;
     let talks_to_host = program
@@ -200,7 +169,7 @@ fn check_on(
     program: &Program,
     opts: &CheckOptions,
     platform: &Platform,
-) -> Result<Verdict, CheckError> {
+) -> Result<Verdict, Diagnostic> {
     let platform = platform.clone();
     match opts.model.unwrap_or(ModelKind::for_dialect(program.arch)) {
         ModelKind::Ptx if program.arch.is_c() => judge::judge(

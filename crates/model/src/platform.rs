@@ -10,7 +10,7 @@
 use scopecheck_explore::{Event, Graph};
 use scopecheck_ir::{MemorySpace, Placement, Program};
 
-use crate::CheckError;
+use scopecheck_ir::Diagnostic;
 
 /// The capabilities that decide what host-device programs may rely on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub fn affects_models(capability: &str) -> bool {
 /// What a program may not do on `platform` at all: a device touching pageable host memory
 /// without `pageableMemoryAccess`, host and device touching one managed location at once without
 /// `concurrentManagedAccess` (litmus threads all run at once).
-pub fn check_program(program: &Program, platform: &Platform) -> Result<(), CheckError> {
+pub fn check_program(program: &Program, platform: &Platform) -> Result<(), Diagnostic> {
     for t in &program.threads {
         let host = t.placement == Placement::Host;
         for i in &t.code {
@@ -173,13 +173,13 @@ pub fn check_program(program: &Program, platform: &Platform) -> Result<(), Check
             };
             let l = program.location(loc);
             if !host && l.space == MemorySpace::HostPageable && !platform.pageable_memory_access {
-                return Err(CheckError::Program {
-                    message: format!(
+                return Err(Diagnostic::error(
+                    format!(
                         "{} accesses pageable host memory `{}` from the device, but {} has pageableMemoryAccess = 0: pin it (host-mapped) or use managed memory",
                         t.name, l.name, platform.name
                     ),
-                    span: Some(i.span),
-                });
+                )
+                .at(i.span));
             }
             if host && l.space == MemorySpace::Managed && !platform.concurrent_managed_access {
                 let device_too = program.threads.iter().any(|o| {
@@ -187,13 +187,13 @@ pub fn check_program(program: &Program, platform: &Platform) -> Result<(), Check
                         && o.code.iter().any(|j| j.kind.named_loc() == Some(loc))
                 });
                 if device_too {
-                    return Err(CheckError::Program {
-                        message: format!(
+                    return Err(Diagnostic::error(
+                        format!(
                             "host thread {} and device threads use managed memory `{}` at the same time, but {} has concurrentManagedAccess = 0",
                             t.name, l.name, platform.name
                         ),
-                        span: Some(i.span),
-                    });
+                    )
+                    .at(i.span));
                 }
             }
         }

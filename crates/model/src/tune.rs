@@ -34,7 +34,8 @@ use scopecheck_ir::{
 };
 
 use crate::suggest::{cost_of, is_right, CostTable};
-use crate::{check, CheckError, CheckOptions, Verdict};
+use crate::{check, CheckOptions, Verdict};
+use scopecheck_ir::Diagnostic;
 
 /// Default bound on the re-checks one tuning may spend.
 pub const DEFAULT_MAX_CHECKS: usize = 2000;
@@ -669,7 +670,7 @@ pub fn tune(
     models: &[CheckOptions],
     table: &CostTable,
     max_checks: usize,
-) -> Result<Tuning, CheckError> {
+) -> Result<Tuning, Diagnostic> {
     let originals = models
         .iter()
         .map(|o| check(program, o))

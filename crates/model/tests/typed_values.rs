@@ -1,16 +1,17 @@
 //! Typed values and computed addresses, end to end: the front-ends state widths, the explorer
 //! wraps and faults as the languages define. Each expectation is derived in its comment.
 
-use scopecheck_model::{check, CheckError, CheckOptions, Outcome};
+use scopecheck_ir::Diagnostic;
+use scopecheck_model::{check, CheckOptions, Outcome};
 
-fn verdict_of(src: &str) -> Result<scopecheck_model::Verdict, CheckError> {
+fn verdict_of(src: &str) -> Result<scopecheck_model::Verdict, Diagnostic> {
     let p = scopecheck_litmus::parse(src).unwrap_or_else(|e| panic!("{e:?}"));
     check(&p, &CheckOptions::default())
 }
 
 fn fault_of(src: &str) -> (String, u32) {
     match verdict_of(src) {
-        Err(CheckError::Program { message, span }) => (message, span.map_or(0, |s| s.line)),
+        Err(fault) => (fault.message.clone(), fault.span.map_or(0, |s| s.line)),
         Ok(v) => panic!("expected a fault, got {:?}", v.outcome),
     }
 }
