@@ -581,6 +581,14 @@ fn unsupported_array_shapes_are_errors_at_their_column() {
         (lines[0]["line"].clone(), lines[0]["column"].clone()),
         (8.into(), 31.into())
     );
+    // A parameter declared as an array: refused at it, saying how to write it.
+    let lines = check_model("array-param.cu", "both", &[]);
+    let e = lines[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("declare it `int *a`"), "{e}");
+    assert_eq!(
+        (lines[0]["line"].clone(), lines[0]["column"].clone()),
+        (5.into(), 34.into())
+    );
 }
 
 #[test]

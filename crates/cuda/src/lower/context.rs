@@ -539,7 +539,7 @@ impl<'s, 't> Ctx<'s, 't> {
                         );
                     }
                     let size = d.child_by_field_name("size").ok_or_else(|| {
-                        Diagnostic::error("not supported: an array without a size").at(span_of(d))
+                        Diagnostic::error("not supported: an array without a size (a parameter declared as an array, `int a[]` or `int a[][4]`, is a pointer in C: declare it `int *a` and index it `a[i * 4 + j]`)").at(span_of(d))
                     })?;
                     let n = self.const_expr(size)?;
                     if n <= 0 || n as usize > MAX_DECLARED_ELEMENTS {
