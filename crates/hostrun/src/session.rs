@@ -184,15 +184,24 @@ pub fn run(
     }));
     let mut threads = Vec::new();
     let mut timed_out = false;
+    // A panic while serving a process (exploring its device work) ends the run at once: that
+    // process would never report its end, and the run would wait for it until the time limit.
+    let panicked: Arc<Mutex<Option<String>>> = Arc::default();
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
                 let _ = stream.set_nonblocking(false);
                 let shared = Arc::clone(&shared);
-                threads.push(std::thread::spawn(move || serve(stream, &shared)));
+                let panicked = Arc::clone(&panicked);
+                threads.push(std::thread::spawn(move || {
+                    guarded(&panicked, || serve(stream, &shared));
+                }));
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                let done = shared.lock().expect("the run").live == 0;
+                if lock(&panicked).is_some() {
+                    break;
+                }
+                let done = lock(&shared).live == 0;
                 if done {
                     break;
                 }
@@ -203,7 +212,7 @@ pub fn run(
                 // The first process may end before it ever connects (a crash in a static
                 // constructor): then nothing will come.
                 if let Ok(Some(status)) = child.try_wait() {
-                    let mut s = shared.lock().expect("the run");
+                    let mut s = lock(&shared);
                     if s.next_conn == 1 {
                         s.live = 0;
                         s.report.processes.push(ProcessResult {
@@ -232,7 +241,12 @@ pub fn run(
         let _ = t.join();
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let mut s = shared.lock().expect("the run");
+    if let Some(why) = lock(&panicked).take() {
+        return Err(HostError::Internal(format!(
+            "exploring a process's device work panicked: {why}"
+        )));
+    }
+    let mut s = lock(&shared);
     if timed_out {
         s.report.cut = Some(format!(
             "the time limit ({:?}) ended the run with {} processes not finished",
@@ -245,12 +259,31 @@ pub fn run(
     Ok(report)
 }
 
+/// Runs `serve`; a panic in it is recorded in `panicked` (its message) instead of ending the
+/// thread silently.
+fn guarded(panicked: &Mutex<Option<String>>, serve: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve)) {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        lock(panicked).get_or_insert(why);
+    }
+}
+
+/// The mutex's value, even if a thread panicked holding it (the run then ends with that
+/// panic as its error; what the value holds is not used for a verdict).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Serves one process until its supervisor reports how it ended.
 fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
     let (conn, mut device, mut path) = match hello(&mut stream, shared) {
         Some(x) => x,
         None => {
-            shared.lock().expect("the run").live -= 1;
+            lock(shared).live -= 1;
             return;
         }
     };
@@ -280,14 +313,14 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
             }
             Err(e) => {
                 let why = e.to_string();
-                shared.lock().expect("the run").finding(why.clone());
+                lock(shared).finding(why.clone());
                 path.push(format!("stopped: {why}"));
                 let _ = Reply::stop(&why).send(&mut stream);
             }
         }
     };
     let (ending, output) = ending;
-    let mut s = shared.lock().expect("the run");
+    let mut s = lock(shared);
     let ending = match ending {
         Ending::Exit(STOPPED_STATUS) if path.last().is_some_and(|p| p.starts_with("stopped: ")) => {
             Ending::Stopped(
@@ -311,7 +344,7 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
 /// The first message of a connection: a new process, or a fork taking up its outcome.
 fn hello(stream: &mut UnixStream, shared: &Mutex<Shared>) -> Option<(u64, Device, Vec<String>)> {
     let mut req = read_request(stream).ok()?;
-    let mut s = shared.lock().expect("the run");
+    let mut s = lock(shared);
     let conn = s.next_conn;
     s.next_conn += 1;
     match req.op {
@@ -532,19 +565,19 @@ fn answer(
     let call = read_call(req.op, &mut req, &at).map_err(wire)?;
     if let Call::Unsupported(what) = &call {
         let why = format!("{at}: `{what}` is not supported by the native host path yet");
-        shared.lock().expect("the run").finding(why.clone());
+        lock(shared).finding(why.clone());
         path.push(format!("stopped: {why}"));
         return Ok(Reply::stop(&why));
     }
     if !call.observes() || device.pending.is_empty() {
-        let platform = shared.lock().expect("the run").platform.clone();
+        let platform = lock(shared).platform.clone();
         let r = apply(&call, device, &at, &platform)?;
         return Ok(with_managed(&call, device, r));
     }
     // Explored outside the lock: other processes go on meanwhile.
-    let cx = Arc::clone(&shared.lock().expect("the run").cx);
+    let cx = Arc::clone(&lock(shared).cx);
     let explored: Explored = device.explore(&cx)?;
-    let mut s = shared.lock().expect("the run");
+    let mut s = lock(shared);
     s.report.executions = s.report.executions.saturating_add(explored.executions);
     s.report.racy |= explored.racy;
     s.report.hangs |= explored.hangs;
@@ -824,5 +857,34 @@ fn platform_name(p: &scopecheck_model::Platform) -> String {
     match p.name.as_str() {
         "ideal" => "scopecheck ideal GPU".into(),
         n => format!("scopecheck {n}"),
+    }
+}
+
+#[cfg(test)]
+mod panics {
+    use super::*;
+
+    /// A panic while serving is kept with its message (the run then ends with it as an
+    /// internal error), and the mutex it held stays usable: before, a serving thread's panic
+    /// left its process counted live and the run waited until the time limit.
+    #[test]
+    fn a_panic_while_serving_is_recorded_with_its_message() {
+        let panicked = Mutex::new(None);
+        let shared = Mutex::new(0u32);
+        guarded(&panicked, || {
+            let _held = shared.lock().unwrap();
+            panic!("exploration broke at {}", 7);
+        });
+        assert_eq!(lock(&panicked).as_deref(), Some("exploration broke at 7"));
+        *lock(&shared) += 1;
+        assert_eq!(*lock(&shared), 1);
+    }
+
+    /// A thread that serves to the end leaves nothing recorded.
+    #[test]
+    fn serving_to_the_end_records_nothing() {
+        let panicked = Mutex::new(None);
+        guarded(&panicked, || {});
+        assert!(lock(&panicked).is_none());
     }
 }
