@@ -385,13 +385,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let mut frame = Vec::new();
         for (p, a) in params.iter().zip(args) {
-            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
-            let pname = p
-                .child_by_field_name("declarator")
-                .map(|d| self.cx.declarator_shape(d))
-                .transpose()?
-                .map(|(n, _, _)| self.text(n).to_string())
-                .unwrap_or_default();
+            let (ty, name) = self.cx.param(*p)?;
+            let pname = name.map(|n| self.text(n).to_string()).unwrap_or_default();
             if let (Some(sid), false) = (ty.strukt, ty.pointer) {
                 self.bind_struct_param(&pname, sid, *a, false, &mut frame)?;
                 continue;

@@ -539,7 +539,7 @@ impl<'s, 't> Ctx<'s, 't> {
                         );
                     }
                     let size = d.child_by_field_name("size").ok_or_else(|| {
-                        Diagnostic::error("not supported: an array without a size (a parameter declared as an array, `int a[]` or `int a[][4]`, is a pointer in C: declare it `int *a` and index it `a[i * 4 + j]`)").at(span_of(d))
+                        Diagnostic::error("not supported: an array without a size (only `extern __shared__ T a[]` takes its size from the launch)").at(span_of(d))
                     })?;
                     let n = self.const_expr(size)?;
                     if n <= 0 || n as usize > MAX_DECLARED_ELEMENTS {
@@ -565,6 +565,35 @@ impl<'s, 't> Ctx<'s, 't> {
                 .child_by_field_name("declarator")
                 .ok_or_else(|| Diagnostic::error("a declarator without a name").at(span_of(d)))?;
         }
+    }
+
+    /// A parameter's type and name. A parameter declared as an array (`int a[]`, `int a[4]`)
+    /// is a pointer to its element, as C adjusts it; one declared as a two-dimensional array
+    /// (`int a[][4]`, a pointer to rows) is refused at it.
+    pub(super) fn param(&self, p: Node<'t>) -> R<(Ty, Option<Node<'t>>)> {
+        let decl = p.child_by_field_name("declarator");
+        let mut ty = self.ty(p, decl)?;
+        let (mut arrays, mut name, mut d) = (0, None, decl);
+        while let Some(n) = d {
+            match n.kind() {
+                "array_declarator" => arrays += 1,
+                "identifier" => name = Some(n),
+                _ => {}
+            }
+            d = n.child_by_field_name("declarator");
+        }
+        match arrays {
+            0 => {}
+            1 if !ty.pointer => ty.pointer = true,
+            1 => return err(p, "not supported: pointers to pointers"),
+            _ => {
+                return err(
+                    p,
+                    "not supported: a parameter declared as a two-dimensional array (a pointer to rows): declare it `int *a` and index it `a[i * W + j]`",
+                )
+            }
+        }
+        Ok((ty, name))
     }
 
     /// The length of a row of a two-dimensional array declarator (`W` of `int t[H][W]`: the

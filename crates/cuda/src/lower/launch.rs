@@ -132,8 +132,8 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
         }
         let mut frame = Vec::new();
         for (p, a) in params.iter().zip(args) {
-            let ty = match self.cx.ty(*p, p.child_by_field_name("declarator")) {
-                Ok(ty) => ty,
+            let (ty, name) = match self.cx.param(*p) {
+                Ok(param) => param,
                 // A parameter type beyond this front-end (a template parameter, a class):
                 // the PTX view only needs the argument's value, a pointer or a number.
                 Err(_) if harness_only => {
@@ -151,10 +151,10 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                 }
                 Err(e) => return Err(e),
             };
-            let pname = match p.child_by_field_name("declarator") {
-                Some(d) => self.text(self.cx.declarator_shape(d)?.0).to_string(),
-                None => continue,
+            let Some(name) = name else {
+                continue;
             };
+            let pname = self.text(name).to_string();
             if let (Some(sid), false) = (ty.strukt, ty.pointer) {
                 self.bind_struct_param(&pname, sid, strip(*a), true, &mut frame)?;
                 continue;

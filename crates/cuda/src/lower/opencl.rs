@@ -753,11 +753,11 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
             .collect();
         let mut frame = Vec::new();
         for (i, p) in params.iter().enumerate() {
-            let ty = self.cx.ty(*p, p.child_by_field_name("declarator"))?;
-            let Some(d) = p.child_by_field_name("declarator") else {
+            let (ty, name) = self.cx.param(*p)?;
+            let Some(name) = name else {
                 continue;
             };
-            let pname = self.text(self.cx.declarator_shape(d)?.0).to_string();
+            let pname = self.text(name).to_string();
             let Some(arg) = self.cx.cl_kernels[k].args.get(i).copied().flatten() else {
                 return err(e, format!("argument {i} (`{pname}`) of `{kname}` is not set: clSetKernelArg(kernel, {i}, ...)"));
             };
