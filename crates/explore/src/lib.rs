@@ -18,6 +18,7 @@ mod collectives;
 pub mod commute;
 pub mod count;
 mod dead_ends;
+mod digest;
 mod gate;
 pub mod graph;
 pub mod interp;

@@ -18,9 +18,9 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
+use crate::digest::DigestSet;
 use crate::graph::{barrier_group, barrier_members, BarrierGroup};
 use crate::interp::Status;
-use crate::orbits::DigestSet;
 use crate::state::{Context, State};
 use crate::trace::{BarrierName, EventKind, PathEnd};
 

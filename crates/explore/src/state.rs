@@ -53,7 +53,7 @@ pub(crate) struct Threads(Vec<std::sync::Arc<SharedRun>>);
 #[derive(Clone)]
 pub(crate) struct SharedRun {
     run: ThreadRun,
-    signature: std::sync::OnceLock<crate::orbits::Digest>,
+    signature: std::sync::OnceLock<crate::digest::Digest>,
     /// The locations the run may still write (`Context::still_writes`), once asked for.
     writes: std::sync::OnceLock<Vec<LocId>>,
 }
@@ -71,8 +71,8 @@ impl Threads {
     pub fn signature(
         &self,
         t: usize,
-        compute: impl FnOnce(&ThreadRun) -> crate::orbits::Digest,
-    ) -> crate::orbits::Digest {
+        compute: impl FnOnce(&ThreadRun) -> crate::digest::Digest,
+    ) -> crate::digest::Digest {
         let shared = &self.0[t];
         *shared.signature.get_or_init(|| compute(&shared.run))
     }

@@ -30,7 +30,7 @@ pub(crate) enum Frame<'p> {
     /// starved thread stopped first).
     Step(State<'p>, usize),
     /// Under symmetry: the search of the state with this digest is over.
-    Done(crate::orbits::Digest),
+    Done(crate::digest::Digest),
     /// The branch where the hole at `takers[i]` takes write `w`, the writes' offer going on
     /// with `takers[i + 1..]`.
     Take {
