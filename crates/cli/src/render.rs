@@ -80,15 +80,7 @@ fn label(f: &Failure) -> Option<LabeledSpan> {
     let source = f.text.as_deref()?;
     let span = f.diagnostic.span?;
     let text = f.diagnostic.label.as_deref().unwrap_or("here");
-    let mut start = span.offset.min(source.len());
-    while !source.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (start + span.len).min(source.len());
-    while !source.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
+    Some(on_char_boundaries(source, span, text))
 }
 
 /// A finding about a checked program (a race, a hang, a failing assertion, a lint) with its
@@ -118,6 +110,11 @@ fn labeled(source: &str, span: Span, text: &str) -> Option<LabeledSpan> {
     if span.len == 0 && span.line == 0 {
         return None;
     }
+    Some(on_char_boundaries(source, span, text))
+}
+
+/// A label on `span` of `source`, its ends moved back onto character boundaries.
+fn on_char_boundaries(source: &str, span: Span, text: &str) -> LabeledSpan {
     let mut start = span.offset.min(source.len());
     while !source.is_char_boundary(start) {
         start -= 1;
@@ -126,7 +123,7 @@ fn labeled(source: &str, span: Span, text: &str) -> Option<LabeledSpan> {
     while !source.is_char_boundary(end) {
         end -= 1;
     }
-    Some(LabeledSpan::new(Some(text.to_string()), start, end - start))
+    LabeledSpan::new(Some(text.to_string()), start, end - start)
 }
 
 /// The miette view of a finding.
