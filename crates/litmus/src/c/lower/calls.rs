@@ -543,6 +543,20 @@ impl Lower<'_> {
         ))
     }
 
+    /// The memory order argument at `idx` of an atomic call for `use_`, or `seq_cst` (the
+    /// order of the calls without `_explicit`) where there is none.
+    pub(super) fn order_at(
+        &self,
+        args: &[Expr],
+        idx: usize,
+        use_: Use,
+    ) -> Result<Order, Diagnostic> {
+        match args.get(idx) {
+            Some(o) => self.order_arg(o, use_),
+            None => Ok(Order::SeqCst),
+        }
+    }
+
     /// Scope argument at `idx` if present, else the object's default.
     pub(super) fn scope_at(
         &mut self,
@@ -577,10 +591,7 @@ impl Lower<'_> {
         let (p, addr) = self.rmw_obj(name, &args[0])?;
         let expected = self.expected_arg(&args[1])?;
         let new = self.value(&args[2], None)?;
-        let order = match args.get(3) {
-            Some(o) => self.order_arg(o, Use::Rmw)?,
-            None => Order::SeqCst,
-        };
+        let order = self.order_at(args, 3, Use::Rmw)?;
         if let Some(f) = args.get(4) {
             self.order_arg(f, Use::Load)?;
         }
@@ -632,10 +643,7 @@ impl Lower<'_> {
             )?;
             let (p, addr) = self.rmw_obj(name, &args[0])?;
             let v = self.value(&args[1], None)?;
-            let order = match args.get(2) {
-                Some(o) => self.order_arg(o, Use::Rmw)?,
-                None => Order::SeqCst,
-            };
+            let order = self.order_at(args, 2, Use::Rmw)?;
             let scope = self.scope_at(args, 3, p)?;
             return Ok(self.rmw(
                 Atomic { addr, order, scope },
@@ -648,10 +656,7 @@ impl Lower<'_> {
             ("load", _) => {
                 self.arity(name, args, ar(1, 1), "object[, order[, scope]]", span)?;
                 let (p, addr) = self.atomic_obj(name, &args[0])?;
-                let order = match args.get(1) {
-                    Some(o) => self.order_arg(o, Use::Load)?,
-                    None => Order::SeqCst,
-                };
+                let order = self.order_at(args, 1, Use::Load)?;
                 let scope = self.scope_at(args, 2, p)?;
                 let dst = self.build.dst_for(hint, self.ty_at(&addr));
                 self.emit(
@@ -676,10 +681,7 @@ impl Lower<'_> {
                 )?;
                 let (p, addr) = self.atomic_obj(name, &args[0])?;
                 let v = self.value(&args[1], None)?;
-                let order = match args.get(2) {
-                    Some(o) => self.order_arg(o, Use::Store)?,
-                    None => Order::SeqCst,
-                };
+                let order = self.order_at(args, 2, Use::Store)?;
                 let scope = self.scope_at(args, 3, p)?;
                 self.emit(
                     InstrKind::Store {
