@@ -288,23 +288,33 @@ fn run_files(args: &RunArgs, inputs: &[Input], from: usize) -> bool {
 }
 
 /// Gives each of `inputs` its line when none can run (`why`): its own read, parse or check
-/// error if it has one, else `why`, so that `run --json` prints one object per file whatever
-/// the reason.
+/// error if it has one, else why the runner cannot generate its kernel if it cannot, else
+/// `why`, so that `run --json` prints one object per file whatever the reason, and a machine
+/// without a GPU still says which files a GPU would refuse.
 fn refuse_all(args: &RunArgs, inputs: &[Input], why: &str) {
+    let gen = args.gen_options();
     for input in inputs {
         let message = match checked(args, input) {
-            Ok(_) => why.to_string(),
+            Ok((_, program, verdict)) => match StateTable::new(&program, &verdict.states)
+                .and_then(|_| generate(&program, &gen))
+            {
+                Ok(_) => why.to_string(),
+                Err(e) => e.to_string(),
+            },
             Err(f) => f.message().to_string(),
         };
         report_failure(args.json, &input.file, &message);
     }
 }
 
-/// Loads one file as `check` does, without a PTX view or a deadline.
+/// Loads one file as `check` does, without a PTX view or a deadline: a `.cu` file the
+/// language-level front-end refuses (templates, unions, methods) is loaded as the PTX NVRTC
+/// compiles it, as `check` reads it, unless only the language's model is asked for.
 fn load(args: &RunArgs, input: &Input) -> Result<Loaded, Box<scopecheck_ir::Failure>> {
     let options = scopecheck_frontend::Options {
         cuda: args.check.cuda_options(),
         max_file_size: args.check.max_file_size,
+        ptx_fallback: args.check.models() != [Some(scopecheck_model::ModelKind::Src11)],
         ..Default::default()
     };
     scopecheck_frontend::load(input, &options).and_then(|l| l.read(&input.file))

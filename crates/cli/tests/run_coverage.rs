@@ -1,0 +1,59 @@
+//! `run` runs what `check` checks (issue 36, deliverable 1): a `.cu` file the language-level
+//! front-end refuses is read through its PTX view, as `check` reads it, and what the runner
+//! cannot run says why, with a GPU or without one. These tests need no GPU: `--emit-ptx`
+//! generates the kernels only, and a refusal of the generator comes before the driver is
+//! asked for.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn scopecheck(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .args(args)
+        .output()
+        .expect("run scopecheck")
+}
+
+fn repo(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_file_only_the_ptx_view_reads_is_generated_from_that_view() {
+    // template-flag.cu declares its kernel as a template, which the language-level front-end
+    // refuses (`check` says so and reads the PTX view instead). `run` must load the same
+    // view: whatever the generator then says, it is about the PTX NVRTC made (its registers
+    // and instructions), not the front-end's "not supported: template".
+    let out = scopecheck(&["run", "--emit-ptx", &repo("examples/cuda/template-flag.cu")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("template_declaration"), "{err}");
+    assert!(!err.contains("not supported"), "{err}");
+    assert!(err.contains("cannot run this test on the GPU"), "{err}");
+}
+
+#[test]
+fn a_refusal_of_the_generator_is_the_reason_given_with_or_without_a_gpu() {
+    // Bar+divergence: P1 meets barrier 1 on one side of a branch only, so a thread skipping it
+    // would leave its CTA waiting; the generator refuses it before any driver is opened. Without
+    // a driver the line used to say only "no CUDA driver", hiding why a GPU would refuse it.
+    let file = repo("tests/litmus/ptx/Bar+divergence.litmus");
+    let out = scopecheck(&["run", "--json", "--time", "20ms", &file]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    let why = lines[0]["error"].as_str().expect("an error line");
+    assert!(
+        why.contains("met different barriers on different paths"),
+        "{why}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
