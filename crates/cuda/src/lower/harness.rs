@@ -812,6 +812,12 @@ impl<'c, 's, 't> Lw<'c, 's, 't> {
                     );
                 }
                 self.cx.arrays[p.arr].space = MemorySpace::HostMapped;
+                // Its locations too: they are what the model and the runner see, and a
+                // location left pageable would be refused on a GPU without
+                // pageableMemoryAccess although the device reaches it through the mapping.
+                for &l in &self.cx.arrays[p.arr].elems {
+                    self.cx.locations[l.0 as usize].space = MemorySpace::HostMapped;
+                }
             }
             "cudaLaunchCooperativeKernel" => {
                 self.arity(
