@@ -139,12 +139,13 @@ fn text(file: &str, r: &HostReport) -> String {
         r.executions
     );
     let mut processes: Vec<_> = r.processes.iter().collect();
-    processes.sort_by(|a, b| a.path.cmp(&b.path));
+    processes.sort_by_key(|p| p.forks());
     for p in processes {
-        let via = if p.path.is_empty() {
+        let forks = p.forks();
+        let via = if forks.is_empty() {
             "the program".to_string()
         } else {
-            p.path.join(", then ")
+            forks.join(", then ")
         };
         s.push_str(&format!("  {via}: {}\n", ending(&p.ending)));
         if p.failed() {
@@ -178,7 +179,7 @@ fn json_line(file: &str, r: &HostReport) -> String {
         .iter()
         .map(|p| {
             serde_json::json!({
-                "outcomes": p.path,
+                "outcomes": p.forks(),
                 "ending": ending(&p.ending),
                 "failed": p.failed(),
                 "output": p.output,
@@ -193,7 +194,7 @@ fn json_line(file: &str, r: &HostReport) -> String {
         "racy": r.racy,
         "hangs": r.hangs,
         "processes": processes,
-        "findings": r.findings,
+        "findings": r.findings.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
         "cut": r.cut,
         "executions": r.executions.to_string(),
         "compile_seconds": r.compile_time.as_secs_f64(),

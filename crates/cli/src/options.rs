@@ -332,6 +332,7 @@ impl CheckFlags {
             symmetry: self.symmetry == OnOff::On,
             commute: self.commute == OnOff::On,
             graphs: false,
+            state_witnesses: false,
         }
     }
 }

@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 
 use scopecheck_cuda::CudaOptions;
-use scopecheck_ir::{Observable, Program, Value};
+use scopecheck_ir::{Observable, Program, Span, Value};
 use scopecheck_model::CheckOptions;
 
+use crate::finding::{Access, Finding, RaceKind, Read, Site, Waiting, Witness, Writer};
 use crate::split::{Kernel, Param};
 use crate::HostError;
 
@@ -80,14 +81,22 @@ pub struct Device {
     pub events: u64,
 }
 
+/// One outcome of an observation: the device it leaves (nothing pending), and the reads of
+/// the first execution found that leaves it.
+#[derive(Debug)]
+pub struct Outcome {
+    pub device: Device,
+    pub witness: Witness,
+}
+
 /// What exploring the pending work found.
 #[derive(Debug, Default)]
 pub struct Explored {
-    /// Each distinct memory the host may observe, as the device it leaves (nothing pending).
-    pub outcomes: Vec<Device>,
+    /// Each distinct memory the host may observe.
+    pub outcomes: Vec<Outcome>,
     /// Findings to report whatever the host does next: races, hangs, failed device asserts,
-    /// an incomplete search.
-    pub findings: Vec<String>,
+    /// an incomplete search, a fault.
+    pub findings: Vec<Finding>,
     /// Consistent executions explored.
     pub executions: u128,
     /// Whether some execution races, hangs, or fails an assertion in a kernel.
@@ -208,31 +217,26 @@ impl Device {
             let mut d = self.clone();
             d.pending.clear();
             return Ok(Explored {
-                outcomes: vec![d],
+                outcomes: vec![Outcome {
+                    device: d,
+                    witness: vec![],
+                }],
                 ..Default::default()
             });
         }
         let harness = self.harness(cx)?;
-        let device_lines = cx.device_text.split('\n').count() as u32;
-        let text = format!("{}\n{}", cx.device_text, harness.text);
-        let first_launch = harness.launch_at.first().cloned().unwrap_or_default();
-        let at_launch = |line: u32| -> String {
-            let k = line.saturating_sub(device_lines + 1) as usize;
-            match harness
-                .line_launch
-                .get(k)
-                .and_then(|i| harness.launch_at.get(*i))
-            {
-                Some(at) => at.to_string(),
-                None => first_launch.to_string(),
-            }
+        let places = Places {
+            cx,
+            device_lines: cx.device_text.split('\n').count() as u32,
+            harness: &harness,
         };
+        let text = format!("{}\n{}", cx.device_text, harness.text);
         let (mut program, _warnings) =
             scopecheck_cuda::parse_cuda_with(&text, &cx.cuda).map_err(|e| {
-                if e.line() > device_lines {
+                if e.line() > places.device_lines {
                     HostError::Device(format!(
                         "{}: the launch cannot be explored: {}",
-                        at_launch(e.line()),
+                        places.launch_of(e.line()),
                         e.message
                     ))
                 } else {
@@ -246,33 +250,29 @@ impl Device {
                 }
             })?;
         let observed = self.seed(&mut program);
-        let verdict = match scopecheck_model::check(&program, &cx.check) {
+        // One execution behind each final state: the witness of each outcome.
+        let check = CheckOptions {
+            state_witnesses: true,
+            ..cx.check.clone()
+        };
+        let verdict = match scopecheck_model::check(&program, &check) {
             Ok(v) => v,
             Err(fault) => {
-                let (message, span) = (&fault.message, fault.span);
-                let at = span.map_or_else(
-                    || first_launch.to_string(),
-                    |s| {
-                        if s.line > device_lines {
-                            at_launch(s.line)
-                        } else {
-                            format!("{}:{}", cx.file, s.line)
-                        }
-                    },
-                );
-                let why = format!("{at}: a fault on the device: {message}");
+                let site = fault.span.map(|s| places.site(s, &fault.message));
+                let at = match &site {
+                    Some(s) => s.to_string(),
+                    None => places.first_launch().to_string(),
+                };
+                let why = format!("{at}: a fault on the device: {}", fault.message);
                 return Ok(Explored {
-                    findings: vec![why.clone()],
+                    findings: vec![Finding::Fault {
+                        at: places.first_launch(),
+                        site,
+                        message: fault.message.clone(),
+                    }],
                     stop: Some(why),
                     ..Default::default()
                 });
-            }
-        };
-        let line = |l: u32| {
-            if l > device_lines {
-                at_launch(l)
-            } else {
-                format!("{}:{l}", cx.file)
             }
         };
         let mut out = Explored {
@@ -280,39 +280,12 @@ impl Device {
             racy: !verdict.races.is_empty(),
             hangs: !verdict.hangs.is_empty(),
             incomplete: verdict.incomplete.is_some(),
+            findings: places.findings(&program, &verdict),
             ..Default::default()
         };
-        for r in &verdict.races {
-            out.findings.push(format!(
-                "race ({:?}): {} `{}` and {} `{}` (launched at {})",
-                r.kind,
-                line(r.first.line),
-                r.first.text,
-                line(r.second.line),
-                r.second.text,
-                first_launch
-            ));
-        }
-        for h in &verdict.hangs {
-            let at: Vec<String> = h
-                .spinning
-                .iter()
-                .chain(&h.at_barrier)
-                .map(|s| format!("{} `{}`", line(s.line), s.text))
-                .collect();
-            out.findings
-                .push(format!("hang: {} ({})", at.join(", "), h.reason));
-        }
-        if let Some(i) = &verdict.incomplete {
-            out.findings.push(format!(
-                "the exploration of the launches from {first_launch} is incomplete: {}",
-                i.reason
-            ));
-        }
-        let mut memories: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
-        let mut device_assert = false;
+        let mut memories: BTreeMap<Vec<Value>, Witness> = BTreeMap::new();
         for s in &verdict.states {
-            device_assert |= !s.satisfies;
+            out.device_assert |= !s.satisfies;
             let values: Vec<Value> = observed
                 .iter()
                 .map(|(l, ..)| {
@@ -322,27 +295,36 @@ impl Device {
                         .map_or(0, |(_, v)| *v)
                 })
                 .collect();
-            memories.insert(values, ());
+            // States sort by their values: the first to leave a memory gives its witness.
+            memories.entry(values).or_insert_with(|| {
+                let key: Vec<Value> = s.values.iter().map(|(_, v)| *v).collect();
+                verdict
+                    .state_witnesses
+                    .get(&key)
+                    .map(|r| places.reads(&program, r))
+                    .unwrap_or_default()
+            });
         }
-        out.device_assert = device_assert;
-        if device_assert {
-            out.findings.push(format!(
-                "an assertion in a kernel fails in some execution of the launches from {first_launch}"
-            ));
+        if out.device_assert {
+            out.findings.push(Finding::DeviceAssert {
+                launched_at: places.first_launch(),
+                witness: places.reads(&program, &verdict.witness),
+            });
         }
         if memories.is_empty() {
             out.stop = Some(format!(
-                "no execution of the launches from {first_launch} finishes: the host waits forever"
+                "no execution of the launches from {} finishes: the host waits forever",
+                places.first_launch()
             ));
         }
-        for values in memories.into_keys() {
+        for (values, witness) in memories {
             let mut d = self.clone();
             d.pending.clear();
             for ((_, alloc, off, size), v) in observed.iter().zip(values) {
                 let bytes = (v as u64).to_le_bytes();
                 d.allocs[*alloc].bytes[*off..*off + *size].copy_from_slice(&bytes[..*size]);
             }
-            out.outcomes.push(d);
+            out.outcomes.push(Outcome { device: d, witness });
         }
         Ok(out)
     }
@@ -427,7 +409,7 @@ impl Device {
                 Work::Launch(l) => {
                     let k = h.launch_at.len();
                     h.launch_at.push(l.at.clone());
-                    let args = self.launch_args(cx, l, &mut types)?;
+                    let args = self.launch_args(cx, l, &mut types, &mut h.names)?;
                     body.push_str(&format!(
                         "{}<<<dim3({}, {}, {}), dim3({}, {}, {}), {}, {}>>>({});\n",
                         l.kernel,
@@ -482,6 +464,7 @@ impl Device {
         cx: &Context,
         l: &Launch,
         types: &mut BTreeMap<usize, (String, usize)>,
+        names: &mut BTreeMap<usize, String>,
     ) -> Result<Vec<String>, HostError> {
         let base = l.kernel.split('<').next().unwrap_or("").trim();
         let k = cx.kernels.iter().find(|k| k.name == base).ok_or_else(|| {
@@ -525,7 +508,7 @@ impl Device {
                     };
                     out.push(text);
                 }
-                Param::Pointer { elem } => {
+                Param::Pointer { elem, name } => {
                     let addr = le_value(bytes, false) as u64;
                     if addr == 0 {
                         out.push("0".into());
@@ -561,6 +544,10 @@ impl Device {
                             types.insert(alloc, (elem.clone(), n.max(1)));
                         }
                     }
+                    if !names.contains_key(&alloc) {
+                        let shown = self.name_allocation(alloc, name, names);
+                        names.insert(alloc, shown);
+                    }
                     if off % size != 0 {
                         return Err(HostError::Device(format!(
                             "{}: a `{elem} *` kernel argument not aligned to its element",
@@ -580,10 +567,195 @@ impl Device {
     }
 }
 
+impl Device {
+    /// What reports call allocation `alloc`, first passed to a parameter named `param`: the
+    /// parameter's name, unless another allocation or a `__device__` variable has that name
+    /// already (or the parameter has none); then `param#N`, N the allocation's number among
+    /// the device's allocations and variables, in the order the host made them (1-based).
+    fn name_allocation(
+        &self,
+        alloc: usize,
+        param: &str,
+        names: &BTreeMap<usize, String>,
+    ) -> String {
+        let taken = param.is_empty()
+            || names.values().any(|n| n == param)
+            || self
+                .allocs
+                .iter()
+                .any(|a| a.symbol.as_deref() == Some(param));
+        match (taken, param.is_empty()) {
+            (false, _) => param.to_string(),
+            (true, false) => format!("{param}#{}", alloc + 1),
+            (true, true) => format!("buffer#{}", alloc + 1),
+        }
+    }
+}
+
 /// A harness and, for each of its lines, the launch it answers for.
 #[derive(Default)]
 struct Harness {
     text: String,
     launch_at: Vec<At>,
     line_launch: Vec<usize>,
+    /// What reports call each allocation the launches are given: the parameter it is first
+    /// passed to ([`Device::name_allocation`]).
+    names: BTreeMap<usize, String>,
+}
+
+/// Where the explored program's spans lie in the user's files, and what its names stand for:
+/// lines up to `device_lines` are the file's device part, line for line; the harness's lines
+/// after them stand for the launch each answers for.
+struct Places<'a> {
+    cx: &'a Context,
+    device_lines: u32,
+    harness: &'a Harness,
+}
+
+impl Places<'_> {
+    /// The first launch of the work explored.
+    fn first_launch(&self) -> At {
+        self.harness.launch_at.first().cloned().unwrap_or_default()
+    }
+
+    /// The launch a line of the explored text answers for.
+    fn launch_of(&self, line: u32) -> At {
+        let k = line.saturating_sub(self.device_lines + 1) as usize;
+        self.harness
+            .line_launch
+            .get(k)
+            .and_then(|i| self.harness.launch_at.get(*i))
+            .cloned()
+            .unwrap_or_else(|| self.first_launch())
+    }
+
+    /// The site of a span of the explored text (an instruction of a kernel, or a line of the
+    /// harness: the launch it answers for, as a whole line).
+    fn site(&self, span: Span, text: &str) -> Site {
+        if span.line > self.device_lines {
+            let at = self.launch_of(span.line);
+            return Site {
+                file: at.file,
+                line: at.line,
+                column: 0,
+                len: 0,
+                text: text.to_string(),
+            };
+        }
+        Site {
+            file: self.cx.file.clone(),
+            line: span.line,
+            column: span.column,
+            len: span.len,
+            text: text.to_string(),
+        }
+    }
+
+    /// A location's name as the kernels know it: an allocation's element by the parameter
+    /// the allocation was passed to (`scopecheck_m3[2]` -> `data[2]`).
+    fn location(&self, program: &Program, loc: scopecheck_ir::LocId) -> String {
+        let name = &program.location(loc).name;
+        let (base, index) = name.split_at(name.find('[').unwrap_or(name.len()));
+        let alloc = base
+            .strip_prefix("scopecheck_m")
+            .and_then(|n| n.parse().ok());
+        match alloc.and_then(|a: usize| self.harness.names.get(&a)) {
+            Some(shown) => format!("{shown}{index}"),
+            None => name.clone(),
+        }
+    }
+
+    fn access(&self, program: &Program, a: &scopecheck_model::Access) -> Access {
+        Access {
+            thread: program.thread(a.thread).name.clone(),
+            site: self.site(a.span, &a.text),
+            location: self.location(program, a.loc),
+            write: a.write,
+        }
+    }
+
+    /// The reads of an execution, with their places and names.
+    fn reads(&self, program: &Program, reads: &[scopecheck_model::WitnessRead]) -> Witness {
+        reads
+            .iter()
+            .map(|r| Read {
+                thread: program.thread(r.reader.thread).name.clone(),
+                site: self.site(r.reader.span, &r.reader.text),
+                location: self.location(program, r.reader.loc),
+                value: r.value,
+                from: r.from.as_ref().map(|w| Writer {
+                    thread: program.thread(w.thread).name.clone(),
+                    site: self.site(w.span, &w.text),
+                }),
+            })
+            .collect()
+    }
+
+    /// The races, hangs and cut of a verdict, in that order.
+    fn findings(&self, program: &Program, verdict: &scopecheck_model::Verdict) -> Vec<Finding> {
+        let launched_at = self.first_launch();
+        let mut out = Vec::new();
+        for r in &verdict.races {
+            out.push(Finding::Race {
+                kind: match r.kind {
+                    scopecheck_model::RaceKind::Data => RaceKind::Data,
+                    scopecheck_model::RaceKind::Heterogeneous => RaceKind::Heterogeneous,
+                },
+                first: self.access(program, &r.first),
+                second: self.access(program, &r.second),
+                launched_at: launched_at.clone(),
+            });
+        }
+        for h in &verdict.hangs {
+            let waiting = h
+                .spinning
+                .iter()
+                .chain(&h.at_barrier)
+                .map(|s| Waiting {
+                    thread: program.thread(s.thread).name.clone(),
+                    site: self.site(s.span, &s.text),
+                    waits: s
+                        .waits
+                        .iter()
+                        .map(|(l, v)| (self.location(program, *l), *v))
+                        .collect(),
+                })
+                .collect();
+            out.push(Finding::Hang {
+                waiting,
+                progress: h.progress.clone(),
+                reason: h.reason.clone(),
+                launched_at: launched_at.clone(),
+            });
+        }
+        if let Some(i) = &verdict.incomplete {
+            out.push(Finding::Incomplete {
+                launched_at,
+                reason: i.reason.clone(),
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An allocation is called by the parameter it is first passed to; a name another
+    /// allocation or a `__device__` variable has already, or no name, gets the allocation's
+    /// number (1-based, in the order the device made them).
+    #[test]
+    fn allocations_are_named_by_their_parameter() {
+        let mut d = Device::default();
+        d.alloc(vec![0; 4], Some("flag".into()));
+        d.alloc(vec![0; 4], None);
+        d.alloc(vec![0; 4], None);
+        let mut names = BTreeMap::new();
+        assert_eq!(d.name_allocation(1, "data", &names), "data");
+        names.insert(1, "data".to_string());
+        assert_eq!(d.name_allocation(2, "data", &names), "data#3");
+        assert_eq!(d.name_allocation(2, "flag", &names), "flag#3");
+        assert_eq!(d.name_allocation(2, "", &names), "buffer#3");
+    }
 }

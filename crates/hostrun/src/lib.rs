@@ -18,12 +18,14 @@
 pub mod compile;
 pub mod concurrent;
 pub mod device;
+pub mod finding;
 pub mod session;
 pub mod split;
 pub mod wire;
 
 pub use compile::{find_compiler, Built};
-pub use session::{Ending, HostOptions, HostReport, ProcessResult};
+pub use finding::Finding;
+pub use session::{Ending, HostOptions, HostReport, ProcessResult, Step};
 
 /// Why the native host path could not check a file.
 #[derive(Debug, thiserror::Error)]

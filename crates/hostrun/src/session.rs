@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::device::{At, Context, Device, Explored, Launch, Work, MAX_ALLOCATION_BYTES};
+use crate::finding::{Finding, Witness};
 use crate::wire::{code, read_request, Op, Reply, Request, WireError};
 use crate::HostError;
 
@@ -58,16 +59,52 @@ pub enum Ending {
     Lost,
 }
 
-/// One process of the run: the outcomes chosen at each observation on its way, how it ended
-/// and the tail of what it printed.
+/// One step of a process's way through the run.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// An observation of device work: the outcome this process went on with (1-based, of
+    /// `of`), and the reads of the device execution that gives it.
+    Observed {
+        at: At,
+        outcome: usize,
+        of: usize,
+        witness: Arc<Witness>,
+    },
+    /// scopecheck stopped the process, for this reason.
+    Stopped(String),
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Observed {
+                at, outcome, of, ..
+            } => write!(f, "{at}: outcome {outcome} of {of}"),
+            Step::Stopped(why) => write!(f, "stopped: {why}"),
+        }
+    }
+}
+
+/// One process of the run: the observations on its way with the outcome taken at each, how
+/// it ended and the tail of what it printed.
 #[derive(Clone, Debug)]
 pub struct ProcessResult {
-    pub path: Vec<String>,
+    pub path: Vec<Step>,
     pub ending: Ending,
     pub output: String,
 }
 
 impl ProcessResult {
+    /// The steps that tell this process from the others: the observations with more than
+    /// one outcome, and a stop.
+    pub fn forks(&self) -> Vec<String> {
+        self.path
+            .iter()
+            .filter(|s| !matches!(s, Step::Observed { of: 1, .. }))
+            .map(Step::to_string)
+            .collect()
+    }
+
     /// Whether it failed the test: a non-zero exit (a failed `assert` aborts) or a signal.
     pub fn failed(&self) -> bool {
         matches!(self.ending, Ending::Exit(c) if c != 0) || matches!(self.ending, Ending::Signal(_))
@@ -78,9 +115,9 @@ impl ProcessResult {
 #[derive(Clone, Debug, Default)]
 pub struct HostReport {
     pub processes: Vec<ProcessResult>,
-    /// Races, hangs, failed device asserts, incomplete explorations, unsupported calls: each
-    /// once, in order.
-    pub findings: Vec<String>,
+    /// Races, hangs, failed device asserts, incomplete explorations, faults, unsupported
+    /// calls: each once (as its one-line text tells it), in order.
+    pub findings: Vec<Finding>,
     /// Why the run did not cover every outcome, if it did not.
     pub cut: Option<String>,
     /// Consistent device executions explored, over all observations and processes.
@@ -118,7 +155,7 @@ impl HostReport {
 struct PendingFork {
     device: Device,
     reply: Reply,
-    path: Vec<String>,
+    path: Vec<Step>,
 }
 
 struct Shared {
@@ -135,8 +172,8 @@ struct Shared {
 }
 
 impl Shared {
-    fn finding(&mut self, f: String) {
-        if self.findings.insert(f.clone()) {
+    fn finding(&mut self, f: Finding) {
+        if self.findings.insert(f.to_string()) {
             self.report.findings.push(f);
         }
     }
@@ -313,8 +350,8 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
             }
             Err(e) => {
                 let why = e.to_string();
-                lock(shared).finding(why.clone());
-                path.push(format!("stopped: {why}"));
+                lock(shared).finding(Finding::Stopped { why: why.clone() });
+                path.push(Step::Stopped(why.clone()));
                 let _ = Reply::stop(&why).send(&mut stream);
             }
         }
@@ -322,13 +359,11 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
     let (ending, output) = ending;
     let mut s = lock(shared);
     let ending = match ending {
-        Ending::Exit(STOPPED_STATUS) if path.last().is_some_and(|p| p.starts_with("stopped: ")) => {
-            Ending::Stopped(
-                path.pop()
-                    .unwrap_or_default()
-                    .trim_start_matches("stopped: ")
-                    .into(),
-            )
+        Ending::Exit(STOPPED_STATUS) if matches!(path.last(), Some(Step::Stopped(_))) => {
+            match path.pop() {
+                Some(Step::Stopped(why)) => Ending::Stopped(why),
+                _ => unreachable!("the last step is a stop"),
+            }
         }
         e => e,
     };
@@ -342,7 +377,7 @@ fn serve(mut stream: UnixStream, shared: &Mutex<Shared>) {
 }
 
 /// The first message of a connection: a new process, or a fork taking up its outcome.
-fn hello(stream: &mut UnixStream, shared: &Mutex<Shared>) -> Option<(u64, Device, Vec<String>)> {
+fn hello(stream: &mut UnixStream, shared: &Mutex<Shared>) -> Option<(u64, Device, Vec<Step>)> {
     let mut req = read_request(stream).ok()?;
     let mut s = lock(shared);
     let conn = s.next_conn;
@@ -556,7 +591,7 @@ fn answer(
     mut req: Request,
     conn: u64,
     device: &mut Device,
-    path: &mut Vec<String>,
+    path: &mut Vec<Step>,
     shared: &Mutex<Shared>,
 ) -> Result<Reply, HostError> {
     let file = req.str().map_err(wire)?;
@@ -564,9 +599,13 @@ fn answer(
     let at = At { file, line };
     let call = read_call(req.op, &mut req, &at).map_err(wire)?;
     if let Call::Unsupported(what) = &call {
-        let why = format!("{at}: `{what}` is not supported by the native host path yet");
-        lock(shared).finding(why.clone());
-        path.push(format!("stopped: {why}"));
+        let f = Finding::Unsupported {
+            at: at.clone(),
+            what: what.clone(),
+        };
+        let why = f.to_string();
+        lock(shared).finding(f);
+        path.push(Step::Stopped(why.clone()));
         return Ok(Reply::stop(&why));
     }
     if !call.observes() || device.pending.is_empty() {
@@ -587,7 +626,7 @@ fn answer(
         s.finding(f);
     }
     if let Some(why) = explored.stop {
-        path.push(format!("stopped: {why}"));
+        path.push(Step::Stopped(why.clone()));
         return Ok(Reply::stop(&why));
     }
     let mut outcomes = explored.outcomes;
@@ -604,22 +643,32 @@ fn answer(
     }
     let platform = s.platform.clone();
     let mut replies = Vec::new();
-    for d in &mut outcomes {
-        let r = apply(&call, d, &at, &platform)?;
-        replies.push(with_managed(&call, d, r));
+    for o in &mut outcomes {
+        let r = apply(&call, &mut o.device, &at, &platform)?;
+        replies.push(with_managed(&call, &o.device, r));
     }
     let n = outcomes.len();
-    let here = |i: usize| format!("{at}: outcome {} of {n}", i + 1);
+    // Every observation is a step of the way, one outcome or more: its witness is part of
+    // what led the process where it goes.
+    let step = |i: usize, witness: Witness| Step::Observed {
+        at: at.clone(),
+        outcome: i + 1,
+        of: n,
+        witness: Arc::new(witness),
+    };
     if n == 1 {
-        *device = outcomes.pop().expect("one outcome");
+        let o = outcomes.pop().expect("one outcome");
+        *device = o.device;
+        path.push(step(0, o.witness));
         drop(s);
         return Ok(replies.pop().expect("one reply"));
     }
     let base = path.clone();
     let mut first = None;
-    for (i, (d, r)) in outcomes.into_iter().zip(replies).enumerate() {
+    for (i, (o, r)) in outcomes.into_iter().zip(replies).enumerate() {
         let mut p = base.clone();
-        p.push(here(i));
+        p.push(step(i, o.witness));
+        let d = o.device;
         if i == 0 {
             first = Some((d, r, p));
         } else {

@@ -23,8 +23,10 @@ use crate::HostError;
 /// A kernel parameter as the launch harness needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Param {
-    /// A pointer (or array) parameter: the element type as written (`int`, `unsigned int`).
-    Pointer { elem: String },
+    /// A pointer (or array) parameter: the element type as written (`int`, `unsigned int`),
+    /// and the parameter's name (empty when it has none), which reports call the allocation
+    /// passed to it by.
+    Pointer { elem: String, name: String },
     /// A scalar parameter of this type.
     Scalar { ty: String },
     /// A parameter the native path does not pass yet, and why.
@@ -411,9 +413,11 @@ impl<'s> Splitter<'s> {
 
     fn param(&self, p: Node) -> Param {
         let mut pointers = 0;
+        let mut name = String::new();
         let mut d = p.child_by_field_name("declarator");
         while let Some(n) = d {
             match n.kind() {
+                "identifier" => name = self.text(n).to_string(),
                 "pointer_declarator" | "array_declarator" | "abstract_pointer_declarator" => {
                     pointers += 1
                 }
@@ -439,7 +443,7 @@ impl<'s> Splitter<'s> {
         let ty = self.resolve(&ty.join(" "));
         match pointers {
             0 => Param::Scalar { ty },
-            1 => Param::Pointer { elem: ty },
+            1 => Param::Pointer { elem: ty, name },
             _ => Param::Unsupported("a pointer to pointers".into()),
         }
     }
@@ -658,7 +662,10 @@ mod tests {
             vec![Kernel {
                 name: "k".into(),
                 params: vec![
-                    Param::Pointer { elem: "int".into() },
+                    Param::Pointer {
+                        elem: "int".into(),
+                        name: "out".into()
+                    },
                     Param::Scalar {
                         ty: "unsigned".into()
                     }

@@ -68,7 +68,7 @@ fn check(name: &str, expect: Expect) {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     eprintln!("{name}: {r:#?}");
     assert!(r.complete(), "{name}: not complete: {r:?}");
-    let race = r.findings.iter().any(|f| f.contains("race"));
+    let race = r.findings.iter().any(|f| f.is_race());
     match expect {
         Expect::Pass => {
             assert!(!r.failed(), "{name}: {r:?}");

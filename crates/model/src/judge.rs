@@ -107,6 +107,9 @@ struct Tally {
     races: Vec<RaceReport>,
     /// The first (least keyed: `Found::key`) execution that shows the answer, with its key.
     witness: Option<(Vec<u64>, Vec<WitnessRead>)>,
+    /// With `CheckOptions::state_witnesses`: per final state, the first (least keyed)
+    /// execution that ends in it, with its key.
+    state_witnesses: BTreeMap<Vec<Value>, (Vec<u64>, Vec<WitnessRead>)>,
     /// With `CheckOptions::graphs`: the first execution that shows the answer, the first
     /// execution (drawn when none shows it) and the first that races.
     witness_graph: Option<(Vec<u64>, ExecutionGraph)>,
@@ -166,6 +169,7 @@ pub fn judge(
         executions,
         mut races,
         witness,
+        state_witnesses,
         witness_graph,
         first_graph,
         race_graph,
@@ -221,6 +225,10 @@ pub fn judge(
         platform_notes: vec![],
         lints: crate::lint::lints(program),
         witness: witness.map(|w| w.1).unwrap_or_default(),
+        state_witnesses: state_witnesses
+            .into_iter()
+            .map(|(vals, (_, reads))| (vals, reads))
+            .collect(),
         witness_graph: witness_graph.or(first_graph).map(|w| w.1),
         race_graph: race_graph.map(|w| w.1),
         symmetry: found.symmetry_classes,
@@ -290,8 +298,21 @@ impl Judging<'_> {
         t.executions = t.executions.saturating_add(weight);
         t.positive = t.positive.saturating_add(satisfied.0);
         t.negative = t.negative.saturating_add(satisfied.1);
-        t.states.extend(states);
         let key = found.key;
+        if opts.state_witnesses {
+            // Made once per execution, and only when it is the first to end in some state.
+            let mut reads: Option<Vec<WitnessRead>> = None;
+            for (vals, _) in &states {
+                let kept = t.state_witnesses.get(vals);
+                if kept.is_none_or(|(k, _)| key < &k[..]) {
+                    let r = reads
+                        .get_or_insert_with(|| witness_reads(program, g))
+                        .clone();
+                    t.state_witnesses.insert(vals.clone(), (key.to_vec(), r));
+                }
+            }
+        }
+        t.states.extend(states);
         if shows && earlier(key, &t.witness) {
             t.witness = Some((key.to_vec(), witness_reads(program, g)));
         }

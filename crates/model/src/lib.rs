@@ -77,6 +77,10 @@ pub struct CheckOptions {
     /// Whether the verdict keeps pictures of its witness and race executions
     /// (`Verdict::witness_graph`, `Verdict::race_graph`).
     pub graphs: bool,
+    /// Whether the verdict keeps, for each final state, the reads of one execution that ends
+    /// in it (`Verdict::state_witnesses`): the native host path shows the device execution
+    /// behind each outcome the host may see.
+    pub state_witnesses: bool,
 }
 
 impl Default for CheckOptions {
@@ -95,6 +99,7 @@ impl Default for CheckOptions {
             symmetry: true,
             commute: true,
             graphs: false,
+            state_witnesses: false,
         }
     }
 }

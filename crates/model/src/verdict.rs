@@ -136,6 +136,10 @@ pub struct Verdict {
     /// `~exists` and `forall` one breaking the requirement, as who read what from whom. Empty
     /// when there is none.
     pub witness: Vec<WitnessRead>,
+    /// With [`crate::CheckOptions::state_witnesses`]: for each final state (keyed by its
+    /// values, in the order of [`FinalState::values`]), the reads of the first execution
+    /// (least keyed, so the same on every run) that ends in it. Empty otherwise.
+    pub state_witnesses: std::collections::BTreeMap<Vec<Value>, Vec<WitnessRead>>,
     /// The execution that shows the answer (the one `witness` describes), or, when none does,
     /// the first execution found; captured only with [`crate::CheckOptions::graphs`].
     pub witness_graph: Option<ExecutionGraph>,

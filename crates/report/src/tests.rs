@@ -164,6 +164,7 @@ fn mp_verdict(program: &Program) -> Verdict {
         platform_notes: vec![],
         lints: vec![],
         witness: vec![],
+        state_witnesses: Default::default(),
         witness_graph: None,
         race_graph: None,
         symmetry: vec![],
