@@ -26,15 +26,32 @@ fn repo(rel: &str) -> String {
 
 #[test]
 fn a_file_only_the_ptx_view_reads_is_generated_from_that_view() {
-    // template-flag.cu declares its kernel as a template, which the language-level front-end
-    // refuses (`check` says so and reads the PTX view instead). `run` must load the same
-    // view: whatever the generator then says, it is about the PTX NVRTC made (its registers
-    // and instructions), not the front-end's "not supported: template".
-    let out = scopecheck(&["run", "--emit-ptx", &repo("examples/cuda/template-flag.cu")]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("template_declaration"), "{err}");
-    assert!(!err.contains("not supported"), "{err}");
-    assert!(err.contains("cannot run this test on the GPU"), "{err}");
+    // template-flag.cu declares its kernels as templates and union-packet.cu sends a union;
+    // the language-level front-end refuses both (`check` says so and reads the PTX view
+    // instead). `run` loads the same view and generates from it: its registers hold the
+    // kernel parameters' pointer values (2^32 and up, so 64-bit registers), and union-packet's
+    // packet is a 64-bit location exchanged whole with `atom.global.exch.b64`.
+    for (file, wants) in [
+        (
+            "examples/cuda/template-flag.cu",
+            &["mov.b64", ".entry scopecheck_test"][..],
+        ),
+        (
+            "examples/cuda/union-packet.cu",
+            &[
+                "atom.relaxed.gpu.global.exch.b64",
+                "add.s64 \t%a1, %a1, %iline;",
+            ][..],
+        ),
+    ] {
+        let out = scopecheck(&["run", "--emit-ptx", &repo(file)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ptx = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{file}: {err}");
+        for want in wants {
+            assert!(ptx.contains(want), "{file}: missing {want} in\n{ptx}");
+        }
+    }
 }
 
 #[test]

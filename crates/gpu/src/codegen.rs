@@ -24,6 +24,7 @@ use scopecheck_ir::{
 use crate::layout::{
     meets_barriers, Buffer, GenOptions, Layout, Unit, LINE_BYTES, RESERVED_BARRIER, WARP,
 };
+use crate::width::{fits32, wide_registers};
 use crate::GenError;
 
 /// PTX ISA version of the generated modules (CUDA 12.0 and later load it).
@@ -91,12 +92,14 @@ pub fn generate(program: &Program, opts: &GenOptions) -> Result<Kernel, GenError
     let folded = crate::layout::fold_barrier_operands(program);
     let program: &Program = &folded;
     let layout = Layout::new(program, opts)?;
-    check_values(program)?;
+    let wide: Vec<Vec<bool>> = program.threads.iter().map(wide_registers).collect();
+    check_values(program, &wide)?;
     let mut g = Gen {
         p: program,
         l: &layout,
         opts,
         out: String::new(),
+        wide,
     };
     g.header();
     g.test_kernel()?;
@@ -108,25 +111,35 @@ pub fn generate(program: &Program, opts: &GenOptions) -> Result<Kernel, GenError
     })
 }
 
-/// Every value must fit the 32-bit words the kernel computes with.
-fn check_values(p: &Program) -> Result<(), GenError> {
-    let fits = |v: i64| i32::try_from(v).is_ok() || u32::try_from(v).is_ok();
+/// Every value must fit the word that holds it: 32 bits, except in 64-bit locations, wide
+/// registers ([`wide_registers`]) and the operands of 64-bit instructions and of moves and
+/// comparisons of wide registers.
+fn check_values(p: &Program, wide: &[Vec<bool>]) -> Result<(), GenError> {
     let bad = |v: i64| GenError::Unsupported(format!("value {v} does not fit in 32 bits"));
     for l in &p.locations {
-        if !fits(l.init) {
+        if l.ty.bits != 64 && !fits32(l.init) {
             return Err(bad(l.init));
         }
     }
-    for t in &p.threads {
-        for &(_, v) in &t.init_regs {
-            if !fits(v) {
+    for (t, w) in p.threads.iter().zip(wide) {
+        let is_wide = |r: scopecheck_ir::RegId| w.get(r.0 as usize).copied().unwrap_or(false);
+        for &(r, v) in &t.init_regs {
+            if !fits32(v) && !is_wide(r) {
                 return Err(bad(v));
             }
         }
         for i in &t.code {
+            let wide_ok = match i.kind {
+                InstrKind::Store { ty, .. }
+                | InstrKind::Rmw { ty, .. }
+                | InstrKind::Binary { ty, .. } => ty.bits == 64,
+                InstrKind::Mov { dst, .. } => is_wide(dst),
+                InstrKind::Branch { .. } => true,
+                _ => false,
+            };
             for op in operands(&i.kind) {
                 if let Operand::Imm(v) = op {
-                    if !fits(v) {
+                    if !fits32(v) && !wide_ok {
                         return Err(bad(v));
                     }
                 }
@@ -205,6 +218,8 @@ struct Gen<'a> {
     l: &'a Layout,
     opts: &'a GenOptions,
     out: String,
+    /// Per thread, per register, whether the kernel holds it in 64 bits.
+    wide: Vec<Vec<bool>>,
 }
 
 /// Appends one line of PTX; writing to a `String` cannot fail.
@@ -249,9 +264,15 @@ impl Gen<'_> {
         format!("%v{}_{}", t.0, r.0)
     }
 
-    /// The operand as a register name, moving an immediate into temporary `tmp` first.
+    /// The operand as a 32-bit register name, moving an immediate into temporary `tmp` first,
+    /// and a wide register's low word (what the IR reads of it in a 32-bit instruction: it
+    /// wraps every operand to the instruction's type).
     fn opnd(&mut self, t: ThreadId, op: Operand, tmp: &str) -> String {
         match op {
+            Operand::Reg(r) if self.is_wide(t, r) => {
+                e!(self, "\tcvt.u32.u64 \t{tmp}, {};", Self::reg(t, r));
+                tmp.to_string()
+            }
             Operand::Reg(r) => Self::reg(t, r),
             Operand::Imm(v) => {
                 e!(self, "\tmov.b32 \t{tmp}, {};", imm(v));
@@ -326,7 +347,17 @@ impl Gen<'_> {
         let loc = named(a)?;
         let base = format!("%a{}", loc.0);
         let (first, len) = self.p.allocation_of(loc);
-        Ok(match a.reg() {
+        let index = a.reg().map(|r| {
+            if self.is_wide(t, r) {
+                // A 64-bit index: past the 32-bit range it is out of the array either way.
+                e!(self, "\tmin.u64 \t%d5, {}, 4294967295;", Self::reg(t, r));
+                e!(self, "\tcvt.u32.u64 \t%xi, %d5;");
+                "%xi".to_string()
+            } else {
+                Self::reg(t, r)
+            }
+        });
+        Ok(match index {
             None => base,
             Some(r) if len > 1 => {
                 let off = loc.0 - first.0;
@@ -335,7 +366,7 @@ impl Gen<'_> {
                 } else {
                     LINE_BYTES
                 };
-                e!(self, "	add.u32 	%xi, {}, {off};", Self::reg(t, r));
+                e!(self, "	add.u32 	%xi, {r}, {off};");
                 e!(self, "	min.u32 	%xi, %xi, {};", len - 1);
                 e!(self, "	sub.s32 	%xi, %xi, {off};");
                 e!(self, "	mul.wide.s32 	%d3, %xi, {stride};");
@@ -343,7 +374,7 @@ impl Gen<'_> {
                 "%d3".into()
             }
             Some(r) => {
-                e!(self, "\tmul.wide.s32 \t%d3, {}, 4;", Self::reg(t, r));
+                e!(self, "\tmul.wide.s32 \t%d3, {r}, 4;");
                 e!(self, "\tadd.s64 \t%d3, {base}, %d3;");
                 "%d3".into()
             }
@@ -380,6 +411,10 @@ impl Gen<'_> {
         e!(self, "\tand.b32 \t%x8, %inst, {};", w - 1);
         e!(self, "\tmul.wide.u32 \t%d0, %x7, {per_block};");
         e!(self, "\tmul.wide.u32 \t%d1, %x8, {};", LINE_BYTES / w);
+        if self.l.has_wide_locs() {
+            // A 64-bit location's copies are twice as far apart (Layout::loc_offset).
+            e!(self, "\tmov.b64 \t%iline, %d1;");
+        }
         e!(self, "\tadd.s64 \t%d0, %d0, %d1;");
         e!(self, "\tadd.s64 \t%ibase, %mem, %d0;");
         if self.l.uses_host() {
@@ -469,12 +504,20 @@ impl Gen<'_> {
             e!(self, "\t.reg .b32 \t%epoch;");
         }
         for (ti, t) in self.p.threads.iter().enumerate() {
-            if !t.registers.is_empty() {
+            for (bits, want) in [(32, false), (64, true)] {
                 let names: Vec<String> = (0..t.registers.len())
+                    .filter(|&r| self.wide[ti].get(r).copied().unwrap_or(false) == want)
                     .map(|r| format!("%v{ti}_{r}"))
                     .collect();
-                e!(self, "\t.reg .b32 \t{};", names.join(", "));
+                if !names.is_empty() {
+                    e!(self, "\t.reg .b{bits} \t{};", names.join(", "));
+                }
             }
+        }
+        if self.wide.iter().flatten().any(|&w| w) {
+            // The 32-bit result of an instruction writing a wide register, before it is
+            // extended as the instruction's type says.
+            e!(self, "\t.reg .b32 \t%xw;");
         }
         let addrs: Vec<String> = (0..self.p.locations.len())
             .map(|i| format!("%a{i}"))
@@ -748,7 +791,11 @@ impl Gen<'_> {
                 .iter()
                 .find(|(id, _)| id.0 as usize == r)
                 .map_or(0, |&(_, v)| v);
-            e!(self, "\tmov.b32 \t%v{}_{r}, {};", t.0, imm(init));
+            if self.is_wide(t, scopecheck_ir::RegId(r as u32)) {
+                e!(self, "\tmov.b64 \t%v{}_{r}, {init};", t.0);
+            } else {
+                e!(self, "\tmov.b32 \t%v{}_{r}, {};", t.0, imm(init));
+            }
         }
         e!(self, "\tmov.u32 \t%loops, 0;");
         e!(self, "\tmov.u32 \t%status, {STATUS_DONE};");
@@ -759,6 +806,9 @@ impl Gen<'_> {
         for loc in used {
             if let Some((base, off)) = self.loc_base(loc) {
                 e!(self, "\tadd.s64 \t%a{}, {base}, {off};", loc.0);
+                if self.is_wide_loc(loc) {
+                    e!(self, "\tadd.s64 \t%a{0}, %a{0}, %iline;", loc.0);
+                }
             } else if let Some(si) = self.shared_index(loc) {
                 e!(self, "\tadd.s64 \t%a{}, %sbase, {};", loc.0, si * 4);
             }
@@ -899,6 +949,25 @@ impl Gen<'_> {
         if host {
             e!(self, "\t.reg .b64 \t%hbase, %mbase;");
         }
+        if self.l.has_wide_locs() {
+            e!(self, "\t.reg .b64 \t%iline;");
+        }
+    }
+
+    /// Whether the kernel holds register `r` of thread `t` in 64 bits.
+    fn is_wide(&self, t: ThreadId, r: scopecheck_ir::RegId) -> bool {
+        self.wide
+            .get(t.0 as usize)
+            .and_then(|w| w.get(r.0 as usize))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether `loc` is a 64-bit location outside shared memory.
+    fn is_wide_loc(&self, loc: LocId) -> bool {
+        self.l
+            .place(loc)
+            .is_some_and(|(b, i)| self.l.is_wide_at(b, i))
     }
 }
 

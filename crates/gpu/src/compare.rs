@@ -11,7 +11,7 @@ use scopecheck_ir::{Observable, Program, Value};
 use scopecheck_model::FinalState;
 
 use crate::codegen::{MAX_DENSE, MAX_VALUES};
-use crate::layout::{register_holds, Holds};
+use crate::width::{register_holds, Holds};
 use crate::GenError;
 
 /// The dense encoding of final states for one test.

@@ -24,8 +24,8 @@
 //! in the test; the hardware warps are shuffled, the lanes are not.
 
 use scopecheck_ir::{
-    Address, Arch, BinOp, BranchCond, InstrKind, IntType, LocId, MemorySpace, Observable, Operand,
-    Placement, Program, RegId, RmwKind, RmwOp, Thread, ThreadId, Value,
+    InstrKind, LocId, MemorySpace, Observable, Operand, Placement, Program, RegId, Thread,
+    ThreadId, Value,
 };
 
 use crate::GenError;
@@ -329,11 +329,20 @@ fn locations_by_buffer(program: &Program) -> Result<[Vec<LocId>; 4], GenError> {
     let mut shared = Vec::new();
     for i in 0..program.locations.len() {
         let id = LocId(i as u32);
-        match buffer_of(program, id)? {
-            None => shared.push(id),
-            Some(Buffer::Device) => global.push(id),
-            Some(Buffer::Host) => host.push(id),
-            Some(Buffer::Managed) => managed.push(id),
+        let list = match buffer_of(program, id)? {
+            None => {
+                shared.push(id);
+                continue;
+            }
+            Some(Buffer::Device) => &mut global,
+            Some(Buffer::Host) => &mut host,
+            Some(Buffer::Managed) => &mut managed,
+        };
+        list.push(id);
+        // A 64-bit location takes the places of two lines: its instances' copies are 8 bytes
+        // apart (see `Layout::loc_offset`).
+        if program.location(id).ty.bits == 64 {
+            list.push(id);
         }
     }
     Ok([global, host, managed, shared])
@@ -497,7 +506,7 @@ impl Layout {
     /// Places `program`'s threads; refuses placements the runner cannot give yet.
     pub fn new(program: &Program, opts: &GenOptions) -> Result<Layout, GenError> {
         check_options(opts)?;
-        word_hazard(program)?;
+        crate::width::word_hazard(program)?;
         let collective = program.threads.iter().find(|t| {
             t.code
                 .iter()
@@ -639,6 +648,35 @@ impl Layout {
                 .position(|&l| l == loc)
                 .map(|i| (b, i as u32))
         })
+    }
+
+    /// Whether the location at `index` of `buffer` is a 64-bit one (it takes two places).
+    pub fn is_wide_at(&self, buffer: Buffer, index: u32) -> bool {
+        let locs = self.locs(buffer);
+        let i = index as usize;
+        i + 1 < locs.len() && locs[i] == locs[i + 1]
+    }
+
+    /// Whether some location outside shared memory is a 64-bit one.
+    pub fn has_wide_locs(&self) -> bool {
+        Buffer::ALL
+            .into_iter()
+            .any(|b| self.locs(b).windows(2).any(|w| w[0] == w[1]))
+    }
+
+    /// The buffer of `loc` (outside shared memory), the byte offset there of `instance`'s copy,
+    /// and whether it is a 64-bit location. A 64-bit location's places are two lines, where the
+    /// `per_line` instances sharing them have their copies 8 bytes apart: at twice the offset
+    /// within the line a 32-bit location's copy has.
+    pub fn loc_offset(&self, loc: LocId, instance: u32) -> Option<(Buffer, u64, bool)> {
+        let (b, i) = self.place(loc)?;
+        let wide = self.is_wide_at(b, i);
+        let mut at = self.offset(b, instance, i);
+        if wide {
+            let w = self.per_line as u64;
+            at += (instance as u64 % w) * (LINE_BYTES as u64 / w);
+        }
+        Some((b, at, wide))
     }
 
     /// Byte offset in `buffer` of its location number `index` of `instance`.
@@ -1048,7 +1086,7 @@ fn indexed(kind: &InstrKind) -> bool {
 
 /// Whether `kind` may access `loc`: the location it names, or with an index at run time any
 /// element of the array of the one it names.
-fn may_touch(program: &Program, kind: &InstrKind, loc: LocId) -> bool {
+pub(crate) fn may_touch(program: &Program, kind: &InstrKind, loc: LocId) -> bool {
     let Some(named) = kind.named_loc() else {
         return false;
     };
@@ -1057,249 +1095,6 @@ fn may_touch(program: &Program, kind: &InstrKind, loc: LocId) -> bool {
     }
     let (first, len) = program.allocation_of(named);
     (first.0..first.0 + len).contains(&loc.0)
-}
-
-/// The one word width the runner computes in: locations, registers, records and the value table
-/// are all 32-bit words.
-pub const WORD_BITS: u8 = 32;
-
-/// Refuses what the runner cannot run faithfully on its 32-bit words: a location the test uses,
-/// an access or an arithmetic instruction of another width, an access through a pointer
-/// (locations are laid out on lines of their own, not where [`Program::address_of`] puts them),
-/// and a branch that compares two values which may differ while sharing their 32-bit word.
-fn word_hazard(program: &Program) -> Result<(), GenError> {
-    let refuse = |why: String| Err(GenError::Unsupported(why));
-    let untyped_hint = if program.arch == Arch::Ptx {
-        " (a 32-bit suffix such as .s32, .u32 or .b32 on its accesses, or none, makes it 32-bit)"
-    } else {
-        ""
-    };
-    // Locations the test never touches or observes are only placed and reset, never read.
-    let mut used: Vec<LocId> = program
-        .threads
-        .iter()
-        .flat_map(|t| t.code.iter().filter_map(|i| i.kind.named_loc()))
-        .collect();
-    used.extend(program.observables().into_iter().filter_map(|o| match o {
-        Observable::Loc(l) => Some(l),
-        Observable::Reg(..) => None,
-    }));
-    for (i, l) in program.locations.iter().enumerate() {
-        if l.ty.bits != WORD_BITS && used.contains(&LocId(i as u32)) {
-            return refuse(format!(
-                "location {} holds {}-bit values (.{}, {}); the runner computes on 32-bit words \
-                 only{untyped_hint}",
-                l.name,
-                l.ty.bits,
-                l.ty.ptx_name(),
-                l.ty
-            ));
-        }
-    }
-    for t in &program.threads {
-        let holds = register_holds(t);
-        for i in &t.code {
-            let text = i.text.replace('\n', " ");
-            let text = text.trim();
-            if let InstrKind::Rmw {
-                kind: RmwKind::Op(op, _),
-                ty,
-                ..
-            } = i.kind
-            {
-                if ty.float && op != RmwOp::Exch && t.placement != Placement::Host {
-                    return refuse(format!(
-                        "{}: `{text}` is a floating-point atomic; the runner generates integer \
-                         atomics only",
-                        t.name
-                    ));
-                }
-            }
-            match i.kind {
-                InstrKind::Load { ref addr, ty, .. }
-                | InstrKind::Store { ref addr, ty, .. }
-                | InstrKind::Rmw { ref addr, ty, .. } => {
-                    match *addr {
-                        Address::Ptr { .. } => {
-                            return refuse(format!(
-                                "{}: `{text}` accesses memory through a pointer held in a \
-                                 register; the runner lays locations out on lines of their own \
-                                 and does not run pointer accesses",
-                                t.name
-                            ))
-                        }
-                        // An index into an array moves by whole elements, which the layout
-                        // keeps in order (see `codegen::Gen::addr`).
-                        Address::Loc { .. } => {}
-                    }
-                    if ty.bits != WORD_BITS {
-                        return refuse(format!(
-                            "{}: `{text}` is a {}-bit access (.{}); the runner computes on \
-                             32-bit words only",
-                            t.name,
-                            ty.bits,
-                            ty.ptx_name()
-                        ));
-                    }
-                }
-                // Device code computes in integer instructions only: a float's arithmetic,
-                // conversion or atomic add would be integer arithmetic on its bits there.
-                // Host threads run `host::run_role`, which computes them as the IR does.
-                InstrKind::Binary {
-                    op: BinOp::Trap, ..
-                } => {
-                    return refuse(format!(
-                        "{}: `{text}` traps; the runner does not run tests that abort a kernel",
-                        t.name
-                    ));
-                }
-                InstrKind::Binary { op, ty, .. }
-                    if t.placement != Placement::Host
-                        && (ty.float || matches!(op, BinOp::Float(..) | BinOp::Cvt { .. })) =>
-                {
-                    return refuse(format!(
-                        "{}: `{text}` computes on floating-point values; the runner generates \
-                         integer arithmetic only",
-                        t.name
-                    ));
-                }
-                InstrKind::Fma { .. } if t.placement != Placement::Host => {
-                    return refuse(format!(
-                        "{}: `{text}` computes on floating-point values; the runner generates \
-                         integer arithmetic only",
-                        t.name
-                    ));
-                }
-                InstrKind::Binary { ty, .. } if ty.bits != WORD_BITS => {
-                    return refuse(format!(
-                        "{}: `{text}` computes in {}-bit arithmetic (.{}, {}); the runner \
-                         computes on 32-bit words only{}",
-                        t.name,
-                        ty.bits,
-                        ty.ptx_name(),
-                        ty,
-                        if program.arch == Arch::Ptx {
-                            " (a suffix such as .s32 or .u32, or none, makes it 32-bit)"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-                InstrKind::Branch {
-                    cond: BranchCond::Eq(a, b) | BranchCond::Ne(a, b),
-                    ..
-                } => {
-                    let (ha, hb) = (operand_holds(&holds, a), operand_holds(&holds, b));
-                    if a != b && ((ha.negative && hb.high) || (ha.high && hb.negative)) {
-                        return refuse(format!(
-                            "{}: `{text}` compares a value that may be negative with one that may \
-                             be 2^31 or more: two such values can differ and still be the same \
-                             32-bit word, which the GPU cannot tell apart",
-                            t.name
-                        ));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Which values a 32-bit word may stand for: a value is held canonically in its type, so the
-/// same word is a negative value in a signed type and a value of 2^31 or more in an unsigned
-/// one. Words decode unambiguously unless both kinds can meet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Holds {
-    /// The register may hold a negative value.
-    pub negative: bool,
-    /// The register may hold a value of 2^31 or more.
-    pub high: bool,
-}
-
-impl Holds {
-    fn of_value(v: Value) -> Holds {
-        Holds {
-            negative: v < 0,
-            high: v > Value::from(i32::MAX),
-        }
-    }
-
-    /// What a value of type `ty` may be.
-    pub fn of_type(ty: IntType) -> Holds {
-        Holds {
-            negative: ty.signed,
-            high: !ty.signed,
-        }
-    }
-
-    fn union(self, o: Holds) -> Holds {
-        Holds {
-            negative: self.negative || o.negative,
-            high: self.high || o.high,
-        }
-    }
-
-    /// The value the 32-bit word `w` stands for in a register that holds these values: zero
-    /// extended when it never holds a negative value but may hold a large one, sign extended
-    /// otherwise.
-    pub fn decode(self, w: u32) -> Value {
-        if self.high && !self.negative {
-            Value::from(w)
-        } else {
-            Value::from(w as i32)
-        }
-    }
-}
-
-fn operand_holds(regs: &[Holds], op: Operand) -> Holds {
-    match op {
-        Operand::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or_default(),
-        Operand::Imm(v) => Holds::of_value(v),
-    }
-}
-
-/// What each register of `t` may hold, from the types of the instructions that write it (a
-/// load, an RMW and arithmetic hold values of their type; comparisons and barrier reductions
-/// small non-negative ones; a move what it copies) and its initial value.
-pub fn register_holds(t: &Thread) -> Vec<Holds> {
-    let mut regs = vec![Holds::default(); t.registers.len()];
-    for &(r, v) in &t.init_regs {
-        if let Some(h) = regs.get_mut(r.0 as usize) {
-            *h = h.union(Holds::of_value(v));
-        }
-    }
-    // Moves copy what their source holds: iterate to a fixpoint (each round only adds).
-    loop {
-        let mut changed = false;
-        for i in &t.code {
-            let (dst, h) = match i.kind {
-                InstrKind::Load { dst, ty, .. }
-                | InstrKind::Rmw {
-                    dst: Some(dst), ty, ..
-                } => (dst, Holds::of_type(ty)),
-                InstrKind::Binary { dst, op, ty, .. } => {
-                    let h = match op {
-                        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le => Holds::default(),
-                        _ => Holds::of_type(ty),
-                    };
-                    (dst, h)
-                }
-                InstrKind::Mov { dst, src } => (dst, operand_holds(&regs, src)),
-                _ => continue,
-            };
-            if let Some(slot) = regs.get_mut(dst.0 as usize) {
-                let new = slot.union(h);
-                if new != *slot {
-                    *slot = new;
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            return regs;
-        }
-    }
 }
 
 /// A small deterministic generator (SplitMix64) for the shuffles: reproducible from a seed, and

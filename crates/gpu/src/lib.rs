@@ -5,6 +5,8 @@
 //! - [`driver`]: finding the CUDA driver without letting a missing one panic;
 //! - [`host`]: `@host` threads as CPU threads on pinned host and managed memory;
 //! - [`runner`]: launches, histograms, the watchdog;
+//! - [`width`]: which registers and locations the kernel holds in 64 bits, and what it cannot
+//!   hold faithfully;
 //! - [`compare`]: what the hardware did against what the model allows;
 //! - [`caps`] and [`cost`]: the device attributes that decide what each scope can promise, and
 //!   microbenchmarks of each order and scope.
@@ -20,6 +22,7 @@ pub mod driver;
 pub mod host;
 pub mod layout;
 pub mod runner;
+pub mod width;
 
 pub use codegen::{generate, Kernel};
 pub use layout::{GenOptions, Layout};

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{sys, CudaEvent, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use scopecheck_ir::{Program, Value};
+use scopecheck_ir::{LocId, Program, Value};
 
 use crate::codegen::{
     anomaly_words, Kernel, BINS, BIN_CUT, BIN_OTHER, COLLECT_KERNEL, MAX_ANOMALIES, MAX_DENSE,
@@ -361,14 +361,19 @@ fn host_buffers(
     };
     for i in 0..ninst {
         for b in [Buffer::Host, Buffer::Managed] {
-            for (li, &loc) in layout.locs(b).iter().enumerate() {
-                let at = (layout.offset(b, i, li as u32) / 4) as usize;
-                let w = match b {
-                    Buffer::Host => host_buf.as_ref().and_then(|p| p.word(at)),
-                    _ => managed_buf.as_ref().and_then(|m| m.word(at)),
+            for loc in unique(layout.locs(b)) {
+                let Some((_, at, wide)) = layout.loc_offset(loc, i) else {
+                    continue;
                 };
-                if let Some(w) = w {
-                    w.store(word(program.location(loc).init), Ordering::Relaxed);
+                for (k, w) in init_words(program, loc, wide).into_iter().enumerate() {
+                    let at = (at / 4) as usize + k;
+                    let cell = match b {
+                        Buffer::Host => host_buf.as_ref().and_then(|p| p.word(at)),
+                        _ => managed_buf.as_ref().and_then(|m| m.word(at)),
+                    };
+                    if let Some(cell) = cell {
+                        cell.store(w, Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -393,12 +398,34 @@ fn initial_image(program: &Program, layout: &Layout, blocks: u32, ninst: u32) ->
     let mem_words = (layout.global_bytes(blocks) / 4) as usize;
     let mut image = vec![0u32; mem_words.max(1)];
     for i in 0..ninst {
-        for (gi, &loc) in layout.global.iter().enumerate() {
-            let at = (layout.global_offset(i, gi as u32) / 4) as usize;
-            image[at] = word(program.location(loc).init);
+        for loc in unique(&layout.global) {
+            let Some((_, at, wide)) = layout.loc_offset(loc, i) else {
+                continue;
+            };
+            for (k, w) in init_words(program, loc, wide).into_iter().enumerate() {
+                image[(at / 4) as usize + k] = w;
+            }
         }
     }
     image
+}
+
+/// A buffer's locations, each once (a 64-bit location takes two places in the list).
+fn unique(locs: &[LocId]) -> Vec<LocId> {
+    let mut out: Vec<LocId> = locs.to_vec();
+    out.dedup();
+    out
+}
+
+/// The words of `loc`'s initial value, low word first: one, or two for a 64-bit location
+/// (little-endian, as the GPU and the host store it).
+fn init_words(program: &Program, loc: LocId, wide: bool) -> Vec<u32> {
+    let v = program.location(loc).init;
+    if wide {
+        vec![v as u64 as u32, (v as u64 >> 32) as u32]
+    } else {
+        vec![word(v)]
+    }
 }
 
 /// The watchdog: each launch of a batch (`first` the number of its first) must end within

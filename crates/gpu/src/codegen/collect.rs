@@ -122,11 +122,20 @@ impl Gen<'_> {
             e!(self, "\tst.global.u32 \t[%recp+{}], 0;", w * 4);
         }
         for buf in Buffer::ALL {
-            for &loc in self.l.locs(buf).to_vec().iter() {
+            let mut locs = self.l.locs(buf).to_vec();
+            // A 64-bit location takes two places in the list; it is reset once.
+            locs.dedup();
+            for loc in locs {
                 let init = self.p.location(loc).init;
                 let (base, off) = self.loc_base(loc).unwrap_or(("%ibase", 0));
-                e!(self, "\tmov.b32 \t%x0, {};", imm(init));
-                e!(self, "\tst.global.u32 \t[{base}+{off}], %x0;");
+                if self.is_wide_loc(loc) {
+                    e!(self, "\tadd.s64 \t%d5, {base}, %iline;");
+                    e!(self, "\tmov.b64 \t%d6, {init};");
+                    e!(self, "\tst.global.u64 \t[%d5+{off}], %d6;");
+                } else {
+                    e!(self, "\tmov.b32 \t%x0, {};", imm(init));
+                    e!(self, "\tst.global.u32 \t[{base}+{off}], %x0;");
+                }
             }
         }
         if let Unit::Warp {

@@ -80,10 +80,27 @@ P1@host (host int* data, managed std::atomic<int>* flag) {
 }
 
 #[test]
-fn values_that_do_not_fit_32_bits_are_refused() {
+fn values_past_32_bits_are_held_in_64_bit_registers() {
+    // r0 = 2^33 does not fit a word: r0 is a 64-bit register. The 32-bit store writes its low
+    // word, 0, as the IR does (it wraps the operand to .s32 first): `cvt.u32.u64` takes it.
     let p = scopecheck_litmus::parse(
         "PTX big\n{ x=0; }\n P0@cta 0,gpu 0 ;\n mov r0, 8589934592 ;\n \
          st.relaxed.gpu.s32 x, r0 ;\nexists (x == 0)\n",
+    )
+    .unwrap();
+    let k = generate(&p, &GenOptions::default()).unwrap().ptx;
+    for want in [
+        ".reg .b64 \t%v0_0;",
+        "mov.b64 \t%v0_0, 8589934592;",
+        "cvt.u32.u64 \t%x12, %v0_0;",
+        "st.relaxed.gpu.global.u32 \t[%a0], %x12;",
+    ] {
+        assert!(k.contains(want), "missing {want} in\n{k}");
+    }
+    // An immediate past 32 bits in a 32-bit instruction has no word to be.
+    let p = scopecheck_litmus::parse(
+        "PTX big\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu.s32 x, 8589934592 ;\n\
+         exists (x == 0)\n",
     )
     .unwrap();
     assert!(matches!(
@@ -286,14 +303,13 @@ fn binary(p: &mut Program) -> &mut InstrKind {
 
 #[test]
 fn locations_and_operations_of_other_widths_are_refused() {
-    // A PTX location accessed as .u64.
+    // A PTX location accessed as .u64 whose value the test observes: the record holds words.
     let m = refusal(&parse(
         "PTX wide\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.u64 r0, x ;\nexists (P0:r0 == 0)\n",
     ));
     assert!(
-        m.contains("location x holds 64-bit values (.u64, unsigned long long)")
-            && m.contains("32-bit words only")
-            && m.contains("suffix"),
+        m.contains("P0:r0 holds 64-bit values and the test observes it")
+            && m.contains("32-bit words only"),
         "{m}"
     );
     let mut p = parse(ARITH);
@@ -310,13 +326,13 @@ fn locations_and_operations_of_other_widths_are_refused() {
         span: None,
     });
     assert!(generate(&p, &GenOptions::default()).is_ok());
-    // 64-bit arithmetic on 32-bit values.
+    // 64-bit arithmetic on a 32-bit value whose result the test observes.
     let m = refusal(&parse(
         "PTX wide-add\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
          add.s64 r1, r0, 1 ;\nexists (P0:r1 == 0)\n",
     ));
     assert!(
-        m.contains("P0: `add.s64 r1, r0, 1` computes in 64-bit arithmetic (.s64"),
+        m.contains("P0:r1 holds 64-bit values and the test observes it"),
         "{m}"
     );
     // An access whose width is not the runner's (the IR keeps it equal to its location's).
@@ -325,7 +341,10 @@ fn locations_and_operations_of_other_widths_are_refused() {
         *ty = IntType::U64;
     }
     let m = refusal(&p);
-    assert!(m.contains("is a 64-bit access (.u64)"), "{m}");
+    assert!(
+        m.contains("is a 64-bit access (.u64) to a location of another width"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -459,4 +478,54 @@ fn signedness_picks_the_ptx_instruction() {
             && k.contains("atom.relaxed.gpu.global.min.u32 \t%v0_0, [%a0], %x12;"),
         "{k}"
     );
+}
+
+/// A 64-bit location, a 64-bit CAS and load, and 32-bit arithmetic on a 64-bit value.
+const WIDE: &str = "PTX wide-cas\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n \
+    atom.relaxed.gpu.cas.b64 r0, x, 0, 4294967296 | ld.relaxed.gpu.u64 r1, x ;\n \
+    | shr.u64 r2, r1, 32 ;\n | and.b32 r3, r2, 1 ;\nexists (P1:r3 == 1)\n";
+
+#[test]
+fn sixty_four_bit_values_are_computed_whole() {
+    // x is a .u64 location (its accesses say so). P0's CAS writes 2^32 (a value no word
+    // holds) into it; P1 loads it whole, shifts it right by 32 in 64 bits and keeps bit 0 in
+    // a 32-bit register, the one the test observes: 1 after the CAS, 0 before it. So r0, r1
+    // and r2 are 64-bit registers, r3 a 32-bit one, and the `and.b32` reads r2's low word.
+    let k = ptx(WIDE);
+    for want in [
+        ".reg .b64 \t%v0_0;",
+        ".reg .b32 \t%v1_2;",
+        ".reg .b64 \t%v1_0, %v1_1;",
+        "mov.b64 \t%d6, 4294967296;",
+        "atom.relaxed.gpu.global.cas.b64 \t%v0_0, [%a0], %d5, %d6;",
+        "ld.relaxed.gpu.global.u64 \t%v1_0, [%a0];",
+        "shr.u64 \t%v1_1, %v1_0, 32;",
+        "cvt.u32.u64 \t%x12, %v1_1;",
+        "and.b32 \t%v1_2, %x12, 1;",
+        // The instance's copy of x is 8 bytes wide: twice the in-line offset of a word.
+        "mov.b64 \t%iline, %d1;",
+        "add.s64 \t%a0, %a0, %iline;",
+        // The collect kernel resets it whole.
+        "st.global.u64 \t[%d5+0], %d6;",
+    ] {
+        assert!(k.contains(want), "missing {want} in\n{k}");
+    }
+}
+
+#[test]
+fn a_32_bit_result_written_to_a_64_bit_register_is_extended_by_its_type() {
+    // r0 is wide (a 64-bit add reads it) and a 32-bit signed load writes it: the IR's value
+    // of the load is its word sign-extended (.s32), which `cvt.s64.s32` makes of it.
+    let k = ptx(
+        "PTX ext\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
+         add.s64 r1, r0, 1 ;\n st.relaxed.gpu.u64 y, r1 ;\nexists (x == 0)\n",
+    );
+    for want in [
+        "ld.relaxed.gpu.global.u32 \t%xw, [%a0];",
+        "cvt.s64.s32 \t%v0_0, %xw;",
+        "add.s64 \t%v0_1, %v0_0, %d6;",
+        "st.relaxed.gpu.global.u64 \t[%a1], %v0_1;",
+    ] {
+        assert!(k.contains(want), "missing {want} in\n{k}");
+    }
 }

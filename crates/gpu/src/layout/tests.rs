@@ -321,3 +321,25 @@ fn refuses_float_computation_in_device_code() {
     };
     assert!(refused(with(trap), "traps"));
 }
+
+#[test]
+fn a_64_bit_location_takes_two_lines_and_its_copies_are_8_bytes_apart() {
+    // x is a .u64 location, y a .s32 one, both in device memory. With 32 instances to a line,
+    // x's copies fill two lines (32 x 8 bytes): instance 3's is 24 bytes into the first;
+    // y comes after x's two lines, instance 3's copy 12 bytes into its line, as a word's is.
+    let src = "PTX w\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.u64 r0, x ;\n \
+        st.relaxed.gpu.s32 y, 1 ;\nexists (y == 1)\n";
+    let p = scopecheck_litmus::parse(src).unwrap();
+    let l = Layout::new(&p, &GenOptions::default()).unwrap();
+    let (x, y) = (LocId(0), LocId(1));
+    assert_eq!(l.global, vec![x, x, y]);
+    assert!(l.has_wide_locs());
+    assert_eq!(l.loc_offset(x, 3), Some((Buffer::Device, 24, true)));
+    assert_eq!(
+        l.loc_offset(y, 3),
+        Some((Buffer::Device, 2 * 128 + 12, false))
+    );
+    // Instance 32 starts the next block of lines: three of them per 32 instances.
+    assert_eq!(l.loc_offset(x, 32), Some((Buffer::Device, 3 * 128, true)));
+    assert_eq!(l.global_bytes(1) % (3 * 128), 0);
+}
