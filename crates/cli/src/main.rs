@@ -24,6 +24,7 @@ mod kernel_flags;
 mod memory;
 mod mutants;
 mod native;
+mod native_report;
 mod options;
 mod output;
 mod pipeline;

@@ -50,7 +50,7 @@ fn a_failing_fork_is_reported_with_its_outcome() {
         "{out}"
     );
     assert!(out.contains("Assertion `h == 2' failed"), "{out}");
-    assert!(out.contains("race (Data)"), "{out}");
+    assert!(out.contains("Race data on c: "), "{out}");
     assert!(out.contains("Result: No (racy)"), "{out}");
 }
 

@@ -11,7 +11,7 @@ use scopecheck_cuda::CudaOptions;
 use scopecheck_ir::{Observable, Program, Span, Value};
 use scopecheck_model::CheckOptions;
 
-use crate::finding::{Access, Finding, RaceKind, Read, Site, Waiting, Witness, Writer};
+use crate::finding::{Access, Finding, Read, Site, Waiting, Witness, Writer};
 use crate::split::{Kernel, Param};
 use crate::HostError;
 
@@ -697,10 +697,7 @@ impl Places<'_> {
         let mut out = Vec::new();
         for r in &verdict.races {
             out.push(Finding::Race {
-                kind: match r.kind {
-                    scopecheck_model::RaceKind::Data => RaceKind::Data,
-                    scopecheck_model::RaceKind::Heterogeneous => RaceKind::Heterogeneous,
-                },
+                kind: r.kind,
                 first: self.access(program, &r.first),
                 second: self.access(program, &r.second),
                 launched_at: launched_at.clone(),

@@ -105,14 +105,8 @@ pub struct Waiting {
     pub waits: Vec<(String, i64)>,
 }
 
-/// The two kinds of race of the language models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RaceKind {
-    /// Conflicting accesses, one of them plain, unordered.
-    Data,
-    /// Atomics whose scopes do not include each other's thread.
-    Heterogeneous,
-}
+/// The two kinds of race of the language models (data, heterogeneous).
+pub use scopecheck_model::RaceKind;
 
 /// What an observation's exploration (or a call) found, to report whatever the host does next.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -38,8 +38,8 @@ pub use svg::svg;
 
 use scopecheck_ir::{CmpOp, IntType, Observable, Program, Prop, Quantifier, Span, Term};
 use scopecheck_model::{
-    suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceKind,
-    RaceReport, Spin, Verdict, WitnessRead,
+    suggest::Suggestion, Access, FinalState, HangReport, Observation, Outcome, RaceReport, Spin,
+    Verdict, WitnessRead,
 };
 use serde_json::{json, Map, Value};
 
@@ -148,33 +148,25 @@ pub fn text(program: &Program, verdict: &Verdict, time: Duration) -> String {
     out
 }
 
+/// An access as the words of findings take it.
+fn at<'p>(program: &'p Program, a: &'p Access) -> words::At<'p> {
+    words::At {
+        thread: &program.thread(a.thread).name,
+        line: a.line,
+        text: &a.text,
+    }
+}
+
 fn access_text(program: &Program, a: &Access) -> String {
-    format!(
-        "{} line {} (`{}`, {})",
-        program.thread(a.thread).name,
-        a.line,
-        a.text,
-        if a.write { "write" } else { "read" }
-    )
+    words::access_line(at(program, a), a.write)
 }
 
 fn read_text(program: &Program, w: &WitnessRead) -> String {
-    let from = match &w.from {
-        Some(a) => format!(
-            "from {} line {} (`{}`)",
-            program.thread(a.thread).name,
-            a.line,
-            a.text
-        ),
-        None => "from the initial value".to_string(),
-    };
-    format!(
-        "{} line {} (`{}`) read {}={} {from}",
-        program.thread(w.reader.thread).name,
-        w.reader.line,
-        w.reader.text,
-        program.location(w.reader.loc).name,
-        w.value
+    words::read_line(
+        at(program, &w.reader),
+        &program.location(w.reader.loc).name,
+        w.value,
+        w.from.as_ref().map(|a| at(program, a)),
     )
 }
 
@@ -230,13 +222,6 @@ pub fn suggestions_json(program: &Program, suggestions: &[Suggestion]) -> Value 
         .into()
 }
 
-fn race_kind_text(kind: RaceKind) -> &'static str {
-    match kind {
-        RaceKind::Data => "data",
-        RaceKind::Heterogeneous => "heterogeneous",
-    }
-}
-
 /// The races section, printed only when some consistent execution races.
 fn races_text(program: &Program, verdict: &Verdict, out: &mut String) {
     if verdict.races.is_empty() {
@@ -250,14 +235,13 @@ fn races_text(program: &Program, verdict: &Verdict, out: &mut String) {
         if n == 1 { "" } else { "s" }
     );
     for r in &verdict.races {
-        let _ = writeln!(
-            out,
-            "Race {} on {}: {} and {}",
-            race_kind_text(r.kind),
-            program.location(r.first.loc).name,
+        let line = words::race_line(
+            r.kind,
+            &program.location(r.first.loc).name,
             access_text(program, &r.first),
-            access_text(program, &r.second)
+            access_text(program, &r.second),
         );
+        let _ = writeln!(out, "{line}");
     }
 }
 
@@ -497,7 +481,7 @@ fn access_json(program: &Program, a: &Access) -> Value {
 
 fn race_json(program: &Program, r: &RaceReport) -> Value {
     json!({
-        "kind": race_kind_text(r.kind),
+        "kind": words::race_kind_text(r.kind),
         "location": program.location(r.first.loc).name,
         "first": access_json(program, &r.first),
         "second": access_json(program, &r.second),
@@ -587,19 +571,15 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
             .witness
             .iter()
             .map(|w| {
-                let from = match &w.from {
-                    Some(a) => format!("from {} line {}", program.thread(a.thread).name, a.line),
-                    None => "from the initial value".to_string(),
-                };
-                (
-                    w.reader.span,
-                    format!(
-                        "{} reads {}={} {from}",
-                        program.thread(w.reader.thread).name,
-                        program.location(w.reader.loc).name,
-                        w.value
-                    ),
-                )
+                let label = words::read_label(
+                    &program.thread(w.reader.thread).name,
+                    &program.location(w.reader.loc).name,
+                    w.value,
+                    w.from
+                        .as_ref()
+                        .map(|a| (program.thread(a.thread).name.as_str(), a.line)),
+                );
+                (w.reader.span, label)
             })
             .collect();
         out.push(Finding {
@@ -613,55 +593,27 @@ pub fn findings(program: &Program, verdict: &Verdict) -> Vec<Finding> {
     }
     for r in &verdict.races {
         let side = |a: &Access| {
-            (
-                a.span,
-                format!(
-                    "{} {}s {}",
-                    program.thread(a.thread).name,
-                    if a.write { "write" } else { "read" },
-                    program.location(a.loc).name
-                ),
-            )
+            let label = words::access_label(
+                &program.thread(a.thread).name,
+                a.write,
+                &program.location(a.loc).name,
+            );
+            (a.span, label)
         };
-        out.push(Finding {
-            severity: "error",
-            kind: "race",
-            rule: match r.kind {
-                RaceKind::Data => sarif::rules::DATA_RACE.id,
-                RaceKind::Heterogeneous => sarif::rules::HETEROGENEOUS_RACE.id,
-            },
-            message: format!(
-                "{} race on `{}`",
-                race_kind_text(r.kind),
-                program.location(r.first.loc).name
-            ),
-            labels: vec![side(&r.first), side(&r.second)],
-            help: Some(match r.kind {
-                RaceKind::Data => "nothing orders these accesses: make them atomic, or order them with release/acquire (or fences) at a scope that includes both threads".into(),
-                RaceKind::Heterogeneous => "these atomics' scopes do not include each other's thread: widen the narrower scope".into(),
-            }),
-        });
+        out.push(words::race_finding(
+            r.kind,
+            &program.location(r.first.loc).name,
+            vec![side(&r.first), side(&r.second)],
+        ));
     }
     for h in &verdict.hangs {
         let labels = h
             .spinning
             .iter()
             .chain(&h.at_barrier)
-            .map(|s| {
-                (
-                    s.span,
-                    format!("{} waits forever here", program.thread(s.thread).name),
-                )
-            })
+            .map(|s| (s.span, words::waits_label(&program.thread(s.thread).name)))
             .collect();
-        out.push(Finding {
-            severity: "error",
-            kind: "hang",
-            rule: sarif::rules::HANG.id,
-            message: format!("a thread can wait forever (under {})", h.progress),
-            labels,
-            help: Some(h.reason.clone()),
-        });
+        out.push(words::hang_finding(&h.progress, &h.reason, labels));
     }
     for l in &verdict.lints {
         out.push(Finding {
@@ -756,6 +708,7 @@ pub fn json_error(file: &str, line: u32, column: u32, message: &str) -> Value {
 }
 
 pub mod sarif;
+pub mod words;
 
 /// One picture of an execution to write: what it shows (`witness`, `counterexample`) and the
 /// same picture as DOT and as SVG.
@@ -823,7 +776,7 @@ mod tests;
 
 /// A count as JSON: a number up to `u64::MAX`, which every JSON reader of 64-bit integers
 /// takes; a decimal string beyond (a JSON number that large loses digits in most readers).
-fn count_json(n: u128) -> Value {
+pub fn count_json(n: u128) -> Value {
     match u64::try_from(n) {
         Ok(n) => Value::from(n),
         Err(_) => Value::from(n.to_string()),

@@ -374,7 +374,7 @@ impl SarifLog {
             let model = cv.verdict.model;
             let mut these: Vec<SarifResult> = findings(cv.program, cv.verdict)
                 .iter()
-                .map(|f| finding_result(file, source, cv.program, f))
+                .map(|f| finding_result(file, source, cv.program.condition.span, f))
                 .collect();
             these.extend(unknown_result(file, source, cv.program, cv.verdict));
             for r in these {
@@ -390,6 +390,25 @@ impl SarifLog {
                 r.message = format!("{} (under {})", r.message, models.join(" and "));
             }
             r.properties.insert("models".into(), models.into());
+            self.push(r);
+        }
+    }
+
+    /// Adds findings made without a verdict's program (the native host path's), each as
+    /// [`SarifLog::add_checked`] adds a verdict's: a failing requirement at `required` (what is
+    /// required: for a host program, the assertion that fails), the others at their first
+    /// label; `properties` go on every result.
+    pub fn add_findings(
+        &mut self,
+        file: &str,
+        source: &str,
+        required: Option<Span>,
+        findings: &[Finding],
+        properties: &Map<String, Value>,
+    ) {
+        for f in findings {
+            let mut r = finding_result(file, source, required, f);
+            r.properties.extend(properties.clone());
             self.push(r);
         }
     }
@@ -511,9 +530,10 @@ impl SarifLog {
 /// The base id of files named relative to the current directory.
 const SRCROOT: &str = "%SRCROOT%";
 
-/// A finding of `check` as a result: at its first label (a failing requirement: at the
-/// condition), the other labels as related locations, linked from the message.
-fn finding_result(file: &str, source: &str, program: &Program, f: &Finding) -> SarifResult {
+/// A finding of `check` as a result: at its first label (a failing requirement: at
+/// `condition`, the span of what is required), the other labels as related locations, linked
+/// from the message.
+fn finding_result(file: &str, source: &str, condition: Option<Span>, f: &Finding) -> SarifResult {
     let rule = rule_of(f);
     let place = |span: Span, message: Option<String>| Place {
         file: file.to_string(),
@@ -524,7 +544,6 @@ fn finding_result(file: &str, source: &str, program: &Program, f: &Finding) -> S
         0 => String::new(),
         n => format!(" (line {n})"),
     };
-    let condition = program.condition.span;
     let mut labels = f.labels.iter();
     // A requirement is broken at its condition, and the witness reads are evidence.
     let first = match f.rule == rules::REQUIREMENT_FAILS.id {
