@@ -136,7 +136,7 @@ fn read_labels(run: &Run, reads: &[Read]) -> Vec<(Span, String)> {
 }
 
 /// The diagnostics of a run, most serious first (a failed process, a failed kernel
-/// assertion, races, hangs), and the span of what the run requires (the assertion the shown
+/// assertion, races, hangs, faults), and the span of what the run requires (the assertion the shown
 /// failure breaks, else the first observation on its way), which SARIF places it at.
 pub fn diagnostics(run: &Run) -> (Option<Span>, Vec<scopecheck_report::Finding>) {
     let r = run.report;
@@ -236,6 +236,24 @@ pub fn diagnostics(run: &Run) -> (Option<Span>, Vec<scopecheck_report::Finding>)
                     .collect();
                 out.push(words::hang_finding(progress, reason, labels));
             }
+            // As the interpreted harness reports a fault: at its instruction, "here".
+            Finding::Fault {
+                site: Some(site),
+                message,
+                ..
+            } => out.push(scopecheck_report::Finding {
+                severity: "error",
+                kind: "fault",
+                rule: rules::INPUT_ERROR.id,
+                message: format!("a fault on the device: {message}"),
+                labels: span(run, site)
+                    .map(|s| vec![(s, "here".to_string())])
+                    .unwrap_or_default(),
+                help: Some(
+                    "the process that reached it was stopped: what it would do next is not checked"
+                        .into(),
+                ),
+            }),
             _ => {}
         }
     }

@@ -204,3 +204,24 @@ fn a_hang_is_reported_at_its_line_and_the_result_is_unknown() {
     assert_eq!(hang["waiting"][0]["line"], 8, "{v}");
     assert_eq!(hang["waiting"][0]["waits"]["flag"], 0, "{v}");
 }
+/// fault-index.cu: the kernel stores to a[5] of a 2-element allocation (line 10) in its one
+/// execution: a fault at line 10, labelled there, naming the allocation by its parameter `a`
+/// (not the explored program's name for it); the process is stopped and the result Unknown.
+#[test]
+fn a_fault_is_a_diagnostic_at_its_instruction() {
+    let p = program("fault-index.cu");
+    let Some((out, err, _)) = check(&[&p]) else {
+        return;
+    };
+    assert!(
+        out.contains("× error: a fault on the device: k.b0.t0 line 10 (`a[i] = 1`)"),
+        "{out}{err}"
+    );
+    assert!(
+        out.contains("index 5 is out of bounds of `a` (2 elements)"),
+        "{out}"
+    );
+    assert!(out.contains("10 │   a[i] = 1;"), "{out}");
+    assert!(!out.contains("scopecheck_m"), "{out}");
+    assert!(out.contains("Result: Unknown"), "{out}");
+}

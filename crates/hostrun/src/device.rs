@@ -258,17 +258,18 @@ impl Device {
         let verdict = match scopecheck_model::check(&program, &check) {
             Ok(v) => v,
             Err(fault) => {
-                let site = fault.span.map(|s| places.site(s, &fault.message));
+                let message = places.renamed(&fault.message);
+                let site = fault.span.map(|s| places.site(s, &message));
                 let at = match &site {
                     Some(s) => s.to_string(),
                     None => places.first_launch().to_string(),
                 };
-                let why = format!("{at}: a fault on the device: {}", fault.message);
+                let why = format!("{at}: a fault on the device: {message}");
                 return Ok(Explored {
                     findings: vec![Finding::Fault {
                         at: places.first_launch(),
                         site,
-                        message: fault.message.clone(),
+                        message,
                     }],
                     stop: Some(why),
                     ..Default::default()
@@ -665,6 +666,32 @@ impl Places<'_> {
         }
     }
 
+    /// `text` (a message of the explorer) with each allocation's name of the explored
+    /// program (`scopecheck_m3`) replaced by the name the kernels know it by ([`location`]).
+    ///
+    /// [`location`]: Places::location
+    fn renamed(&self, text: &str) -> String {
+        const PREFIX: &str = "scopecheck_m";
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(i) = rest.find(PREFIX) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + PREFIX.len()..];
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let shown = after[..digits]
+                .parse::<usize>()
+                .ok()
+                .and_then(|a| self.harness.names.get(&a));
+            match shown {
+                Some(name) => out.push_str(name),
+                None => out.push_str(&rest[i..i + PREFIX.len() + digits]),
+            }
+            rest = &after[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     fn access(&self, program: &Program, a: &scopecheck_model::Access) -> Access {
         Access {
             thread: program.thread(a.thread).name.clone(),
@@ -754,5 +781,36 @@ mod tests {
         assert_eq!(d.name_allocation(2, "data", &names), "data#3");
         assert_eq!(d.name_allocation(2, "flag", &names), "flag#3");
         assert_eq!(d.name_allocation(2, "", &names), "buffer#3");
+    }
+}
+
+#[cfg(test)]
+mod renamed {
+    use super::*;
+
+    /// The explorer's messages name allocations as the explored program does; the report
+    /// names them as the kernels do: `scopecheck_m1` -> `a`, `scopecheck_m12[3]` -> `big[3]`,
+    /// and a number no launch was given (`scopecheck_m7`) stays as it is.
+    #[test]
+    fn allocation_names_in_messages_are_the_kernels_names() {
+        let cx = Context {
+            device_text: String::new(),
+            kernels: vec![],
+            cuda: CudaOptions::default(),
+            check: CheckOptions::default(),
+            file: "f.cu".into(),
+        };
+        let mut harness = Harness::default();
+        harness.names.insert(1, "a".into());
+        harness.names.insert(12, "big".into());
+        let places = Places {
+            cx: &cx,
+            device_lines: 0,
+            harness: &harness,
+        };
+        assert_eq!(
+            places.renamed("`scopecheck_m1` (2 elements), scopecheck_m12[3], scopecheck_m7"),
+            "`a` (2 elements), big[3], scopecheck_m7"
+        );
     }
 }
