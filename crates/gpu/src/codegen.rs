@@ -82,9 +82,10 @@ pub struct Kernel {
     pub loop_cap: u32,
 }
 
-/// Words of one anomaly record: instance, launch, then one word per observable.
-pub fn anomaly_words(observables: usize) -> u32 {
-    2 + observables as u32
+/// Words of one anomaly record: instance, launch, then one word per observable, two for a
+/// 64-bit one (`wide`, per observable).
+pub fn anomaly_words(wide: &[bool]) -> u32 {
+    2 + wide.iter().map(|&w| if w { 2 } else { 1 }).sum::<u32>()
 }
 
 /// Generates the module for `program`.
@@ -722,7 +723,7 @@ impl Gen<'_> {
             );
             e!(self, "\tsetp.eq.and.u32 \t%p5, %sub, 0, %p6;");
             e!(self, "\t@!%p5 bra \tDONE;");
-            let regs = self.l.record.regs.len() as u32;
+            let regs = self.l.record.reg_words();
             for (k, &loc) in self.l.record.shared.clone().iter().enumerate() {
                 let si = self.shared_index(loc).unwrap_or(0);
                 e!(self, "\tld.shared.u32 \t%x0, [%sbase+{}];", si * 4);
@@ -830,13 +831,17 @@ impl Gen<'_> {
         }
         e!(self, "R{}_END:", t.0);
         for (k, &(tt, r)) in self.l.record.regs.clone().iter().enumerate() {
-            if tt == t {
-                e!(
-                    self,
-                    "\tst.global.u32 \t[%recp+{}], {};",
-                    k * 4,
-                    Self::reg(t, r)
-                );
+            if tt != t {
+                continue;
+            }
+            let at = self.l.record.reg_word(k) * 4;
+            if self.is_wide(t, r) {
+                // Two words, low word first (the record is 4-byte aligned only).
+                e!(self, "\tmov.b64 \t{{%x12, %x13}}, {};", Self::reg(t, r));
+                e!(self, "\tst.global.u32 \t[%recp+{at}], %x12;");
+                e!(self, "\tst.global.u32 \t[%recp+{}], %x13;", at + 4);
+            } else {
+                e!(self, "\tst.global.u32 \t[%recp+{at}], {};", Self::reg(t, r));
             }
         }
         e!(

@@ -11,7 +11,7 @@ use scopecheck_ir::{Observable, Program, Value};
 use scopecheck_model::FinalState;
 
 use crate::codegen::{MAX_DENSE, MAX_VALUES};
-use crate::width::{register_holds, Holds};
+use crate::width::{register_holds, wide_observables, Holds};
 use crate::GenError;
 
 /// The dense encoding of final states for one test.
@@ -24,6 +24,9 @@ pub struct StateTable {
     pub allowed: Vec<bool>,
     /// Per observable, what its words stand for outside the table (see [`StateTable::value`]).
     holds: Vec<Holds>,
+    /// Per observable, whether it is 64 bits wide: two words, low word first, in the record,
+    /// the table (its high words follow the rows, [`StateTable::words`]) and the anomalies.
+    pub wide: Vec<bool>,
 }
 
 impl StateTable {
@@ -41,6 +44,7 @@ impl StateTable {
         allowed: &[FinalState],
     ) -> Result<StateTable, GenError> {
         let observables = program.observables();
+        let wide = wide_observables(program);
         let mut values: Vec<Vec<Value>> = vec![Vec::new(); observables.len()];
         for s in states {
             for (k, &(_, v)) in s.values.iter().enumerate() {
@@ -53,8 +57,9 @@ impl StateTable {
         }
         for (k, list) in values.iter_mut().enumerate() {
             list.sort_unstable();
-            // The kernel tells values apart by their 32-bit words only.
-            for (i, &v) in list.iter().enumerate() {
+            // The kernel tells a 64-bit observable's values apart by both their words, the
+            // others' by their 32-bit words only.
+            for (i, &v) in list.iter().enumerate().filter(|_| !wide[k]) {
                 if i32::try_from(v).is_err() && u32::try_from(v).is_err() {
                     return Err(GenError::Unsupported(format!(
                         "{} takes the value {v} in an allowed state, which does not fit in 32 bits",
@@ -103,6 +108,7 @@ impl StateTable {
             values,
             allowed: vec![false; dense],
             holds,
+            wide,
         };
         for s in allowed {
             let v: Vec<Value> = s.values.iter().map(|&(_, v)| v).collect();
@@ -146,6 +152,25 @@ impl StateTable {
             .unwrap_or_else(|| self.holds.get(k).copied().unwrap_or_default().decode(w))
     }
 
+    /// The state the words `words` of an anomaly record stand for: one word per observable,
+    /// two (low word first) for a 64-bit one, which is its value whole.
+    pub fn values_of_words(&self, words: &[u32]) -> Vec<Value> {
+        let mut at = 0;
+        (0..self.observables.len())
+            .map(|k| {
+                let lo = words.get(at).copied().unwrap_or(0);
+                at += 1;
+                if self.wide.get(k).copied().unwrap_or(false) {
+                    let hi = words.get(at).copied().unwrap_or(0);
+                    at += 1;
+                    ((u64::from(hi) << 32) | u64::from(lo)) as Value
+                } else {
+                    self.value(k, lo)
+                }
+            })
+            .collect()
+    }
+
     /// The state at a dense index.
     pub fn decode(&self, mut idx: u32) -> Vec<Value> {
         self.values
@@ -160,13 +185,19 @@ impl StateTable {
     }
 
     /// The table as the collect kernel reads it: per observable, a count then `MAX_VALUES`
-    /// words.
+    /// words; then per observable the `MAX_VALUES` high words of its values (read for the
+    /// 64-bit observables only).
     pub fn words(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.values.len() * (MAX_VALUES as usize + 1));
+        let mut out = Vec::with_capacity(self.values.len() * (2 * MAX_VALUES as usize + 1));
         for list in &self.values {
             out.push(list.len() as u32);
             for i in 0..MAX_VALUES as usize {
                 out.push(list.get(i).map_or(0, |&v| word(v)));
+            }
+        }
+        for list in &self.values {
+            for i in 0..MAX_VALUES as usize {
+                out.push(list.get(i).map_or(0, |&v| (v as u64 >> 32) as u32));
             }
         }
         out
@@ -312,10 +343,40 @@ exists (P1:r0 == 1 /\ P1:r1 == 0)
         assert_eq!(t.allowed.iter().filter(|a| !**a).count(), 1);
         assert_eq!(t.forbidden_words()[stale as usize], 1);
         assert_eq!(t.index(&[2, 0]), None);
-        // The kernel's table: a count, then MAX_VALUES words, per observable.
+        // The kernel's table: a count, then MAX_VALUES words, per observable; then the high
+        // words, MAX_VALUES per observable (all 0 here).
         let w = t.words();
-        assert_eq!(w.len(), 2 * (MAX_VALUES as usize + 1));
+        assert_eq!(
+            w.len(),
+            2 * (MAX_VALUES as usize + 1) + 2 * MAX_VALUES as usize
+        );
         assert_eq!(&w[..3], &[2, 0, 1]);
+        assert!(w[2 * (MAX_VALUES as usize + 1)..].iter().all(|&h| h == 0));
+    }
+
+    #[test]
+    fn a_64_bit_observable_is_tabled_whole() {
+        // P1 reads x (0 or 2^32, the same low word) whole: the table keeps both values, with
+        // their high words after the row, and the words of an anomaly record decode to the
+        // whole value, 2^32 + 5 (outside the table) included.
+        let p = scopecheck_litmus::parse(
+            "PTX obs64\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n \
+             st.relaxed.gpu.u64 x, 4294967296 | ld.relaxed.gpu.u64 r0, x ;\n\
+             exists (P1:r0 == 0)\n",
+        )
+        .unwrap();
+        let v = check(&p, &CheckOptions::default()).unwrap();
+        let t = StateTable::new(&p, &v.states).unwrap();
+        assert_eq!(t.wide, vec![true]);
+        assert_eq!(t.values[0], vec![0, 1 << 32]);
+        let w = t.words();
+        let highs = MAX_VALUES as usize + 1;
+        assert_eq!(&w[1..3], &[0, 0]);
+        assert_eq!(&w[highs..highs + 2], &[0, 1]);
+        assert_eq!(t.values_of_words(&[0, 1]), vec![1 << 32]);
+        assert_eq!(t.values_of_words(&[5, 1]), vec![(1 << 32) + 5]);
+        assert_eq!(t.index(&[(1 << 32) + 5]), None);
+        assert_eq!(t.index(&[1 << 32]), Some(1));
     }
 
     #[test]

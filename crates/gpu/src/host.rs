@@ -489,7 +489,7 @@ pub fn work<W: HostWords + ?Sized>(
         .iter()
         .enumerate()
         .filter(|(_, (t, _))| *t == role)
-        .map(|(k, (_, r))| (k, r.0 as usize))
+        .map(|(k, (_, r))| (layout.record.reg_word(k) as usize, r.0 as usize))
         .collect();
     let status_at = layout.record.status_word(role) as usize;
     // The value a finished role's flag takes in this launch (never 0, the flags' start).

@@ -153,6 +153,8 @@ pub enum Assignment {
 pub struct Record {
     /// Registers the report prints, in this order.
     pub regs: Vec<(ThreadId, RegId)>,
+    /// Per register of `regs`, whether it is a 64-bit one: two words, low word first.
+    pub wide: Vec<bool>,
     /// Shared locations the report prints (read back inside the test kernel).
     pub shared: Vec<LocId>,
     /// One status word per test thread follows.
@@ -161,10 +163,22 @@ pub struct Record {
 
 impl Record {
     pub fn words(&self) -> u32 {
-        self.regs.len() as u32 + self.shared.len() as u32 + self.threads
+        self.reg_words() + self.shared.len() as u32 + self.threads
     }
     pub fn status_word(&self, t: ThreadId) -> u32 {
-        self.regs.len() as u32 + self.shared.len() as u32 + t.0
+        self.reg_words() + self.shared.len() as u32 + t.0
+    }
+    /// The first word of register number `k` of `regs`.
+    pub fn reg_word(&self, k: usize) -> u32 {
+        k as u32
+            + self.wide[..k.min(self.wide.len())]
+                .iter()
+                .filter(|&&w| w)
+                .count() as u32
+    }
+    /// The words of the registers: the shared locations' words follow.
+    pub fn reg_words(&self) -> u32 {
+        self.reg_word(self.regs.len())
     }
 }
 
@@ -484,10 +498,15 @@ impl Record {
     /// The record of `program`'s observables: the registers, then the shared locations.
     fn of(program: &Program) -> Record {
         let mut regs = Vec::new();
+        let mut wide = Vec::new();
         let mut shared_obs = Vec::new();
-        for o in program.observables() {
+        let widths = crate::width::wide_observables(program);
+        for (o, w) in program.observables().into_iter().zip(widths) {
             match o {
-                Observable::Reg(t, r) => regs.push((t, r)),
+                Observable::Reg(t, r) => {
+                    regs.push((t, r));
+                    wide.push(w);
+                }
                 Observable::Loc(l) if program.location(l).space == MemorySpace::Shared => {
                     shared_obs.push(l)
                 }
@@ -496,6 +515,7 @@ impl Record {
         }
         Record {
             regs,
+            wide,
             shared: shared_obs,
             threads: program.threads.len() as u32,
         }

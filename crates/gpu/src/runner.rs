@@ -468,7 +468,7 @@ impl Found<'_> {
     /// samples of states outside the table, and up to [`MAX_KEPT_ANOMALIES`] anomalies with
     /// the hardware threads that ran them.
     fn read(&self, raw: &[u32], anomalies: &mut Vec<Anomaly>, other_samples: &mut Vec<Vec<Value>>) {
-        let aw = anomaly_words(self.table.observables.len()) as usize;
+        let aw = anomaly_words(&self.table.wide) as usize;
         let n = raw[0].min(MAX_ANOMALIES) as usize;
         for r in 0..n {
             let at = 1 + r * aw;
@@ -477,11 +477,7 @@ impl Found<'_> {
             // consecutive, so the offset into the batch is their difference.
             let in_batch = raw[at + 1].wrapping_sub(self.first as u32) as usize;
             let launch = self.first + in_batch as u64;
-            let values: Vec<Value> = raw[at + 2..at + aw]
-                .iter()
-                .enumerate()
-                .map(|(k, &w)| self.table.value(k, w))
-                .collect();
+            let values = self.table.values_of_words(&raw[at + 2..at + aw]);
             if self.table.index(&values).is_none() {
                 other_samples.push(values.clone());
             }
@@ -690,7 +686,7 @@ impl Buffers {
             })
             .map_err(&copy)?;
         let forbid = stream.clone_htod(&table.forbidden_words()).map_err(&copy)?;
-        let aw = anomaly_words(table.observables.len()) as usize;
+        let aw = anomaly_words(&table.wide) as usize;
         let anom: CudaSlice<u32> = stream
             .alloc_zeros(1 + MAX_ANOMALIES as usize * aw)
             .map_err(&alloc)?;

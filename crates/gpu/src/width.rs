@@ -12,7 +12,7 @@
 
 use scopecheck_ir::{
     Address, Arch, BinOp, BranchCond, InstrKind, IntType, LocId, MemorySpace, Observable, Operand,
-    Placement, Program, RegId, RmwKind, RmwOp, Thread, ThreadId, Value,
+    Placement, Program, RegId, RmwKind, RmwOp, Thread, Value,
 };
 
 use crate::GenError;
@@ -118,6 +118,25 @@ pub fn is_wide_instr(k: &InstrKind, wide: &[bool]) -> bool {
     }
 }
 
+/// Per observable of `program` (in [`Program::observables`]' order), whether its value is 64
+/// bits wide: a wide register, or a 64-bit location. The record and the value table hold such a
+/// value as two words, low word first.
+pub fn wide_observables(program: &Program) -> Vec<bool> {
+    let wide: Vec<Vec<bool>> = program.threads.iter().map(wide_registers).collect();
+    program
+        .observables()
+        .into_iter()
+        .map(|o| match o {
+            Observable::Reg(t, r) => wide
+                .get(t.0 as usize)
+                .and_then(|w| w.get(r.0 as usize))
+                .copied()
+                .unwrap_or(false),
+            Observable::Loc(l) => program.location(l).ty.bits == 64,
+        })
+        .collect()
+}
+
 /// The word width the runner computes in by default: locations, registers, records and the
 /// value table are 32-bit words, and 64-bit locations and registers (see [`wide_registers`])
 /// are held whole where the test needs them.
@@ -125,14 +144,14 @@ pub const WORD_BITS: u8 = 32;
 
 /// Refuses what the runner cannot run faithfully: a location, an access or an arithmetic
 /// instruction of a width other than 32 or 64 bits, 64-bit values where the runner keeps
-/// words only (shared memory, host threads, the values read back), an access through a
+/// words only (shared memory, host threads, warp collectives), an access through a
 /// pointer (locations are laid out on lines of their own, not where [`Program::address_of`]
 /// puts them), and a branch that compares two values which may differ while sharing their
 /// 32-bit word.
 pub(crate) fn word_hazard(program: &Program) -> Result<(), GenError> {
     location_hazard(program)?;
-    for (ti, t) in program.threads.iter().enumerate() {
-        thread_hazard(program, ThreadId(ti as u32), t)?;
+    for t in &program.threads {
+        thread_hazard(program, t)?;
     }
     Ok(())
 }
@@ -199,18 +218,12 @@ fn location_hazard(program: &Program) -> Result<(), GenError> {
                 "{what} and a host thread accesses it; the runner's host threads compute on                  32-bit words only"
             ));
         }
-        if observed.contains(&id) {
-            return refuse(format!(
-                "{what} and the test observes its final value; the runner reads back 32-bit \
-                 words only"
-            ));
-        }
     }
     Ok(())
 }
 
 /// What thread `t` does that the runner cannot: see [`word_hazard`].
-fn thread_hazard(program: &Program, id: ThreadId, t: &Thread) -> Result<(), GenError> {
+fn thread_hazard(program: &Program, t: &Thread) -> Result<(), GenError> {
     let refuse = |why: String| Err(GenError::Unsupported(why));
     let holds = register_holds(t);
     let wide = wide_registers(t);
@@ -219,16 +232,6 @@ fn thread_hazard(program: &Program, id: ThreadId, t: &Thread) -> Result<(), GenE
         Operand::Imm(v) => !fits32(v),
     };
     let host = t.placement == Placement::Host;
-    let observed = program.observables();
-    for (r, _) in wide.iter().enumerate().filter(|(_, w)| **w) {
-        if observed.contains(&Observable::Reg(id, RegId(r as u32))) {
-            return refuse(format!(
-                "{}:{} holds 64-bit values and the test observes it; the runner reads back \
-                 32-bit words only",
-                t.name, t.registers[r]
-            ));
-        }
-    }
     for i in &t.code {
         let text = i.text.replace('\n', " ");
         let text = text.trim();

@@ -8,7 +8,8 @@ use std::path::Path;
 use scopecheck_gpu::{generate, GenOptions};
 
 /// Tests covering each layout and instruction family: the thread layout (MP), fences, CAS and
-/// RMWs, a bounded spin, the warp layout with bar.red decoys, and shared memory.
+/// RMWs, a bounded spin, the warp layout with bar.red decoys, shared memory, and a 64-bit
+/// location and register read back as two words.
 const GOLDEN: &[&str] = &[
     "MP+relaxed.gpus",
     "MP+fence.sc.ctas",
@@ -18,6 +19,7 @@ const GOLDEN: &[&str] = &[
     "BarRed+popc",
     "MP+bar.sync+ctas",
     "MP+rel.cta+acq.cta+shared",
+    "MP+rel.gpu+acq.gpu+64",
 ];
 
 #[test]

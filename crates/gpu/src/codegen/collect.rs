@@ -12,6 +12,7 @@ use super::{
     MAX_VALUES, STATUS_DONE,
 };
 use crate::layout::{Buffer, Unit, WARP};
+use crate::width::wide_observables;
 
 impl Gen<'_> {
     pub(super) fn collect_kernel(&mut self) {
@@ -44,6 +45,15 @@ impl Gen<'_> {
             let names: Vec<String> = (0..obs.len()).map(|i| format!("%o{i}")).collect();
             e!(self, "\t.reg .b32 \t{};", names.join(", "));
         }
+        // The high words of the 64-bit observables.
+        let wide = wide_observables(self.p);
+        let highs: Vec<String> = (0..obs.len())
+            .filter(|&k| wide[k])
+            .map(|k| format!("%h{k}"))
+            .collect();
+        if !highs.is_empty() {
+            e!(self, "\t.reg .b32 \t{};", highs.join(", "));
+        }
         e!(self, "");
         e!(self, "\tmov.u64 \t%shist, s_hist;");
         e!(self, "\tmov.u32 \t%x15, %ntid.x;");
@@ -69,15 +79,16 @@ impl Gen<'_> {
         e!(self, "\tld.param.u64 \t%rec, [p_rec];");
         e!(self, "\tcvta.to.global.u64 \t%rec, %rec;");
         self.instance_base();
-        self.final_values(&obs);
+        self.final_values(&obs, &wide);
         self.reset_instance();
-        self.dense_index(obs.len());
-        self.record_anomaly(obs.len());
+        self.dense_index(&wide);
+        self.record_anomaly(&wide);
         self.flush_histogram();
     }
 
-    /// `%o0`.. = the final values of the observables, in the report's order.
-    fn final_values(&mut self, obs: &[Observable]) {
+    /// `%o0`.. = the final values of the observables, in the report's order; `%hK` the high
+    /// word of a 64-bit one (`wide`).
+    fn final_values(&mut self, obs: &[Observable], wide: &[bool]) {
         e!(
             self,
             "\t// final values of the observables, in the report's order"
@@ -85,23 +96,31 @@ impl Gen<'_> {
         let regs = self.l.record.regs.clone();
         let shared_obs = self.l.record.shared.clone();
         for (k, o) in obs.iter().enumerate() {
-            match *o {
+            let (at, off) = match *o {
                 Observable::Reg(t, r) => {
                     let w = regs.iter().position(|&x| x == (t, r)).unwrap_or(0);
-                    e!(self, "\tld.global.u32 \t%o{k}, [%recp+{}];", w * 4);
+                    ("%recp".to_string(), self.l.record.reg_word(w) * 4)
                 }
                 Observable::Loc(loc) => {
                     if let Some((base, off)) = self.loc_base(loc) {
-                        e!(self, "\tld.global.u32 \t%o{k}, [{base}+{off}];");
+                        if wide[k] {
+                            e!(self, "\tadd.s64 \t%d5, {base}, %iline;");
+                            ("%d5".to_string(), off)
+                        } else {
+                            (base.to_string(), off)
+                        }
                     } else {
                         let w = shared_obs.iter().position(|&x| x == loc).unwrap_or(0);
-                        e!(
-                            self,
-                            "\tld.global.u32 \t%o{k}, [%recp+{}];",
-                            (regs.len() + w) * 4
-                        );
+                        (
+                            "%recp".to_string(),
+                            (self.l.record.reg_words() + w as u32) * 4,
+                        )
                     }
                 }
+            };
+            e!(self, "\tld.global.u32 \t%o{k}, [{at}+{off}];");
+            if wide[k] {
+                e!(self, "\tld.global.u32 \t%h{k}, [{at}+{}];", off + 4);
             }
         }
     }
@@ -151,7 +170,10 @@ impl Gen<'_> {
 
     /// `%bin` = the state's dense index through the value table (or a special bin); forbidden
     /// and out-of-table states go on to `ANOMALY`, the others to `COUNT`.
-    fn dense_index(&mut self, observables: usize) {
+    fn dense_index(&mut self, wide: &[bool]) {
+        let observables = wide.len();
+        // The high words of the table follow its rows (StateTable::words).
+        let highs = observables as u32 * (MAX_VALUES + 1) * 4;
         e!(self, "\tmov.u32 \t%bin, {BIN_CUT};");
         e!(self, "\tsetp.eq.u32 \t%p0, %ok, 0;");
         e!(self, "\t@%p0 bra \tCOUNT;");
@@ -161,7 +183,7 @@ impl Gen<'_> {
         e!(self, "\tmov.u32 \t%idx, 0;");
         e!(self, "\tmov.u32 \t%stride, 1;");
         e!(self, "\tmov.u32 \t%other, 0;");
-        for k in 0..observables {
+        for (k, &wide_k) in wide.iter().enumerate() {
             let row = k as u32 * (MAX_VALUES + 1) * 4;
             e!(self, "\tld.global.u32 \t%cnt, [%tbl+{row}];");
             e!(self, "\tmov.u32 \t%j, 0;");
@@ -173,6 +195,11 @@ impl Gen<'_> {
             e!(self, "\tadd.s64 \t%d0, %tbl, %d0;");
             e!(self, "\tld.global.u32 \t%x0, [%d0+{}];", row + 4);
             e!(self, "\tsetp.eq.u32 \t%p0, %x0, %o{k};");
+            if wide_k {
+                let hi = highs + k as u32 * MAX_VALUES * 4;
+                e!(self, "\tld.global.u32 \t%x1, [%d0+{hi}];");
+                e!(self, "\tsetp.eq.and.u32 \t%p0, %x1, %h{k}, %p0;");
+            }
             e!(self, "\t@%p0 mov.u32 \t%pos, %j;");
             e!(self, "\t@%p0 bra \tT{k}_DONE;");
             e!(self, "\tadd.u32 \t%j, %j, 1;");
@@ -198,8 +225,8 @@ impl Gen<'_> {
 
     /// `ANOMALY`: the instance and its values appended to the anomaly records, at most
     /// [`MAX_ANOMALIES`] per batch.
-    fn record_anomaly(&mut self, observables: usize) {
-        let aw = anomaly_words(observables);
+    fn record_anomaly(&mut self, wide: &[bool]) {
+        let aw = anomaly_words(wide);
         e!(self, "ANOMALY:");
         e!(
             self,
@@ -215,8 +242,14 @@ impl Gen<'_> {
         e!(self, "\tst.global.u32 \t[%d0+4], %inst;");
         e!(self, "\tld.param.u32 \t%x1, [p_launch];");
         e!(self, "\tst.global.u32 \t[%d0+8], %x1;");
-        for k in 0..observables {
-            e!(self, "\tst.global.u32 \t[%d0+{}], %o{k};", 12 + 4 * k);
+        let mut at = 12;
+        for (k, &w) in wide.iter().enumerate() {
+            e!(self, "\tst.global.u32 \t[%d0+{at}], %o{k};");
+            at += 4;
+            if w {
+                e!(self, "\tst.global.u32 \t[%d0+{at}], %h{k};");
+                at += 4;
+            }
         }
     }
 

@@ -303,15 +303,6 @@ fn binary(p: &mut Program) -> &mut InstrKind {
 
 #[test]
 fn locations_and_operations_of_other_widths_are_refused() {
-    // A PTX location accessed as .u64 whose value the test observes: the record holds words.
-    let m = refusal(&parse(
-        "PTX wide\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.u64 r0, x ;\nexists (P0:r0 == 0)\n",
-    ));
-    assert!(
-        m.contains("P0:r0 holds 64-bit values and the test observes it")
-            && m.contains("32-bit words only"),
-        "{m}"
-    );
     let mut p = parse(ARITH);
     p.locations[0].ty = IntType::U16;
     let m = refusal(&p);
@@ -326,15 +317,6 @@ fn locations_and_operations_of_other_widths_are_refused() {
         span: None,
     });
     assert!(generate(&p, &GenOptions::default()).is_ok());
-    // 64-bit arithmetic on a 32-bit value whose result the test observes.
-    let m = refusal(&parse(
-        "PTX wide-add\n{ x=0; }\n P0@cta 0,gpu 0 ;\n ld.relaxed.gpu.s32 r0, x ;\n \
-         add.s64 r1, r0, 1 ;\nexists (P0:r1 == 0)\n",
-    ));
-    assert!(
-        m.contains("P0:r1 holds 64-bit values and the test observes it"),
-        "{m}"
-    );
     // An access whose width is not the runner's (the IR keeps it equal to its location's).
     let mut p = parse(ARITH);
     if let InstrKind::Load { ty, .. } = &mut p.threads[0].code[0].kind {
@@ -525,6 +507,35 @@ fn a_32_bit_result_written_to_a_64_bit_register_is_extended_by_its_type() {
         "cvt.s64.s32 \t%v0_0, %xw;",
         "add.s64 \t%v0_1, %v0_0, %d6;",
         "st.relaxed.gpu.global.u64 \t[%a1], %v0_1;",
+    ] {
+        assert!(k.contains(want), "missing {want} in\n{k}");
+    }
+}
+
+#[test]
+fn a_64_bit_observable_is_read_back_as_two_words_and_tabled_by_both() {
+    // P1:r0 is a whole 64-bit load of x and x itself is observed: each is two words, low
+    // word first, in the record and the anomaly records, and the value table's high words
+    // (after its rows: 2 observables x 17 words x 4 bytes = 136) are compared too, so values
+    // that share a low word (0 and 2^32) are told apart.
+    let k = ptx("PTX obs64\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n \
+         st.relaxed.gpu.u64 x, 4294967296 | ld.relaxed.gpu.u64 r0, x ;\n\
+         exists (P1:r0 == 0 /\\ x == 4294967296)\n");
+    for want in [
+        "mov.b64 \t{%x12, %x13}, %v1_0;",
+        "st.global.u32 \t[%recp+0], %x12;",
+        "st.global.u32 \t[%recp+4], %x13;",
+        ".reg .b32 \t%h0, %h1;",
+        "ld.global.u32 \t%o0, [%recp+0];",
+        "ld.global.u32 \t%h0, [%recp+4];",
+        "add.s64 \t%d5, %ibase, %iline;",
+        "ld.global.u32 \t%o1, [%d5+0];",
+        "ld.global.u32 \t%h1, [%d5+4];",
+        "ld.global.u32 \t%x1, [%d0+136];",
+        "setp.eq.and.u32 \t%p0, %x1, %h0, %p0;",
+        "ld.global.u32 \t%x1, [%d0+200];",
+        "st.global.u32 \t[%d0+16], %h0;",
+        "st.global.u32 \t[%d0+24], %h1;",
     ] {
         assert!(k.contains(want), "missing {want} in\n{k}");
     }
