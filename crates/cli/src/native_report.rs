@@ -45,10 +45,20 @@ fn ending(e: &Ending) -> String {
     }
 }
 
-/// The processes in the order reports list them: by the outcomes that tell them apart.
+/// The processes in the order reports list them: by the outcomes that tell them apart, each
+/// observation's outcomes in their order (outcome 2 before outcome 10), a stop after them.
 fn listed(r: &HostReport) -> Vec<&ProcessResult> {
     let mut processes: Vec<&ProcessResult> = r.processes.iter().collect();
-    processes.sort_by_key(|p| p.forks());
+    processes.sort_by_cached_key(|p| {
+        p.path
+            .iter()
+            .filter_map(|s| match s {
+                Step::Observed { of: 1, .. } => None,
+                Step::Observed { at, outcome, .. } => Some((at.clone(), *outcome, String::new())),
+                Step::Stopped(why) => Some((Default::default(), usize::MAX, why.clone())),
+            })
+            .collect::<Vec<_>>()
+    });
     processes
 }
 

@@ -225,3 +225,23 @@ fn a_fault_is_a_diagnostic_at_its_instruction() {
     assert!(!out.contains("scopecheck_m"), "{out}");
     assert!(out.contains("Result: Unknown"), "{out}");
 }
+/// examples/cuda/hh-checked-pipeline-broken.cu forks into 16 outcomes at line 71: the
+/// processes are listed in the order of their outcomes, 1 to 16 (not as strings, where
+/// "outcome 10" sorts before "outcome 2").
+#[test]
+fn processes_are_listed_in_the_order_of_their_outcomes() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/cuda/hh-checked-pipeline-broken.cu");
+    let Some((out, err, _)) = check(&[p.to_str().unwrap()]) else {
+        return;
+    };
+    let listed: Vec<usize> = out
+        .lines()
+        .filter(|l| l.ends_with(": FAILED") || l.ends_with(": exit 0"))
+        .filter_map(|l| {
+            let rest = l.split(":71: outcome ").nth(1)?;
+            rest.split(' ').next()?.parse().ok()
+        })
+        .collect();
+    assert_eq!(listed, (1..=16).collect::<Vec<_>>(), "{out}{err}");
+}
