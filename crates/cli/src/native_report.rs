@@ -522,14 +522,19 @@ fn hangs_json(run: &Run) -> Vec<Value> {
         .collect()
 }
 
+/// The reads of each observation on a process's way, each with the observation it belongs to.
+fn path_witness(run: &Run, p: &ProcessResult) -> Vec<Value> {
+    observations(p)
+        .into_iter()
+        .flat_map(|(step, reads)| reads_json(run, reads, Some(step.to_string())))
+        .collect()
+}
+
 /// The witness of the report: the reads of each observation on the shown failure's way (each
 /// with the observation it belongs to), else of a failed kernel assertion.
 fn witness_json(run: &Run) -> Vec<Value> {
     if let Some(p) = shown_failure(run.report) {
-        return observations(p)
-            .into_iter()
-            .flat_map(|(step, reads)| reads_json(run, reads, Some(step.to_string())))
-            .collect();
+        return path_witness(run, p);
     }
     run.report
         .findings
@@ -548,11 +553,19 @@ pub fn json(run: &Run) -> Value {
     let processes: Vec<Value> = listed(r)
         .into_iter()
         .map(|p| {
+            // A failed process carries the device execution that led there, as the issue
+            // asks of every failing fork (the report's `witness` is the first one's).
+            let witness: Vec<Value> = if p.failed() {
+                path_witness(run, p)
+            } else {
+                vec![]
+            };
             json!({
                 "outcomes": p.forks(),
                 "ending": ending(&p.ending),
                 "failed": p.failed(),
                 "output": p.output,
+                "witness": witness,
             })
         })
         .collect();

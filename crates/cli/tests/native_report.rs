@@ -245,3 +245,38 @@ fn processes_are_listed_in_the_order_of_their_outcomes() {
         .collect();
     assert_eq!(listed, (1..=16).collect::<Vec<_>>(), "{out}{err}");
 }
+
+/// Every failed process carries the device execution that led there: in lost-update.cu the
+/// one failing fork (it saw c=1 at line 13) has the witness of both `inc` threads reading c=0
+/// from the initial value (line 6), the same as the report's `witness`; the passing fork
+/// (c=2) has none.
+#[test]
+fn each_failed_process_has_its_witness_in_json() {
+    let Some(v) = json("lost-update.cu") else {
+        return;
+    };
+    let processes = v["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 2, "{v}");
+    for p in processes {
+        let reads: Vec<String> = p["witness"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} {} {}={}",
+                    w["thread"].as_str().unwrap(),
+                    w["line"],
+                    w["location"].as_str().unwrap(),
+                    w["value"]
+                )
+            })
+            .collect();
+        if p["failed"] == true {
+            assert_eq!(reads, ["inc.b0.t0 6 c=0", "inc.b0.t1 6 c=0"], "{p}");
+            assert_eq!(p["witness"], v["witness"]);
+        } else {
+            assert!(reads.is_empty(), "{p}");
+        }
+    }
+}
