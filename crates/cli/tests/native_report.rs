@@ -225,6 +225,39 @@ fn a_fault_is_a_diagnostic_at_its_instruction() {
     assert!(!out.contains("scopecheck_m"), "{out}");
     assert!(out.contains("Result: Unknown"), "{out}");
 }
+/// kernel-assert.cu: the kernel's assert (line 12) fails in the execution where thread 1 reads
+/// y=1 from thread 0's relaxed exchange (line 11) but x=0 from the initial value; the host's one
+/// process exits 0. The result is No (racy), and the witness is that execution, in thread
+/// order: t0's exchange read y=0 (initial), t1's atomicAdd read y=1 from t0's line 11, t1's
+/// `*x` read x=0 (initial).
+#[test]
+fn a_failing_kernel_assert_is_reported_with_its_execution() {
+    let p = program("kernel-assert.cu");
+    let Some((out, err, _)) = check(&[&p]) else {
+        return;
+    };
+    let witness: Vec<&str> = out.lines().filter(|l| l.starts_with("Witness ")).collect();
+    assert_eq!(
+        witness,
+        [
+            "Witness k.b0.t0 line 11 (`atomicExch(y, 1)`) read y=0 from the initial value",
+            "Witness k.b0.t1 line 12 (`atomicAdd(y, 0)`) read y=1 from k.b0.t0 line 11 (`atomicExch(y, 1)`)",
+            "Witness k.b0.t1 line 12 (`*x`) read x=0 from the initial value",
+        ],
+        "{out}{err}"
+    );
+    assert!(out.contains("  the program: exit 0"), "{out}");
+    assert!(
+        out.contains("× error: an assertion in a kernel can fail"),
+        "{out}"
+    );
+    assert!(
+        out.contains("k.b0.t1 reads x=0 from the initial value"),
+        "{out}"
+    );
+    assert!(out.contains("Result: No (racy)"), "{out}");
+}
+
 /// examples/cuda/hh-checked-pipeline-broken.cu forks into 16 outcomes at line 71: the
 /// processes are listed in the order of their outcomes, 1 to 16 (not as strings, where
 /// "outcome 10" sorts before "outcome 2").
