@@ -15,7 +15,7 @@
 //!   status into the instance's record exactly as a device role does. The runner launches the
 //!   collect kernel only once every worker is done with the launch.
 
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,10 @@ pub const GO_IDLE: u32 = u32::MAX;
 pub trait HostMemory {
     /// The word holding `loc`, or None when the location is not reachable from the host.
     fn word(&self, loc: LocId) -> Option<&AtomicU32>;
+    /// The 64-bit cell holding a 64-bit `loc`, or None when it is not reachable from the host.
+    fn wide(&self, _loc: LocId) -> Option<&AtomicU64> {
+        None
+    }
 }
 
 /// Plain memory for tests: one word per location.
@@ -111,91 +115,149 @@ fn value_in(w: u32, ty: IntType) -> Value {
 }
 
 /// The word an RMW of type `ty` writes: the IR's meaning of the PTX instruction
-/// ([`RmwOp::apply`]) on 32-bit words (Layout::new refuses other widths).
+/// ([`RmwOp::apply`]) on 32-bit words.
 fn apply(op: RmwOp, ty: IntType, old: u32, v: u32) -> u32 {
     word(op.apply(ty, value_in(old, ty), value_in(v, ty)))
 }
 
-/// `a op b` in the 32-bit type `ty` as the generated PTX computes it: the IR's PTX arithmetic
-/// ([`BinOp::eval`] with [`Arithmetic::Ptx`]). Where the model has no defined value (division by
-/// zero, C's signed overflow and wild shifts) it reports a fault; the word here (0 for a
-/// division by zero) is only what the role carries on with.
-fn binary(op: BinOp, ty: IntType, a: u32, b: u32) -> u32 {
-    op.eval(ty, Arithmetic::Ptx, value_in(a, ty), value_in(b, ty))
-        .map_or(0, word)
+/// The 64-bit cell an RMW of 64-bit type `ty` writes.
+fn apply64(op: RmwOp, ty: IntType, old: u64, v: u64) -> u64 {
+    op.apply(ty, old as Value, v as Value) as u64
+}
+
+/// `a op b` in type `ty` as the generated PTX computes it: the IR's PTX arithmetic
+/// ([`BinOp::eval`] with [`Arithmetic::Ptx`]), which wraps the operands to `ty` first. Where
+/// the model has no defined value (division by zero, C's signed overflow and wild shifts) it
+/// reports a fault; the value here (0 for a division by zero) is only what the role carries
+/// on with.
+fn binary(op: BinOp, ty: IntType, a: Value, b: Value) -> Value {
+    op.eval(ty, Arithmetic::Ptx, a, b).unwrap_or(0)
 }
 
 /// An atomic read-modify-write of `w` with `ord`; `(a, b)` are the read operands (a CAS's
-/// expected and new values, or an operation's operand and 0). Returns the old word, or `None`
-/// when a compare-and-swap loop ran out of attempts.
-fn rmw(
-    w: &AtomicU32,
-    kind: RmwKind,
-    ty: IntType,
-    ord: Ordering,
-    (a, b): (u32, u32),
-) -> Option<u32> {
-    Some(match kind {
-        RmwKind::Cas { .. } => match w.compare_exchange(a, b, ord, failure_order(ord)) {
-            Ok(v) | Err(v) => v,
-        },
-        RmwKind::Op(op, _) => {
-            let v = a;
-            match op {
-                // A float's add is no integer add of its bits: the loop below.
-                RmwOp::Add if !ty.float => w.fetch_add(v, ord),
-                RmwOp::Sub if !ty.float => w.fetch_sub(v, ord),
-                RmwOp::Exch => w.swap(v, ord),
-                RmwOp::And => w.fetch_and(v, ord),
-                RmwOp::Or => w.fetch_or(v, ord),
-                RmwOp::Xor => w.fetch_xor(v, ord),
-                RmwOp::Add | RmwOp::Sub | RmwOp::Inc | RmwOp::Dec | RmwOp::Min | RmwOp::Max => {
-                    let mut cur = w.load(Ordering::Relaxed);
-                    let mut attempts = 0u32;
-                    loop {
-                        match w.compare_exchange_weak(
-                            cur,
-                            apply(op, ty, cur, v),
-                            ord,
-                            Ordering::Relaxed,
-                        ) {
-                            Ok(old) => break old,
-                            Err(now) => cur = now,
-                        }
-                        attempts += 1;
-                        if attempts >= MAX_CAS_ATTEMPTS {
-                            return None;
+/// expected and new values, or an operation's operand and 0), in the cell's width. Returns the
+/// old contents, or `None` when a compare-and-swap loop ran out of attempts. One body for the
+/// 32-bit words and the 64-bit cells.
+macro_rules! rmw_fn {
+    ($name:ident, $atomic:ty, $word:ty, $apply:ident) => {
+        fn $name(
+            w: &$atomic,
+            kind: RmwKind,
+            ty: IntType,
+            ord: Ordering,
+            (a, b): ($word, $word),
+        ) -> Option<$word> {
+            Some(match kind {
+                RmwKind::Cas { .. } => match w.compare_exchange(a, b, ord, failure_order(ord)) {
+                    Ok(v) | Err(v) => v,
+                },
+                RmwKind::Op(op, _) => {
+                    let v = a;
+                    match op {
+                        // A float's add is no integer add of its bits: the loop below.
+                        RmwOp::Add if !ty.float => w.fetch_add(v, ord),
+                        RmwOp::Sub if !ty.float => w.fetch_sub(v, ord),
+                        RmwOp::Exch => w.swap(v, ord),
+                        RmwOp::And => w.fetch_and(v, ord),
+                        RmwOp::Or => w.fetch_or(v, ord),
+                        RmwOp::Xor => w.fetch_xor(v, ord),
+                        RmwOp::Add
+                        | RmwOp::Sub
+                        | RmwOp::Inc
+                        | RmwOp::Dec
+                        | RmwOp::Min
+                        | RmwOp::Max => {
+                            let mut cur = w.load(Ordering::Relaxed);
+                            let mut attempts = 0u32;
+                            loop {
+                                match w.compare_exchange_weak(
+                                    cur,
+                                    $apply(op, ty, cur, v),
+                                    ord,
+                                    Ordering::Relaxed,
+                                ) {
+                                    Ok(old) => break old,
+                                    Err(now) => cur = now,
+                                }
+                                attempts += 1;
+                                if attempts >= MAX_CAS_ATTEMPTS {
+                                    return None;
+                                }
+                            }
                         }
                     }
                 }
-            }
+            })
         }
-    })
+    };
 }
 
-/// Runs `thread`'s code once on `mem`, with `regs` (one word per register, set to the thread's
-/// initial values here). Returns the status word: [`STATUS_DONE`], [`STATUS_CUT`] when a backward
-/// branch was taken more than `loop_cap` times or a compare-and-swap loop ran out of attempts,
-/// or [`STATUS_BAD_ADDRESS`] when an address left its location or reached no host word.
+rmw_fn!(rmw, AtomicU32, u32, apply);
+rmw_fn!(rmw64, AtomicU64, u64, apply64);
+
+/// A location's memory as a role reaches it: a 32-bit word or a 64-bit cell.
+#[derive(Clone, Copy)]
+enum Cell<'a> {
+    W32(&'a AtomicU32),
+    W64(&'a AtomicU64),
+}
+
+impl Cell<'_> {
+    /// The value the cell holds, canonical in `ty`.
+    fn load(self, ty: IntType, ord: Ordering) -> Value {
+        match self {
+            Cell::W32(w) => value_in(w.load(ord), ty),
+            Cell::W64(w) => w.load(ord) as Value,
+        }
+    }
+
+    fn store(self, v: Value, ord: Ordering) {
+        match self {
+            Cell::W32(w) => w.store(word(v), ord),
+            Cell::W64(w) => w.store(v as u64, ord),
+        }
+    }
+
+    /// An RMW of `kind` with operands `(a, b)` (values); the old value, canonical in `ty`.
+    fn rmw(
+        self,
+        kind: RmwKind,
+        ty: IntType,
+        ord: Ordering,
+        (a, b): (Value, Value),
+    ) -> Option<Value> {
+        match self {
+            Cell::W32(w) => rmw(w, kind, ty, ord, (word(a), word(b))).map(|o| value_in(o, ty)),
+            Cell::W64(w) => rmw64(w, kind, ty, ord, (a as u64, b as u64)).map(|o| o as Value),
+        }
+    }
+}
+
+/// Runs `thread`'s code once on `mem`, with `regs` (one value per register, as the IR holds
+/// it: canonical in the type of the instruction that wrote it; set to the thread's initial
+/// values here). A 32-bit access reaches its location's word, a 64-bit one its cell. Returns
+/// the status word: [`STATUS_DONE`], [`STATUS_CUT`] when a backward branch was taken more
+/// than `loop_cap` times or a compare-and-swap loop ran out of attempts, or
+/// [`STATUS_BAD_ADDRESS`] when an address left its location or reached no host word.
 pub fn run_role<M: HostMemory + ?Sized>(
     thread: &Thread,
     mem: &M,
     loop_cap: u32,
-    regs: &mut [u32],
+    regs: &mut [Value],
 ) -> u32 {
     regs.iter_mut().for_each(|r| *r = 0);
     for &(r, v) in &thread.init_regs {
         if let Some(slot) = regs.get_mut(r.0 as usize) {
-            *slot = word(v);
+            *slot = v;
         }
     }
-    let read = |regs: &[u32], op: Operand| match op {
+    let read = |regs: &[Value], op: Operand| match op {
         Operand::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or(0),
-        Operand::Imm(v) => word(v),
+        Operand::Imm(v) => v,
     };
     // Layout::new refuses pointers and indices into arrays; an index into a location of its
     // own leaves it unless it is 0.
-    let cell = |regs: &[u32], a: &Address| -> Option<&AtomicU32> {
+    let cell = |regs: &[Value], a: &Address, ty: IntType| -> Option<Cell> {
         let Address::Loc { loc, index } = *a else {
             return None;
         };
@@ -204,9 +266,13 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 return None;
             }
         }
-        mem.word(loc)
+        if ty.bits == 64 {
+            mem.wide(loc).map(Cell::W64)
+        } else {
+            mem.word(loc).map(Cell::W32)
+        }
     };
-    let set = |regs: &mut [u32], r: scopecheck_ir::RegId, v: u32| {
+    let set = |regs: &mut [Value], r: scopecheck_ir::RegId, v: Value| {
         if let Some(slot) = regs.get_mut(r.0 as usize) {
             *slot = v;
         }
@@ -220,25 +286,26 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 dst,
                 ref addr,
                 order,
+                ty,
                 ..
             } => {
-                let Some(w) = cell(regs, addr) else {
+                let Some(c) = cell(regs, addr, ty) else {
                     return STATUS_BAD_ADDRESS;
                 };
-                let v = w.load(load_order(order));
-                set(regs, dst, v);
+                set(regs, dst, c.load(ty, load_order(order)));
             }
             InstrKind::Store {
                 ref addr,
                 value,
                 order,
+                ty,
                 ..
             } => {
                 let v = read(regs, value);
-                let Some(w) = cell(regs, addr) else {
+                let Some(c) = cell(regs, addr, ty) else {
                     return STATUS_BAD_ADDRESS;
                 };
-                w.store(v, store_order(order));
+                c.store(v, store_order(order));
             }
             InstrKind::Rmw {
                 dst,
@@ -248,14 +315,14 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 order,
                 ..
             } => {
-                let Some(w) = cell(regs, addr) else {
+                let Some(c) = cell(regs, addr, ty) else {
                     return STATUS_BAD_ADDRESS;
                 };
                 let (a, b) = match kind {
                     RmwKind::Cas { expected, new } => (read(regs, expected), read(regs, new)),
                     RmwKind::Op(_, v) => (read(regs, v), 0),
                 };
-                let Some(old) = rmw(w, kind, ty, rmw_order(order), (a, b)) else {
+                let Some(old) = c.rmw(kind, ty, rmw_order(order), (a, b)) else {
                     return STATUS_CUT;
                 };
                 if let Some(d) = dst {
@@ -283,8 +350,8 @@ pub fn run_role<M: HostMemory + ?Sized>(
                 b,
                 c,
             } => {
-                let [a, b, c] = [a, b, c].map(|o| value_in(read(regs, o), ty));
-                let v = scopecheck_ir::float::fma(ty, mode, a, b, c).map_or(0, word);
+                let [a, b, c] = [a, b, c].map(|o| ty.wrap(read(regs, o)));
+                let v = scopecheck_ir::float::fma(ty, mode, a, b, c).unwrap_or(0);
                 set(regs, dst, v);
             }
             InstrKind::Branch { cond, target } => {
@@ -353,6 +420,15 @@ impl Pinned {
         // accessed atomically by the host while the device may access it.
         (index < self.words).then(|| unsafe { AtomicU32::from_ptr(self.host.add(index)) })
     }
+
+    /// The 64-bit cell of words `index` and `index + 1`, if inside the allocation and 8-byte
+    /// aligned (`index` even).
+    pub fn wide(&self, index: usize) -> Option<&AtomicU64> {
+        // SAFETY: in bounds, 8-byte aligned (page-aligned allocation, even word), and only
+        // ever accessed atomically by the host while the device may access it.
+        (index.is_multiple_of(2) && index + 1 < self.words)
+            .then(|| unsafe { AtomicU64::from_ptr(self.host.add(index).cast()) })
+    }
 }
 
 impl Drop for Pinned {
@@ -398,6 +474,14 @@ impl Managed {
         (index < self.words)
             .then(|| unsafe { AtomicU32::from_ptr((self.ptr as *mut u32).add(index)) })
     }
+
+    /// The 64-bit cell of words `index` and `index + 1`, if inside the allocation and 8-byte
+    /// aligned (`index` even).
+    pub fn wide(&self, index: usize) -> Option<&AtomicU64> {
+        // SAFETY: as for `word`, and 8-byte aligned (even word of an aligned allocation).
+        (index.is_multiple_of(2) && index + 1 < self.words)
+            .then(|| unsafe { AtomicU64::from_ptr((self.ptr as *mut u32).add(index).cast()) })
+    }
 }
 
 impl Drop for Managed {
@@ -411,6 +495,10 @@ impl Drop for Managed {
 pub trait HostWords: Sync {
     /// Word `index` of the buffer holding `buffer`'s locations.
     fn loc_word(&self, buffer: Buffer, index: usize) -> Option<&AtomicU32>;
+    /// The 64-bit cell at word `index` (even) of the buffer holding `buffer`'s locations.
+    fn loc_wide(&self, _buffer: Buffer, _index: usize) -> Option<&AtomicU64> {
+        None
+    }
     /// Word `index` of the records.
     fn rec_word(&self, index: usize) -> Option<&AtomicU32>;
     /// The pacing word.
@@ -428,9 +516,14 @@ struct InstanceMem<'a, W: HostWords + ?Sized> {
 
 impl<W: HostWords + ?Sized> HostMemory for InstanceMem<'_, W> {
     fn word(&self, loc: LocId) -> Option<&AtomicU32> {
-        let (buf, index) = self.layout.place(loc)?;
-        let at = self.layout.offset(buf, self.instance, index) / 4;
-        self.words.loc_word(buf, at as usize)
+        let (buf, at, _) = self.layout.loc_offset(loc, self.instance)?;
+        self.words.loc_word(buf, (at / 4) as usize)
+    }
+    fn wide(&self, loc: LocId) -> Option<&AtomicU64> {
+        match self.layout.loc_offset(loc, self.instance)? {
+            (buf, at, true) => self.words.loc_wide(buf, (at / 4) as usize),
+            _ => None,
+        }
     }
 }
 
@@ -481,15 +574,22 @@ pub fn work<W: HostWords + ?Sized>(
     let Some(thread) = program.threads.get(role.0 as usize) else {
         return out;
     };
-    let mut regs = vec![0u32; thread.registers.len()];
+    let mut regs: Vec<Value> = vec![0; thread.registers.len()];
     let rec_words = layout.record.words() as usize;
-    let outputs: Vec<(usize, usize)> = layout
+    // (first word in the record, register, whether it is a 64-bit one: two words).
+    let outputs: Vec<(usize, usize, bool)> = layout
         .record
         .regs
         .iter()
         .enumerate()
         .filter(|(_, (t, _))| *t == role)
-        .map(|(k, (_, r))| (layout.record.reg_word(k) as usize, r.0 as usize))
+        .map(|(k, (_, r))| {
+            (
+                layout.record.reg_word(k) as usize,
+                r.0 as usize,
+                layout.record.wide[k],
+            )
+        })
         .collect();
     let status_at = layout.record.status_word(role) as usize;
     // The value a finished role's flag takes in this launch (never 0, the flags' start).
@@ -517,9 +617,18 @@ pub fn work<W: HostWords + ?Sized>(
             STATUS_CUT
         };
         let base = instance as usize * rec_words;
-        for &(k, r) in &outputs {
-            if let Some(w) = words.rec_word(base + k) {
-                w.store(regs.get(r).copied().unwrap_or(0), Ordering::Relaxed);
+        for &(k, r, wide) in &outputs {
+            let v = regs.get(r).copied().unwrap_or(0);
+            // The record's words of the value, low word first, as the device roles write them.
+            let parts = if wide {
+                vec![v as u64 as u32, (v as u64 >> 32) as u32]
+            } else {
+                vec![word(v)]
+            };
+            for (i, p) in parts.into_iter().enumerate() {
+                if let Some(w) = words.rec_word(base + k + i) {
+                    w.store(p, Ordering::Relaxed);
+                }
             }
         }
         if let Some(w) = words.rec_word(base + status_at) {
@@ -749,9 +858,50 @@ mod tests {
         assert_eq!(r("r6") as i32, -1);
         assert_eq!(r("r7"), 4_294_967_294 % 5);
         // Comparisons, as the C front-end writes them.
-        assert_eq!(binary(BinOp::Lt, IntType::S32, u32::MAX, 0), 1);
-        assert_eq!(binary(BinOp::Lt, IntType::U32, u32::MAX, 0), 0);
-        assert_eq!(binary(BinOp::Le, IntType::U32, 0, u32::MAX), 1);
+        let max = Value::from(u32::MAX);
+        assert_eq!(binary(BinOp::Lt, IntType::S32, max, 0), 1);
+        assert_eq!(binary(BinOp::Lt, IntType::U32, max, 0), 0);
+        assert_eq!(binary(BinOp::Le, IntType::U32, 0, max), 1);
+    }
+
+    /// Words and 64-bit cells, one of each per location, standing for a buffer.
+    struct Cells {
+        words: Vec<AtomicU32>,
+        wide: Vec<AtomicU64>,
+    }
+
+    impl HostMemory for Cells {
+        fn word(&self, loc: LocId) -> Option<&AtomicU32> {
+            self.words.get(loc.0 as usize)
+        }
+        fn wide(&self, loc: LocId) -> Option<&AtomicU64> {
+            self.wide.get(loc.0 as usize)
+        }
+    }
+
+    #[test]
+    fn a_host_role_computes_64_bit_values_whole() {
+        // x is a .u64 location: the CAS writes 2^32 (old 0), the add of 2^32 - 1 reads 2^32
+        // and leaves 2^33 - 1, which the load reads whole; its high word (1) goes to the
+        // 32-bit y. A role on 32-bit words would have read 0 and left y at 0.
+        let p = parse(
+            "PTX h64\n{ x=0; y=0; }\n P0@cta 0,gpu 0 ;\n \
+             atom.sys.cas.b64 r0, x, 0, 4294967296 ;\n atom.sys.add.u64 r1, x, 4294967295 ;\n \
+             ld.relaxed.sys.u64 r2, x ;\n shr.u64 r3, r2, 32 ;\n st.relaxed.sys.u32 y, r3 ;\n\
+             exists (P0:r0 == 0)\n",
+        );
+        let m = Cells {
+            words: mem(2),
+            wide: (0..2).map(|_| AtomicU64::new(0)).collect(),
+        };
+        let t = &p.threads[0];
+        let mut regs = vec![0; t.registers.len()];
+        assert_eq!(run_role(t, &m, 8, &mut regs), STATUS_DONE);
+        let r = |n: &str| regs[t.reg(n).unwrap().0 as usize];
+        assert_eq!((r("r0"), r("r1")), (0, 1 << 32));
+        assert_eq!(r("r2"), (1 << 33) - 1);
+        assert_eq!(m.wide[0].load(Ordering::Relaxed), (1 << 33) - 1);
+        assert_eq!(m.words[1].load(Ordering::Relaxed), 1);
     }
 
     const HOST_MP: &str = "CUDA MP+host\n{ host int data = 0; host int flag = 0; }\n\n\

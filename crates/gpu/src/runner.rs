@@ -243,6 +243,13 @@ impl HostWords for Words<'_> {
             Buffer::Managed => self.managed?.word(index),
         }
     }
+    fn loc_wide(&self, buffer: Buffer, index: usize) -> Option<&std::sync::atomic::AtomicU64> {
+        match buffer {
+            Buffer::Device => None,
+            Buffer::Host => self.host?.wide(index),
+            Buffer::Managed => self.managed?.wide(index),
+        }
+    }
     fn rec_word(&self, index: usize) -> Option<&std::sync::atomic::AtomicU32> {
         self.rec?.word(index)
     }

@@ -104,20 +104,6 @@ fn must_be_wide(k: &InstrKind, wide: &[bool]) -> Vec<RegId> {
     }
 }
 
-/// Whether `k` computes or moves 64-bit values (given the thread's wide registers): what a
-/// host thread, which runs on 32-bit words, cannot do.
-pub fn is_wide_instr(k: &InstrKind, wide: &[bool]) -> bool {
-    let w = |r: RegId| wide.get(r.0 as usize).copied().unwrap_or(false);
-    let addr_wide = |a: &Address| a.reg().is_some_and(w);
-    match *k {
-        InstrKind::Load { ty, ref addr, .. }
-        | InstrKind::Store { ty, ref addr, .. }
-        | InstrKind::Rmw { ty, ref addr, .. } => ty.bits == 64 || addr_wide(addr),
-        InstrKind::Binary { ty, .. } => ty.bits == 64,
-        _ => k.read_registers().into_iter().any(w) || k.written_registers().any(w),
-    }
-}
-
 /// Per observable of `program` (in [`Program::observables`]' order), whether its value is 64
 /// bits wide: a wide register, or a 64-bit location. The record and the value table hold such a
 /// value as two words, low word first.
@@ -144,7 +130,7 @@ pub const WORD_BITS: u8 = 32;
 
 /// Refuses what the runner cannot run faithfully: a location, an access or an arithmetic
 /// instruction of a width other than 32 or 64 bits, 64-bit values where the runner keeps
-/// words only (shared memory, host threads, warp collectives), an access through a
+/// words only (shared memory, warp collectives), an access through a
 /// pointer (locations are laid out on lines of their own, not where [`Program::address_of`]
 /// puts them), and a branch that compares two values which may differ while sharing their
 /// 32-bit word.
@@ -154,19 +140,6 @@ pub(crate) fn word_hazard(program: &Program) -> Result<(), GenError> {
         thread_hazard(program, t)?;
     }
     Ok(())
-}
-
-/// Whether some thread placed on the host may access `loc` (see `layout::may_touch`).
-fn host_touches(program: &Program, loc: LocId) -> bool {
-    program
-        .threads
-        .iter()
-        .filter(|t| t.placement == Placement::Host)
-        .any(|t| {
-            t.code
-                .iter()
-                .any(|i| crate::layout::may_touch(program, &i.kind, loc))
-        })
 }
 
 fn location_hazard(program: &Program) -> Result<(), GenError> {
@@ -213,11 +186,6 @@ fn location_hazard(program: &Program) -> Result<(), GenError> {
                 "{what} in shared memory, where the runner keeps 32-bit words only"
             ));
         }
-        if host_touches(program, id) {
-            return refuse(format!(
-                "{what} and a host thread accesses it; the runner's host threads compute on                  32-bit words only"
-            ));
-        }
     }
     Ok(())
 }
@@ -235,13 +203,6 @@ fn thread_hazard(program: &Program, t: &Thread) -> Result<(), GenError> {
     for i in &t.code {
         let text = i.text.replace('\n', " ");
         let text = text.trim();
-        if host && is_wide_instr(&i.kind, &wide) {
-            return refuse(format!(
-                "{} is a host thread and `{text}` computes on 64-bit values; the runner's host \
-                 threads compute on 32-bit words only",
-                t.name
-            ));
-        }
         if let InstrKind::Rmw {
             kind: RmwKind::Op(op, _),
             ty,
