@@ -110,7 +110,11 @@ fn candidates() -> Vec<(PathBuf, Vec<PathBuf>)> {
         } else {
             p.clone()
         };
-        out.push((p, pip_includes(&dir.join("../.."))));
+        // The library of a pip install (`nvidia/cuda_nvrtc/lib`) or of a toolkit (`lib64`):
+        // the headers of whichever it is.
+        let mut includes = pip_includes(&dir.join("../.."));
+        includes.extend(toolkit_includes(&dir.join("..")));
+        out.push((p, includes));
     }
     for root in [
         env("CUDA_HOME"),
@@ -120,7 +124,7 @@ fn candidates() -> Vec<(PathBuf, Vec<PathBuf>)> {
     .into_iter()
     .flatten()
     {
-        out.push((root.join("lib64"), vec![root.join("include")]));
+        out.push((root.join("lib64"), toolkit_includes(&root)));
     }
     let mut pip_roots: Vec<PathBuf> = Vec::new();
     if let Some(c) = env("XDG_CACHE_HOME") {
@@ -157,6 +161,16 @@ fn site_packages(lib: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// The header folders of the CUDA toolkit at `root`: `include`, and `include/cccl`, where
+/// CUDA 13 moved libcu++ (`<cuda/atomic>`), CUB and Thrust.
+fn toolkit_includes(root: &Path) -> Vec<PathBuf> {
+    ["include", "include/cccl"]
+        .iter()
+        .map(|d| root.join(d))
+        .filter(|d| d.is_dir())
+        .collect()
 }
 
 /// The header folders of the pip packages under `nvidia`.
@@ -453,6 +467,23 @@ pub fn diagnostics(log: &str, name: &str) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toolkits_headers_include_cuda_13s_cccl_folder() {
+        // CUDA 13 keeps <cuda/atomic> under include/cccl; CUDA 12 under include. Both folders
+        // are given to NVRTC when they exist, and only those.
+        let root = std::env::temp_dir().join(format!("scopecheck-tk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("include/cccl/cuda")).unwrap();
+        std::fs::create_dir_all(root.join("lib64")).unwrap();
+        assert_eq!(
+            toolkit_includes(&root),
+            vec![root.join("include"), root.join("include/cccl")]
+        );
+        std::fs::remove_dir_all(root.join("include/cccl")).unwrap();
+        assert_eq!(toolkit_includes(&root), vec![root.join("include")]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn log_lines_become_diagnostics() {
