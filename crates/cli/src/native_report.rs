@@ -83,16 +83,24 @@ fn observations(p: &ProcessResult) -> Vec<(&Step, &[Read])> {
 /// usual error-check macros print it), as the span of that line's text.
 fn failure_site(run: &Run, p: &ProcessResult) -> Option<Span> {
     let name = std::path::Path::new(run.file).file_name()?.to_str()?;
-    let line = p.output.lines().rev().find_map(|l| {
-        l.match_indices(name).find_map(|(i, _)| {
-            let rest = l[i + name.len()..].strip_prefix(':')?;
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            rest[digits.len()..]
-                .starts_with(':')
-                .then(|| digits.parse().ok())?
-        })
-    })?;
+    let line = p.output.lines().rev().find_map(|l| named_line(l, name))?;
     whole_line(run, line)
+}
+
+/// The line `text` names in the file called `name`: `name:LINE:` where `name` starts the text
+/// or follows a path separator or a space (`data.cu:3:` does not name `a.cu`).
+fn named_line(text: &str, name: &str) -> Option<u32> {
+    text.match_indices(name).find_map(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| !matches!(c, '/' | '\\' | ' ' | '\t' | '(' | '"' | '\'')) {
+            return None;
+        }
+        let rest = text[i + name.len()..].strip_prefix(':')?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        rest[digits.len()..]
+            .starts_with(':')
+            .then(|| digits.parse().ok())?
+    })
 }
 
 fn whole_line(run: &Run, line: u32) -> Option<Span> {
@@ -590,4 +598,21 @@ pub fn json(run: &Run) -> Value {
         "run_seconds": r.run_time.as_secs_f64(),
         "cached": r.cached,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_line;
+
+    /// `assert`'s message names the file with its path (`prog: dir/a.cu:15: main: Assertion
+    /// ...`): line 15. A longer name ending in the same letters (`data.cu:3:`) is not `a.cu`;
+    /// a name without a line after it names none.
+    #[test]
+    fn the_line_an_output_names() {
+        let assert = "prog: dir/a.cu:15: int main(): Assertion `h == 2' failed.";
+        assert_eq!(named_line(assert, "a.cu"), Some(15));
+        assert_eq!(named_line("a.cu:7: error", "a.cu"), Some(7));
+        assert_eq!(named_line("data.cu:3: error", "a.cu"), None);
+        assert_eq!(named_line("see a.cu: no line", "a.cu"), None);
+    }
 }
