@@ -935,8 +935,14 @@ fn buffer_of(program: &Program, loc: LocId) -> Result<Option<Buffer>, GenError> 
 
 /// Why the test's barriers could leave a role waiting forever, if they could. A CTA barrier that
 /// never completes is the one hang the iteration cap cannot bound, so the runner only runs
-/// barriers it can show complete: in threads without branches, with every user of a barrier
-/// arriving equally often and the expected count equal to the number of users.
+/// barriers whose arrivals fill whole rounds: the same barriers on every path of each thread
+/// ([`barrier_sequence`]), every user of a barrier arriving equally often (`n` times) with one
+/// thread count `c` no larger than its users, and the `users * n` arrivals a multiple of `c`
+/// (PTX ISA, barrier{.cta}: a round completes once `c` threads have arrived, and the barrier
+/// then resets for the next ones). Rounds of fewer threads than the users (`bar.sync 1, 2`
+/// among four) are the execution's choice of partners, on the GPU as in the model. Whether
+/// the rounds meet in an order that completes (two barriers taken in opposite orders) is the
+/// watchdog's to cut.
 pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
     let mut sequences = Vec::with_capacity(program.threads.len());
     for t in &program.threads {
@@ -971,14 +977,19 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
                 .collect();
             let users = uses.len() as u32;
             let same_length = uses.windows(2).all(|w| w[0].len() == w[1].len());
-            let counts_fit = uses
+            let arrivals: u32 = uses.iter().map(|u| u.len() as u32).sum();
+            let mut counts = uses
                 .iter()
                 .flatten()
-                .all(|c| c.unwrap_or(g.roles.len() as u32) == users);
+                .map(|c| c.unwrap_or(g.roles.len() as u32));
+            let c = counts.next().unwrap_or(users);
+            let counts_fit =
+                counts.all(|x| x == c) && (1..=users).contains(&c) && arrivals.is_multiple_of(c);
             if !same_length || !counts_fit {
                 return Some(format!(
-                    "barrier {id} of CTA {}: its users do not all arrive equally often with the \
-                     count of its users, so it might never complete and hang the GPU",
+                    "barrier {id} of CTA {}: its users do not all arrive equally often with one \
+                     thread count, at most their number, that their arrivals fill whole rounds \
+                     of, so it might never complete and hang the GPU",
                     g.cta
                 ));
             }

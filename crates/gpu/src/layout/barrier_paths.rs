@@ -103,3 +103,29 @@ fn barrier_operands_set_once_by_a_mov_are_immediates() {
     assert!(barrier_immediates(&folded.threads[0].code[4].kind).is_none());
     assert!(barrier_immediates(&folded.threads[1].code[2].kind).is_some());
 }
+
+/// Rounds smaller than the users: four threads each arriving once at `bar.sync 1, 2` fill two
+/// rounds of two (PTX ISA, barrier{.cta}: the barrier resets after each round), so it always
+/// completes and runs; three would leave the last one waiting, and a count above the users
+/// (`bar.sync 1, 4` among two) can never fill a round: both are refused.
+#[test]
+fn arrivals_that_fill_whole_rounds_run_and_others_are_refused() {
+    let four = "PTX rounds\n{ x=0; }\n \
+        P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 0,gpu 0 | P3@cta 0,gpu 0 ;\n \
+        st.weak x, 1 | bar.sync 1, 2 | bar.sync 1, 2 | bar.sync 1, 2 ;\n \
+        bar.sync 1, 2 | ld.weak r0, x | ld.weak r0, x | ld.weak r0, x ;\n\
+        exists (P1:r0 == 0)\n";
+    let l = layout_of(four);
+    assert!(l.is_ok(), "{:?}", l.err());
+    let three = "PTX rounds3\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 0,gpu 0 ;\n \
+        st.weak x, 1 | bar.sync 1, 2 | bar.sync 1, 2 ;\n \
+        bar.sync 1, 2 | ld.weak r0, x | ld.weak r0, x ;\nexists (P1:r0 == 0)\n";
+    let over = "PTX over\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+        bar.sync 1, 4 | bar.sync 1, 4 ;\n st.weak x, 1 | ;\nexists (x == 1)\n";
+    for src in [three, over] {
+        assert!(matches!(
+            layout_of(src),
+            Err(GenError::Unsupported(m)) if m.contains("fill whole rounds")
+        ));
+    }
+}
