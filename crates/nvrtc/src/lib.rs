@@ -3,7 +3,8 @@
 //! front-end `nvcc` uses, so templates, classes, libcu++, CUB and cooperative groups compile
 //! as in the user's build (../shared/docs/NVRTC.md).
 //!
-//! The library is looked for in `SCOPECHECK_NVRTC` (the library or its folder), `CUDA_HOME`,
+//! The library (`libnvrtc.so.12`, else `libnvrtc.so.13`) is looked for in `SCOPECHECK_NVRTC`
+//! (the library or its folder), `CUDA_HOME`,
 //! `/usr/local/cuda`, the pip target folder the README's test command installs into
 //! (`$XDG_CACHE_HOME/scopecheck/nvrtc` or `~/.cache/scopecheck/nvrtc`) and Python's usual
 //! site-packages folders. When it is absent, [`NotFound`] says where it looked and which pip
@@ -17,7 +18,7 @@ pub const PIP_INSTALL: &str = "pip install --target ~/.cache/scopecheck/nvrtc 'n
 
 /// NVRTC was not found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("NVRTC (libnvrtc.so.12) was not found; looked in {}. Install it with: {PIP_INSTALL} (or set SCOPECHECK_NVRTC to the library)", .searched.join(", "))]
+#[error("NVRTC (libnvrtc.so.12 or libnvrtc.so.13) was not found; looked in {}. Install it with: {PIP_INSTALL} (or set SCOPECHECK_NVRTC to the library)", .searched.join(", "))]
 pub struct NotFound {
     pub searched: Vec<String>,
 }
@@ -94,6 +95,9 @@ impl std::fmt::Debug for Nvrtc {
             .finish()
     }
 }
+
+/// The names of the NVRTC library looked for in a folder, in order.
+const LIBRARIES: [&str; 2] = ["libnvrtc.so.12", "libnvrtc.so.13"];
 
 /// The folders that may hold NVRTC, most specific first, with the include folders that go
 /// with each.
@@ -182,24 +186,40 @@ fn pip_includes(nvidia: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-impl Nvrtc {
-    /// Finds and loads NVRTC (see the crate documentation for where it looks).
-    pub fn find() -> Result<Nvrtc, NvrtcError> {
-        let mut searched = Vec::new();
-        for (place, includes) in candidates() {
+/// The library file to load among `places` (a library, or a folder holding one) and its
+/// include folders: CUDA 12's library in every place first (the pip packages' and the tests'),
+/// then CUDA 13's (a CUDA 13 toolkit has no other; the API is the same).
+fn choose(places: &[(PathBuf, Vec<PathBuf>)]) -> Option<(PathBuf, Vec<PathBuf>)> {
+    LIBRARIES.iter().find_map(|lib| {
+        places.iter().find_map(|(place, includes)| {
             let file = if place.is_file() {
                 place.clone()
             } else {
-                place.join("libnvrtc.so.12")
+                place.join(lib)
             };
-            searched.push(place.display().to_string());
-            if file.is_file() {
+            file.is_file().then(|| (file, includes.clone()))
+        })
+    })
+}
+
+impl Nvrtc {
+    /// Finds and loads NVRTC (see the crate documentation for where it looks).
+    pub fn find() -> Result<Nvrtc, NvrtcError> {
+        let places = candidates();
+        match choose(&places) {
+            Some((file, includes)) => {
                 let mut n = Nvrtc::load(&file)?;
                 n.include_dirs = includes.into_iter().filter(|d| d.is_dir()).collect();
-                return Ok(n);
+                Ok(n)
             }
+            None => Err(NotFound {
+                searched: places
+                    .iter()
+                    .map(|(p, _)| p.display().to_string())
+                    .collect(),
+            }
+            .into()),
         }
-        Err(NotFound { searched }.into())
     }
 
     /// Loads the NVRTC library at `path`.
@@ -467,6 +487,26 @@ pub fn diagnostics(log: &str, name: &str) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuda_12s_library_is_taken_anywhere_before_cuda_13s() {
+        // A CUDA 13 toolkit first in the search, a pip CUDA 12 install after it: the pip one
+        // is loaded (the verdicts of the tests are NVRTC 12.9's); with it gone, the toolkit's.
+        let root = std::env::temp_dir().join(format!("scopecheck-libs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let (tk, pip) = (root.join("cuda/lib64"), root.join("pip/lib"));
+        std::fs::create_dir_all(&tk).unwrap();
+        std::fs::create_dir_all(&pip).unwrap();
+        std::fs::write(tk.join("libnvrtc.so.13"), b"").unwrap();
+        std::fs::write(pip.join("libnvrtc.so.12"), b"").unwrap();
+        let places = vec![(tk.clone(), vec![]), (pip.clone(), vec![])];
+        assert_eq!(choose(&places).unwrap().0, pip.join("libnvrtc.so.12"));
+        std::fs::remove_file(pip.join("libnvrtc.so.12")).unwrap();
+        assert_eq!(choose(&places).unwrap().0, tk.join("libnvrtc.so.13"));
+        std::fs::remove_file(tk.join("libnvrtc.so.13")).unwrap();
+        assert_eq!(choose(&places), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn a_toolkits_headers_include_cuda_13s_cccl_folder() {
