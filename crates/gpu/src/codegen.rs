@@ -678,6 +678,7 @@ impl Gen<'_> {
         e!(self, "\tmad.lo.u32 \t%inst, %set, {}, %x5;", l.slots);
         if let Unit::Warp {
             lane_instances: false,
+            ..
         } = l.unit
         {
             e!(

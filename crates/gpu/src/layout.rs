@@ -115,8 +115,11 @@ pub struct Group {
 pub enum Unit {
     /// One thread per role.
     Thread,
-    /// One warp per role; `lane_instances` is false when only lane 0 is a real instance.
-    Warp { lane_instances: bool },
+    /// One warp per role; `lane_instances` is false when only lane 0 is a real instance. With
+    /// `uniform` (a thread meets different barriers on different paths) the other lanes also
+    /// take lane 0's branches, so a role warp arrives at a barrier whole or not at all, as the
+    /// one test thread it plays does.
+    Warp { lane_instances: bool, uniform: bool },
     /// One hardware warp per test warp, each role at its lane; `warps` test warps (the most
     /// one group has) make an instance slot.
     Lanes { warps: u32 },
@@ -429,7 +432,7 @@ impl Shape {
     fn of(
         opts: &GenOptions,
         lane_warps: Option<u32>,
-        (barriers, red): (bool, bool),
+        (barriers, red, uniform): (bool, bool, bool),
         roles_per_slot: u32,
     ) -> Result<Shape, GenError> {
         let (unit, block_threads, role_units, roles_per_slot, slots) = if let Some(w) = lane_warps {
@@ -459,7 +462,8 @@ impl Shape {
             }
             (
                 Unit::Warp {
-                    lane_instances: !red,
+                    lane_instances: !red && !uniform,
+                    uniform,
                 },
                 warps * WARP,
                 roles_per_slot,
@@ -566,7 +570,12 @@ impl Layout {
             role_units,
             roles_per_slot,
             slots,
-        } = Shape::of(opts, lane_warps, (barriers, red), roles_per_slot)?;
+        } = Shape::of(
+            opts,
+            lane_warps,
+            (barriers, red, divergent_barriers(program)),
+            roles_per_slot,
+        )?;
         barrier_operand_hazard(program)?;
         if let Some(why) = barrier_hazard(program, &groups) {
             return Err(GenError::Unsupported(why));
@@ -636,6 +645,7 @@ impl Layout {
         match self.unit {
             Unit::Warp {
                 lane_instances: false,
+                ..
             } => instance.is_multiple_of(WARP),
             _ => true,
         }
@@ -944,14 +954,18 @@ fn buffer_of(program: &Program, loc: LocId) -> Result<Option<Buffer>, GenError> 
 /// the rounds meet in an order that completes (two barriers taken in opposite orders) is the
 /// watchdog's to cut.
 pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
-    let mut sequences = Vec::with_capacity(program.threads.len());
-    for t in &program.threads {
-        match barrier_sequence(t) {
-            Ok(seq) => sequences.push(seq),
-            Err(why) => return Some(why),
-        }
-    }
+    let sequences: Vec<Option<BarrierSequence>> = program
+        .threads
+        .iter()
+        .map(|t| barrier_sequence(t).ok())
+        .collect();
     for g in groups {
+        // A thread whose barriers depend on its path runs in the uniform warp layout
+        // ([`divergent_barriers`]): its arrivals are not known before it runs, and a CTA whose
+        // threads part ways at a barrier hangs, as in the model, until the watchdog cuts it.
+        if g.roles.iter().any(|r| sequences[r.0 as usize].is_none()) {
+            continue;
+        }
         let mut ids: Vec<u32> = Vec::new();
         for &r in &g.roles {
             for i in &program.thread(r).code {
@@ -969,6 +983,7 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
                 .map(|&r| {
                     sequences[r.0 as usize]
                         .iter()
+                        .flatten()
                         .filter(|&&(b, _)| b == id)
                         .map(|&(_, count)| count)
                         .collect()
@@ -996,6 +1011,15 @@ pub fn barrier_hazard(program: &Program, groups: &[Group]) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether some thread meets different barriers on different paths (a barrier on one side of a
+/// branch, or in a loop): then each role warp plays one instance, its lanes following lane 0's
+/// branches (`Unit::Warp { uniform: true }`), so that it arrives at a barrier whole or not at
+/// all. With 32 instances to a warp, lanes whose instances took different ways would leave
+/// every round short and hang the CTA.
+pub fn divergent_barriers(program: &Program) -> bool {
+    program.threads.iter().any(|t| barrier_sequence(t).is_err())
 }
 
 /// Whether thread `t` has a barrier instruction.

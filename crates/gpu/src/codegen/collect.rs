@@ -159,6 +159,7 @@ impl Gen<'_> {
         }
         if let Unit::Warp {
             lane_instances: false,
+            ..
         } = self.l.unit
         {
             e!(self, "\t// bar.red layout: lanes other than 0 are decoys");

@@ -384,6 +384,7 @@ impl Gen<'_> {
                 e!(self, "\tsetp.{cmp}.s32 \t%p2, {pv}, 0;");
                 if let Unit::Warp {
                     lane_instances: false,
+                    ..
                 } = self.l.unit
                 {
                     e!(self, "\tand.pred \t%p2, %p2, %p7;");
@@ -612,6 +613,13 @@ impl Gen<'_> {
                 }
             }
         };
+        if let (Some(p), Unit::Warp { uniform: true, .. }) = (pred, self.l.unit) {
+            // The uniform warp layout (layout::divergent_barriers): every lane takes lane 0's
+            // way, so the role warp meets its barriers whole.
+            e!(self, "\tselp.u32 \t%x14, 1, 0, {p};");
+            e!(self, "\tshfl.sync.idx.b32 \t%x14, %x14, 0, 31, 0xffffffff;");
+            e!(self, "\tsetp.ne.u32 \t{p}, %x14, 0;");
+        }
         if backward {
             let skip = format!("R{}_N{idx}", t.0);
             if let Some(p) = pred {

@@ -23,37 +23,64 @@ fn branches_that_meet_the_same_barriers_on_every_path_run() {
     assert!(l.is_ok(), "{:?}", l.err());
 }
 
-/// A barrier on one side of a branch: the thread that goes the other way never arrives.
+/// A barrier on one side of a branch: the thread that goes the other way never arrives, and its
+/// partner waits until the watchdog cuts the launch (the model says it can hang). It runs in
+/// the uniform warp layout: each role warp plays one instance (lane 0), and its other lanes
+/// take lane 0's branches, so the warp arrives whole or not at all.
 #[test]
-fn a_barrier_on_one_side_of_a_branch_is_refused() {
-    let e = layout_of(
-        "PTX skip\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+fn a_barrier_on_one_side_of_a_branch_runs_in_the_uniform_layout() {
+    let src = "PTX skip\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
          bar.sync 0 | ld.relaxed.gpu r0, x ;\n \
          | bne r0, 0, SKIP ;\n | bar.sync 0 ;\n | SKIP: ;\n\
+         exists (P1:r0 == 1)\n";
+    let l = layout_of(src).unwrap();
+    assert_eq!(
+        l.unit,
+        Unit::Warp {
+            lane_instances: false,
+            uniform: true
+        }
+    );
+    assert!(l.counts(0) && !l.counts(1));
+    let p = scopecheck_litmus::parse(src).unwrap();
+    let k = crate::generate(&p, &GenOptions::default()).unwrap().ptx;
+    // P1's branch: the predicate of lane 0 for every lane.
+    for want in [
+        "setp.ne.s32 \t%p0, %v1_0, 0;",
+        "selp.u32 \t%x14, 1, 0, %p0;",
+        "shfl.sync.idx.b32 \t%x14, %x14, 0, 31, 0xffffffff;",
+        "setp.ne.u32 \t%p0, %x14, 0;",
+        "@%p0 bra \tR1_END;",
+    ] {
+        assert!(k.contains(want), "missing {want} in\n{k}");
+    }
+    // Without such a thread, the warp layout keeps 32 instances to a warp and its branches.
+    let l = layout_of(
+        "PTX both\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
+         bar.sync 0 | bar.sync 0 ;\n st.relaxed.gpu x, 1 | ld.relaxed.gpu r0, x ;\n\
          exists (P1:r0 == 1)\n",
     )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("P1 reaches") && e.contains("different barriers"),
-        "{e}"
+    .unwrap();
+    assert_eq!(
+        l.unit,
+        Unit::Warp {
+            lane_instances: true,
+            uniform: false
+        }
     );
 }
 
-/// A barrier in a loop body arrives once per iteration: how often depends on the values.
+/// A barrier in a loop body arrives once per iteration, how often depending on the values: the
+/// uniform warp layout too.
 #[test]
-fn a_barrier_inside_a_loop_is_refused() {
-    let e = layout_of(
+fn a_barrier_inside_a_loop_runs_in_the_uniform_layout() {
+    let l = layout_of(
         "PTX loop\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n \
          L: bar.sync 0 | bar.sync 0 ;\n ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;\n \
          beq r0, 0, L | ;\nexists (P0:r0 == 1)\n",
     )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("P0 reaches") && e.contains("different barriers"),
-        "{e}"
-    );
+    .unwrap();
+    assert!(matches!(l.unit, Unit::Warp { uniform: true, .. }));
 }
 
 /// A spin before a barrier (the grid barrier's shape: thread 0 awaits the other blocks,
