@@ -1,9 +1,10 @@
 //! Host participants: the `@host` threads of a test run as real CPU threads, concurrently with
 //! the kernel, on the same pinned host and managed memory the device roles use.
 //!
-//! - [`run_role`] interprets one thread's IR on the 32-bit words of one instance, as the
-//!   generated PTX computes: loads, stores and RMWs are `std::sync::atomic` operations on the
-//!   location's word with the nearest Rust ordering, every fence is `fence(SeqCst)`, and every
+//! - [`run_role`] interprets one thread's IR on the memory of one instance, each register held
+//!   as the IR's value: loads, stores and RMWs are `std::sync::atomic` operations on the
+//!   location's word (its 64-bit cell for a 64-bit location) with the nearest Rust ordering,
+//!   every fence is `fence(SeqCst)`, and every
 //!   backward branch counts against the same iteration cap as on the GPU (a role past it stops
 //!   with [`STATUS_CUT`]), so no host spin can hang either;
 //! - [`Pinned`] and [`Managed`] own the driver allocations (`cuMemHostAlloc(DEVICEMAP)` with
